@@ -1,0 +1,111 @@
+/**
+ * Typed events produced by the pure parsers in `src/ingest/`. Every source (trainer stdout, heartbeat
+ * files, stack dumps, nvidia-smi) is turned into these, and everything downstream (stall detector,
+ * verdict, live session, `analyze`) consumes only these. Times are epoch seconds (float).
+ */
+
+/** One training step's metrics, from any supported log format. */
+export interface StepEvent {
+  kind: 'step';
+  rank: number;
+  step: number;
+  loss: number;
+  lr?: number;
+  toksPerS?: number;
+  gradNorm?: number;
+  fetchMs?: number;
+  fetchP50Ms?: number;
+  fetchP95Ms?: number;
+  /** which grammar matched: nsa-vibe, torchtitan, nanogpt, hf, preset-regex */
+  format: string;
+}
+
+/** A heartbeat record from `heartbeat_rank{R}.jsonl`. */
+export interface BeatEvent {
+  kind: 'beat';
+  rank: number;
+  step: number;
+  ts: number;
+  pid?: number;
+  /** boot | beat | progress | step_end | watchdog_dump | fineweb_* | other */
+  msg: string;
+  phase?: string;
+  gpuMemAllocMiB?: number;
+  gpuMemReservedMiB?: number;
+  loss?: number;
+  toksPerS?: number;
+  /** remaining keys, untouched */
+  extra: Record<string, unknown>;
+}
+
+/** A line the trainer printed that is not a step line: banners, warnings, fatal lines. */
+export interface LogLineEvent {
+  kind: 'log';
+  rank?: number;
+  /** boot | train | debug | warn | error | fatal | grad-trace | ddp | trace | other */
+  tag: string;
+  text: string;
+  /** `[debug] step N: input shape` and similar carry the step they announce */
+  step?: number;
+}
+
+export interface Frame {
+  file: string;
+  line: number;
+  function: string;
+  code?: string;
+}
+
+/** A Python traceback (or torchrun's root-cause summary) seen in the output. */
+export interface TracebackEvent {
+  kind: 'traceback';
+  rank?: number;
+  exception: string;
+  message: string;
+  frames: Frame[];
+}
+
+/** The pretty-printed final metrics JSON. */
+export interface MetricsEvent {
+  kind: 'metrics';
+  metrics: Record<string, unknown>;
+}
+
+export interface DumpThread {
+  name: string;
+  ident?: string;
+  frames: Frame[];
+}
+
+/** A stack dump file (nsa-vibe signal / watchdog, faulthandler, py-spy). */
+export interface DumpEvent {
+  kind: 'dump';
+  file: string;
+  /** signal | watchdog | faulthandler | py-spy */
+  dumpKind: 'signal' | 'watchdog' | 'faulthandler' | 'py-spy';
+  signal?: number;
+  ts?: number;
+  threads: DumpThread[];
+}
+
+/** One GPU sample from `nvidia-smi --query-gpu=... --format=csv,noheader,nounits`. */
+export interface GpuSample {
+  index: number;
+  name: string;
+  memUsedMiB: number;
+  memTotalMiB: number;
+  utilPct?: number;
+  tempC?: number;
+  powerW?: number;
+  /** epoch seconds when known */
+  ts?: number;
+}
+
+/** One compute process from `nvidia-smi --query-compute-apps=pid,process_name,used_memory`. */
+export interface GpuProcess {
+  pid: number;
+  name: string;
+  usedMiB: number;
+}
+
+export type IngestEvent = StepEvent | BeatEvent | LogLineEvent | TracebackEvent | MetricsEvent | DumpEvent;

@@ -1,0 +1,85 @@
+/**
+ * The one keybinding table. It drives both dispatch (`commandForKey`) and the `?` help overlay, so
+ * the help can never drift from what the keys do. No F-keys: they are unreliable through tmux/ssh.
+ */
+
+export type Command =
+  | 'dump'
+  | 'lanes'
+  | 'quit'
+  | 'help'
+  | 'scrollUp'
+  | 'scrollDown'
+  | 'pageUp'
+  | 'pageDown'
+  | 'follow';
+
+/** The subset of Ink's `Key` we match on (kept structural so this file needs no Ink import). */
+export interface KeyFlags {
+  upArrow?: boolean;
+  downArrow?: boolean;
+  pageUp?: boolean;
+  pageDown?: boolean;
+  ctrl?: boolean;
+  meta?: boolean;
+  escape?: boolean;
+  return?: boolean;
+}
+
+export interface Binding {
+  command: Command;
+  /** labels shown in help, e.g. ["d"], ["↑", "k"] */
+  keys: string[];
+  description: string;
+  matches(input: string, key: KeyFlags): boolean;
+}
+
+const ch = (c: string) => (input: string, key: KeyFlags) => !key.ctrl && !key.meta && input === c;
+
+export const BINDINGS: readonly Binding[] = [
+  {
+    command: 'dump',
+    keys: ['d'],
+    description: 'stack dump: SIGUSR1 to the trainer (after a SigCgt check)',
+    matches: ch('d'),
+  },
+  { command: 'lanes', keys: ['l'], description: 'switch lane: pick, confirm, restart the run', matches: ch('l') },
+  {
+    command: 'scrollUp',
+    keys: ['↑', 'k'],
+    description: 'scroll the log up',
+    matches: (i, k) => !!k.upArrow || ch('k')(i, k),
+  },
+  {
+    command: 'scrollDown',
+    keys: ['↓', 'j'],
+    description: 'scroll the log down',
+    matches: (i, k) => !!k.downArrow || ch('j')(i, k),
+  },
+  {
+    command: 'pageUp',
+    keys: ['PgUp', 'b'],
+    description: 'log page up',
+    matches: (i, k) => !!k.pageUp || ch('b')(i, k),
+  },
+  {
+    command: 'pageDown',
+    keys: ['PgDn', 'space'],
+    description: 'log page down',
+    matches: (i, k) => !!k.pageDown || ch(' ')(i, k),
+  },
+  { command: 'follow', keys: ['G'], description: 'follow the newest output again', matches: ch('G') },
+  { command: 'help', keys: ['?'], description: 'show / hide this help', matches: ch('?') },
+  { command: 'quit', keys: ['q'], description: 'quit (asks first, says what happens to the run)', matches: ch('q') },
+];
+
+/**
+ * Map one key event to a command. Ink delivers a fast burst of typed characters as one `input`
+ * string ("dd"), so a multi-character input is matched on its first character only when all of
+ * its characters are the same key; anything else (a paste) is ignored.
+ */
+export function commandForKey(input: string, key: KeyFlags): Command | null {
+  const single = input.length > 1 && [...input].every((c) => c === input[0]) ? input[0]! : input;
+  for (const b of BINDINGS) if (b.matches(single, key)) return b.command;
+  return null;
+}

@@ -1,0 +1,147 @@
+/**
+ * The live state object the UI reads. The engine (src/session/session.ts) owns it and publishes an
+ * immutable snapshot at most every 50 ms; panels in `panels/` are pure views of it.
+ */
+import type { Frame, GpuProcess, GpuSample } from '../ingest/events.js';
+
+export type RunPhase = 'idle' | 'starting' | 'running' | 'stopping' | 'exited';
+
+export interface SeriesPoint {
+  step: number;
+  value: number;
+}
+
+export type StallWhere = 'boot' | 'in-step' | 'end-of-step' | 'rollover';
+
+export interface RankView {
+  rank: number;
+  /** last step this rank reported in any heartbeat */
+  step: number;
+  /** phase of the last heartbeat: start | step_start | progress | end | ... */
+  phase: string;
+  /** seconds since this rank's last heartbeat (null before the first) */
+  lastBeatAgeS: number | null;
+  /** the interval the detector expects for the current phase */
+  expectedS: number | null;
+  /** silence after which a stall is declared */
+  thresholdS: number | null;
+  /** recent gaps between beats, seconds, oldest first (for the sparkline) */
+  gaps: number[];
+  stall: { step: number; where: StallWhere; silenceS: number; cpuBusy: boolean | null } | null;
+  memAllocMiB?: number;
+  memReservedMiB?: number;
+}
+
+export interface GpuView {
+  /** false when nvidia-smi is missing or failing; `message` says why */
+  available: boolean;
+  message?: string;
+  /** demo mode: numbers come from the simulated nvidia-smi shim */
+  simulated: boolean;
+  gpus: GpuSample[];
+  processes: GpuProcess[];
+  /** the lane's acceptance limit, if any */
+  vramLimitMiB?: number;
+  /** torch's own view, from the newest heartbeat */
+  torchAllocMiB?: number;
+  torchReservedMiB?: number;
+  peakReservedMiB?: number;
+}
+
+export interface LogLine {
+  /** monotonically increasing line number since the run started (stable React key) */
+  id: number;
+  /** escape-stripped text */
+  text: string;
+}
+
+export interface DumpView {
+  file: string;
+  kind: 'signal' | 'watchdog' | 'faulthandler' | 'py-spy';
+  signal?: number;
+  /** the main thread's frames, innermost first */
+  mainThread: Frame[];
+  otherThreads: { name: string; top?: Frame }[];
+}
+
+export interface VerdictView {
+  verdict: 'pass' | 'hang' | 'incomplete' | 'nan' | 'crash' | 'slow' | 'stopped' | 'running';
+  /** one line, e.g. "hang at step 6 (in-step), rank 0" */
+  summary: string;
+}
+
+export interface DashboardState {
+  /** "local" or "user@host" */
+  target: string;
+  /** the trainer is the bundled demo, not a real run */
+  simulated: boolean;
+  lane: string;
+  laneDescription: string;
+  runId: string | null;
+  runState: RunPhase;
+  /** epoch ms */
+  startedAt: number | null;
+  /** epoch ms of this snapshot (the UI never reads the clock itself) */
+  now: number;
+  step: number;
+  totalSteps?: number;
+  pid?: number;
+  exitCode?: number | null;
+  loss: SeriesPoint[];
+  toks: SeriesPoint[];
+  ranks: RankView[];
+  gpu: GpuView;
+  /** the tail of the output, newest last; at most a few thousand lines are kept */
+  log: { lines: LogLine[]; total: number };
+  dump: DumpView | null;
+  verdict: VerdictView | null;
+  /** a transient message for the status line ("SIGUSR1 sent to pid 4162") */
+  notice: string | null;
+  connection?: { state: 'up' | 'down' | 'reconnecting'; outageS?: number; attempts?: number };
+}
+
+export interface LaneSummary {
+  name: string;
+  description: string;
+  /** the env the lane sets, for the picker's detail line */
+  env: Record<string, string>;
+}
+
+/** What the UI may ask of the engine. Implemented by src/session/session.ts. */
+export interface SessionController {
+  getState(): DashboardState;
+  /** called with each new snapshot (≤ 20 Hz); returns an unsubscribe function */
+  subscribe(cb: (s: DashboardState) => void): () => void;
+  lanes(): LaneSummary[];
+  /** SIGUSR1 to the trainer after a SigCgt check; resolves to a one-line outcome for the status line */
+  requestDump(): Promise<string>;
+  /** stop the current run by the lane's stop policy, then start `lane` */
+  switchLane(lane: string): Promise<void>;
+  /** what quitting does to the run, for the confirm prompt */
+  quitConsequence(): string;
+  /** stop (local) or leave running (detached remote) per quitConsequence, then resolve */
+  quit(): Promise<void>;
+}
+
+export function emptyDashboardState(partial: Partial<DashboardState> = {}): DashboardState {
+  return {
+    target: 'local',
+    simulated: false,
+    lane: '',
+    laneDescription: '',
+    runId: null,
+    runState: 'idle',
+    startedAt: null,
+    now: Date.now(),
+    step: 0,
+    loss: [],
+    toks: [],
+    ranks: [],
+    gpu: { available: false, simulated: false, gpus: [], processes: [], message: 'no GPU data yet' },
+    log: { lines: [], total: 0 },
+    dump: null,
+    verdict: null,
+    notice: null,
+    ...partial,
+  };
+}
