@@ -48,6 +48,19 @@ export interface TailHandle extends Disposable {
   readonly offset: number;
 }
 
+/** A long-lived command whose stdout is delivered as it arrives (e.g. `nvidia-smi -lms 1000`). */
+export interface StreamHandle {
+  kill(): void;
+  /** resolves with the exit code (null when killed by a signal) */
+  readonly done: Promise<number | null>;
+}
+
+export interface StreamOptions {
+  cwd?: string;
+  env?: Record<string, string>;
+  onStderr?: (chunk: Buffer) => void;
+}
+
 export interface Target {
   /** human label for the header: "local" or "user@host" */
   readonly label: string;
@@ -55,6 +68,8 @@ export interface Target {
   spawnPty(opts: SpawnPtyOptions): Promise<PtyHandle>;
   /** run argv to completion (no PTY) */
   exec(argv: string[], opts?: { cwd?: string; env?: Record<string, string>; timeoutMs?: number }): Promise<ExecResult>;
+  /** run argv without a PTY, delivering stdout chunks as they arrive */
+  stream(argv: string[], onStdout: (chunk: Buffer) => void, opts?: StreamOptions): StreamHandle;
   readFile(path: string): Promise<Buffer | null>;
   writeFile(path: string, data: string | Buffer): Promise<void>;
   /** file names (not paths) in a directory; [] if it does not exist */
