@@ -1,0 +1,182 @@
+/**
+ * A preset ("lane") is a named env + args recipe from the runbooks, with the acceptance criteria
+ * that make a run GO or NO-GO and the stop policy that actually stops the trainer (nsa-vibe ignores
+ * SIGTERM, so the default policy is .HALT → SIGINT → SIGKILL).
+ */
+
+export interface Acceptance {
+  /** the run must reach this step (defaults to the preset's steps) */
+  steps?: number;
+  finiteLoss: boolean;
+  noStall: boolean;
+  /** peak reserved GPU memory must stay below this */
+  vramLimitMiB?: number;
+}
+
+export interface StopPolicy {
+  /** write `.HALT` in the out dir first (the trainer polls it once per step) */
+  halt: boolean;
+  /** how long to wait for a graceful exit after .HALT */
+  haltWaitS: number;
+  /** then SIGINT (KeyboardInterrupt), wait this long, then SIGKILL */
+  sigintWaitS: number;
+}
+
+export interface DetectorSettings {
+  /** a stall is a silence longer than k × the phase's recent max interval ... */
+  k?: number;
+  /** ... and never shorter than this floor */
+  floorS?: number;
+}
+
+export interface Preset {
+  name: string;
+  description: string;
+  env: Record<string, string>;
+  /** extra env applied only when the bundled demo trainer runs (its knobs have other names) */
+  demoEnv: Record<string, string>;
+  args: string[];
+  steps?: number;
+  /** the trainer command when `run` is given none after `--` */
+  command?: string[];
+  /** the flag that sets the step count, appended with the steps value */
+  stepsFlag: string;
+  /** regex with named groups step/loss[/toks/lr] for trainers with other log formats */
+  stepRegex?: string;
+  acceptance: Acceptance;
+  stop: StopPolicy;
+  detector: DetectorSettings;
+  /** where the preset came from, for error messages and `lanes` */
+  source: string;
+}
+
+export const DEFAULT_STOP: StopPolicy = { halt: true, haltWaitS: 15, sigintWaitS: 10 };
+
+/** The real nsa-vibe trainer, run from the repo root (PYTHONPATH=. is required: reference §0.3 #2). */
+export const DEFAULT_COMMAND = ['python3', '-u', 'scripts/train_showcase.py', '--dataset', 'synthetic', '--ddp', '0'];
+
+export class PresetError extends Error {
+  constructor(
+    readonly file: string,
+    readonly field: string,
+    detail: string,
+  ) {
+    super(`${file}: field "${field}": ${detail}`);
+    this.name = 'PresetError';
+  }
+}
+
+const NAME = /^[a-z0-9][a-z0-9._-]*$/;
+const ENV_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const KNOWN_KEYS = new Set([
+  'name',
+  'description',
+  'env',
+  'demoEnv',
+  'args',
+  'steps',
+  'command',
+  'stepsFlag',
+  'stepRegex',
+  'acceptance',
+  'stop',
+  'detector',
+]);
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function envMap(file: string, field: string, v: unknown): Record<string, string> {
+  if (v === undefined || v === null) return {};
+  if (!isObj(v)) throw new PresetError(file, field, 'must be a mapping of NAME: value');
+  const out: Record<string, string> = {};
+  for (const [k, val] of Object.entries(v)) {
+    if (!ENV_KEY.test(k)) throw new PresetError(file, `${field}.${k}`, 'is not a valid environment variable name');
+    if (typeof val !== 'string' && typeof val !== 'number' && typeof val !== 'boolean')
+      throw new PresetError(file, `${field}.${k}`, 'must be a string or number');
+    out[k] = String(val);
+  }
+  return out;
+}
+
+function stringList(file: string, field: string, v: unknown): string[] | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string' && typeof x !== 'number'))
+    throw new PresetError(file, field, 'must be a list of strings');
+  return v.map(String);
+}
+
+function num(file: string, field: string, v: unknown, min = 0): number | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min)
+    throw new PresetError(file, field, `must be a number ≥ ${min}`);
+  return v;
+}
+
+function bool(file: string, field: string, v: unknown, dflt: boolean): boolean {
+  if (v === undefined || v === null) return dflt;
+  if (typeof v !== 'boolean') throw new PresetError(file, field, 'must be true or false');
+  return v;
+}
+
+function section(file: string, field: string, v: unknown): Obj {
+  if (v === undefined || v === null) return {};
+  if (!isObj(v)) throw new PresetError(file, field, 'must be a mapping');
+  return v;
+}
+
+/** Validate one parsed YAML document. Every error names the file and the field. */
+export function validatePreset(doc: unknown, file: string): Preset {
+  if (!isObj(doc)) throw new PresetError(file, '(root)', 'must be a mapping with at least `name`');
+  for (const k of Object.keys(doc)) if (!KNOWN_KEYS.has(k)) throw new PresetError(file, k, 'is not a known field');
+  const name = doc.name;
+  if (typeof name !== 'string' || !NAME.test(name))
+    throw new PresetError(file, 'name', 'must be lower-case letters, digits, ".", "_" or "-"');
+  if (doc.description !== undefined && typeof doc.description !== 'string')
+    throw new PresetError(file, 'description', 'must be a string');
+  const steps = num(file, 'steps', doc.steps, 1);
+  const acc = section(file, 'acceptance', doc.acceptance);
+  const stop = section(file, 'stop', doc.stop);
+  const det = section(file, 'detector', doc.detector);
+  const stepRegex = doc.stepRegex;
+  if (stepRegex !== undefined) {
+    if (typeof stepRegex !== 'string') throw new PresetError(file, 'stepRegex', 'must be a string');
+    try {
+      const re = new RegExp(stepRegex);
+      if (!/\(\?<step>/.test(stepRegex) || !/\(\?<loss>/.test(stepRegex))
+        throw new PresetError(file, 'stepRegex', 'needs named groups (?<step>...) and (?<loss>...)');
+      void re;
+    } catch (e) {
+      if (e instanceof PresetError) throw e;
+      throw new PresetError(file, 'stepRegex', `is not a valid regular expression: ${(e as Error).message}`);
+    }
+  }
+  if (doc.stepsFlag !== undefined && typeof doc.stepsFlag !== 'string')
+    throw new PresetError(file, 'stepsFlag', 'must be a string such as --steps');
+  const command = stringList(file, 'command', doc.command);
+  if (command && command.length === 0) throw new PresetError(file, 'command', 'must not be empty');
+  return {
+    name,
+    description: typeof doc.description === 'string' ? doc.description.trim() : '',
+    env: envMap(file, 'env', doc.env),
+    demoEnv: envMap(file, 'demoEnv', doc.demoEnv),
+    args: stringList(file, 'args', doc.args) ?? [],
+    steps,
+    command,
+    stepsFlag: typeof doc.stepsFlag === 'string' ? doc.stepsFlag : '--steps',
+    stepRegex: stepRegex as string | undefined,
+    acceptance: {
+      steps: num(file, 'acceptance.steps', acc.steps, 1),
+      finiteLoss: bool(file, 'acceptance.finiteLoss', acc.finiteLoss, true),
+      noStall: bool(file, 'acceptance.noStall', acc.noStall, true),
+      vramLimitMiB: num(file, 'acceptance.vramLimitMiB', acc.vramLimitMiB, 1),
+    },
+    stop: {
+      halt: bool(file, 'stop.halt', stop.halt, DEFAULT_STOP.halt),
+      haltWaitS: num(file, 'stop.haltWaitS', stop.haltWaitS) ?? DEFAULT_STOP.haltWaitS,
+      sigintWaitS: num(file, 'stop.sigintWaitS', stop.sigintWaitS) ?? DEFAULT_STOP.sigintWaitS,
+    },
+    detector: { k: num(file, 'detector.k', det.k, 1), floorS: num(file, 'detector.floorS', det.floorS, 0.1) },
+    source: file,
+  };
+}

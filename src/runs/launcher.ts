@@ -1,0 +1,65 @@
+import { shExports, shJoin, shQuote } from '../util/sh-quote.js';
+
+/**
+ * Every run, local or remote, lives in its own run directory:
+ *
+ *   command.json  what was run (argv, env, cwd, lane) — for `attach` and the notebook
+ *   run.sh        the POSIX-sh launcher below
+ *   pid           the trainer's pid (written by the process itself just before it execs the trainer)
+ *   exit_code     the trainer's exit status (128+N when killed by signal N)
+ *   stdout.log    stdout+stderr, byte for byte
+ *   …             the trainer's own artifacts when its out_dir is the run dir (the default)
+ *
+ * The pid is the trainer's own: `sh -c 'echo $$ > pid; exec "$@"'` replaces the shell with the
+ * trainer, so SIGUSR1 reaches Python, not a wrapper shell.
+ */
+
+export interface RunSpec {
+  runId: string;
+  runDir: string;
+  argv: string[];
+  env: Record<string, string>;
+  cwd: string;
+  lane: string;
+  steps?: number;
+  /** where the trainer writes heartbeats/dumps (defaults to runDir) */
+  outDir: string;
+  createdAt: string;
+  demo?: boolean;
+}
+
+export type OutputMode =
+  /** output to the launching terminal (a PTY or a tmux pane) and to stdout.log */
+  | 'tee'
+  /** output only to stdout.log (setsid/nohup detached runs with no terminal to write to) */
+  | 'file';
+
+export function launcherScript(spec: RunSpec, mode: OutputMode = 'tee'): string {
+  const d = shQuote(spec.runDir);
+  const inner = `sh -c 'echo $$ > "$0/pid.tmp" && mv "$0/pid.tmp" "$0/pid"; exec "$@"' ${d} ${shJoin(spec.argv)}`;
+  const record = `rc=$?; echo "$rc" > ${d}/exit_code.tmp && mv ${d}/exit_code.tmp ${d}/exit_code`;
+  const body =
+    mode === 'tee'
+      ? `{ ${inner}; ${record}; } 2>&1 | tee -a ${d}/stdout.log`
+      : `{ ${inner}; ${record}; } >> ${d}/stdout.log 2>&1`;
+  return [
+    '#!/bin/sh',
+    `# nsa-dbg run ${spec.runId} (lane ${spec.lane}). Re-run by hand with: sh run.sh`,
+    `cd ${shQuote(spec.cwd)} || { echo "nsa-dbg: cannot cd to ${spec.cwd.replace(/[^\w./-]/g, '?')}" >&2; exit 97; }`,
+    // Output goes through a pipe (tee), so Python must not block-buffer it.
+    'export PYTHONUNBUFFERED=1',
+    shExports(spec.env),
+    body,
+    '',
+  ].join('\n');
+}
+
+/** Sortable, unique enough for one user: 20261122-031653-baseline-a1b2 */
+export function newRunId(lane: string, now = new Date(), rand = Math.random): string {
+  const p = (n: number) => String(n).padStart(2, '0');
+  const ts = `${now.getFullYear()}${p(now.getMonth() + 1)}${p(now.getDate())}-${p(now.getHours())}${p(now.getMinutes())}${p(now.getSeconds())}`;
+  const tag = Math.floor(rand() * 0xffff)
+    .toString(16)
+    .padStart(4, '0');
+  return `${ts}-${lane.replace(/[^a-z0-9-]/gi, '')}-${tag}`;
+}

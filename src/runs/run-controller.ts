@@ -1,0 +1,156 @@
+import type { StopPolicy } from '../presets/preset.js';
+import type { PtyHandle, Target } from '../targets/target.js';
+import { launcherScript, type RunSpec } from './launcher.js';
+import { RunWatcher } from './run-watcher.js';
+import { handlersFor, SIGNUM } from './signals.js';
+import { type StopStep, stopRun } from './stop.js';
+
+export interface RunEvents {
+  /** a chunk of a file in the run dir ('run') or the trainer's out dir ('out'; same dir by default) */
+  onFileChunk(name: string, chunk: Buffer, where: 'run' | 'out'): void;
+  onPid(pid: number): void;
+  onExit(code: number | null): void;
+  /** raw terminal output of the launcher (for a terminal view; the engine parses stdout.log) */
+  onPtyData?(data: string): void;
+}
+
+/**
+ * One run on one target: writes the run dir, starts the launcher in a PTY, follows the evidence
+ * files, and stops the run by the lane's policy. Knows nothing about parsing or the UI.
+ */
+export class RunController {
+  private pty: PtyHandle | null = null;
+  private watchers: RunWatcher[] = [];
+  private _pid: number | undefined;
+  private _exit: number | null | undefined;
+  private exitWaiters: Array<() => void> = [];
+
+  constructor(
+    private readonly target: Target,
+    readonly spec: RunSpec,
+    private readonly events: RunEvents,
+  ) {}
+
+  get pid(): number | undefined {
+    return this._pid;
+  }
+  get exited(): boolean {
+    return this._exit !== undefined;
+  }
+  get exitCode(): number | null | undefined {
+    return this._exit;
+  }
+
+  async start(size: { cols: number; rows: number } = { cols: 120, rows: 40 }): Promise<void> {
+    const { spec, target } = this;
+    await target.writeFile(`${spec.runDir}/command.json`, `${JSON.stringify(spec, null, 2)}\n`);
+    await target.writeFile(`${spec.runDir}/run.sh`, launcherScript(spec, 'tee'));
+    if (spec.outDir !== spec.runDir) {
+      // The trainer never deletes .HALT: a stale one would stop this run at step 1 (reference §0.3 #5).
+      await target.exec(['rm', '-f', `${spec.outDir}/.HALT`, `${spec.outDir}/.anomaly_type`]);
+    }
+    this.watch(spec.runDir, 'run');
+    if (spec.outDir !== spec.runDir) this.watch(spec.outDir, 'out');
+    this.pty = await target.spawnPty({ argv: ['sh', `${spec.runDir}/run.sh`], cwd: spec.cwd, ...size });
+    this.pty.onData((d) => this.events.onPtyData?.(d));
+    this.pty.onExit((e) => {
+      // The launcher records the trainer's status in exit_code; give the watcher a moment to see it.
+      setTimeout(() => void this.finishFromPty(e.exitCode), 300).unref?.();
+    });
+  }
+
+  private watch(dir: string, where: 'run' | 'out'): void {
+    const w = new RunWatcher(this.target, dir, (name, chunk) => {
+      if (where === 'run' && name === 'pid') this.setPid(chunk.toString('utf8'));
+      else if (where === 'run' && name === 'exit_code') this.setExit(chunk.toString('utf8'));
+      this.events.onFileChunk(name, chunk, where);
+    });
+    w.start();
+    this.watchers.push(w);
+  }
+
+  private setPid(text: string): void {
+    const n = Number.parseInt(text.trim(), 10);
+    if (Number.isFinite(n) && n > 0 && this._pid === undefined) {
+      this._pid = n;
+      this.events.onPid(n);
+    }
+  }
+
+  private setExit(text: string): void {
+    const n = Number.parseInt(text.trim(), 10);
+    this.markExited(Number.isFinite(n) ? n : null);
+  }
+
+  private async finishFromPty(code: number | null): Promise<void> {
+    if (this.exited) return;
+    const rec = await this.target.readFile(`${this.spec.runDir}/exit_code`);
+    if (rec) this.setExit(rec.toString('utf8'));
+    else this.markExited(code);
+  }
+
+  private markExited(code: number | null): void {
+    if (this.exited) return;
+    this._exit = code;
+    this.events.onExit(code);
+    for (const w of this.exitWaiters.splice(0)) w();
+  }
+
+  /** resolves once the pid file exists (or the run already ended) */
+  async waitForPid(timeoutMs = 30_000): Promise<number | undefined> {
+    const deadline = Date.now() + timeoutMs;
+    while (this._pid === undefined && !this.exited && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return this._pid;
+  }
+
+  waitForExit(): Promise<void> {
+    return this.exited ? Promise.resolve() : new Promise((r) => this.exitWaiters.push(r));
+  }
+
+  /**
+   * SIGUSR1 to every process of the run that has a handler for it (the trainer, each rank under
+   * torchrun) — never to the shell or to a process that would die of it.
+   */
+  async requestDump(): Promise<string> {
+    if (this.exited) return 'the run has exited: no process to dump';
+    const pid = this._pid;
+    if (pid === undefined) return 'the trainer has not started yet: no pid';
+    const procs = await handlersFor(this.target, pid, SIGNUM.USR1!);
+    if (!procs.length) return `no SIGUSR1 handler in pid ${pid} or its children yet (SigCgt): not sent`;
+    for (const p of procs) await this.target.signal(p.pid, 'USR1');
+    return `SIGUSR1 → ${procs.map((p) => `pid ${p.pid}`).join(', ')}; waiting for stackdump_*.txt`;
+  }
+
+  async stop(policy: StopPolicy, opts: { stalled: boolean; onStep?: (s: StopStep) => void }): Promise<string> {
+    if (this.exited) return 'already-exited';
+    const pid = this._pid ?? (await this.waitForPid(2000));
+    if (pid === undefined) {
+      this.pty?.close();
+      return 'closed';
+    }
+    const step = await stopRun({
+      target: this.target,
+      pid,
+      outDir: this.spec.outDir,
+      policy,
+      stalled: opts.stalled,
+      exited: () => this.exited,
+      onStep: opts.onStep,
+    });
+    return step;
+  }
+
+  resize(cols: number, rows: number): void {
+    this.pty?.resize(cols, rows);
+  }
+
+  /** stop following files (after a final drain) and release the PTY */
+  async dispose(): Promise<void> {
+    await Promise.all(this.watchers.map((w) => w.stop()));
+    this.watchers = [];
+    this.pty?.close();
+    this.pty = null;
+  }
+}

@@ -1,0 +1,77 @@
+import type { TailHandle, Target } from '../targets/target.js';
+
+/**
+ * Follows every file of a run directory on any Target: new files are discovered by listing the
+ * directory, and each is tailed from byte 0 (or a saved offset), so the engine sees every byte of
+ * stdout.log, heartbeat_rank*.jsonl and stack dumps exactly once, in order.
+ */
+export interface WatchedFileFilter {
+  (name: string): boolean;
+}
+
+/** Files the engine parses live. Big binary artifacts (checkpoints, tb events) are not followed. */
+export const EVIDENCE_FILES: WatchedFileFilter = (n) =>
+  n === 'stdout.log' ||
+  n === 'pid' ||
+  n === 'exit_code' ||
+  n === '.HALT' ||
+  n === '.anomaly_type' ||
+  /^heartbeat_rank\d+\.jsonl$/.test(n) ||
+  /^(watchdog_)?stackdump_.*\.txt$/.test(n) ||
+  /^(metrics|env)\.json$/.test(n) ||
+  /^mem_.*\.json$/.test(n) ||
+  /\.csv$/.test(n);
+
+export class RunWatcher {
+  private readonly tails = new Map<string, TailHandle>();
+  private timer: NodeJS.Timeout | null = null;
+  private listing = false;
+
+  constructor(
+    private readonly target: Target,
+    private readonly dir: string,
+    private readonly onChunk: (name: string, chunk: Buffer) => void,
+    private readonly opts: { filter?: WatchedFileFilter; listEveryMs?: number; pollMs?: number; offsets?: Record<string, number> } = {},
+  ) {}
+
+  start(): void {
+    if (this.timer) return;
+    void this.scan();
+    this.timer = setInterval(() => void this.scan(), this.opts.listEveryMs ?? 250);
+    this.timer.unref?.();
+  }
+
+  /** byte offsets delivered so far, per file name (to resume elsewhere) */
+  offsets(): Record<string, number> {
+    const o: Record<string, number> = {};
+    for (const [n, t] of this.tails) o[n] = t.offset;
+    return o;
+  }
+
+  async scan(): Promise<void> {
+    if (this.listing) return;
+    this.listing = true;
+    try {
+      const filter = this.opts.filter ?? EVIDENCE_FILES;
+      for (const name of await this.target.listDir(this.dir)) {
+        if (this.tails.has(name) || !filter(name) || name.includes('.tmp')) continue;
+        const t = this.target.tail(`${this.dir}/${name}`, (c) => this.onChunk(name, c), {
+          fromOffset: this.opts.offsets?.[name] ?? 0,
+          pollMs: this.opts.pollMs ?? 100,
+        });
+        this.tails.set(name, t);
+      }
+    } finally {
+      this.listing = false;
+    }
+  }
+
+  /** one last listing and drain, then stop every tail */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.scan();
+    for (const t of this.tails.values()) t.dispose();
+    this.tails.clear();
+  }
+}

@@ -1,0 +1,52 @@
+import type { StopPolicy } from '../presets/preset.js';
+import type { Target } from '../targets/target.js';
+import { listProcesses, processTree } from './signals.js';
+
+export type StopStep = 'halt' | 'sigint' | 'sigkill';
+
+export interface StopContext {
+  target: Target;
+  pid: number;
+  outDir: string;
+  policy: StopPolicy;
+  /** true when the detector already declared a stall: a hung step never polls .HALT, skip it */
+  stalled: boolean;
+  /** resolves when the run has exited (the controller knows from exit_code / the PTY) */
+  exited: () => boolean;
+  onStep?: (step: StopStep) => void;
+  /** injected for tests */
+  pollMs?: number;
+}
+
+async function waitExit(ctx: StopContext, seconds: number): Promise<boolean> {
+  const deadline = Date.now() + seconds * 1000;
+  while (Date.now() < deadline) {
+    if (ctx.exited() || !(await ctx.target.isAlive(ctx.pid))) return true;
+    await new Promise((r) => setTimeout(r, ctx.pollMs ?? 100));
+  }
+  return ctx.exited() || !(await ctx.target.isAlive(ctx.pid));
+}
+
+/**
+ * nsa-vibe's stop ladder (reference §3): SIGTERM only dumps stacks, so the polite stop is `.HALT`
+ * (polled once per step), then SIGINT (KeyboardInterrupt, works while Python runs), then SIGKILL of
+ * the trainer and everything it started. Returns the step that ended it.
+ */
+export async function stopRun(ctx: StopContext): Promise<StopStep | 'already-exited'> {
+  if (ctx.exited() || !(await ctx.target.isAlive(ctx.pid))) return 'already-exited';
+  if (ctx.policy.halt && !ctx.stalled) {
+    ctx.onStep?.('halt');
+    await ctx.target.writeFile(`${ctx.outDir}/.HALT`, 'halt: manual_stop\n');
+    if (await waitExit(ctx, ctx.policy.haltWaitS)) return 'halt';
+  }
+  ctx.onStep?.('sigint');
+  await ctx.target.signal(ctx.pid, 'INT').catch(() => undefined);
+  if (await waitExit(ctx, ctx.policy.sigintWaitS)) return 'sigint';
+  ctx.onStep?.('sigkill');
+  // children first would let the parent respawn them; take the whole tree at once
+  const tree = processTree(await listProcesses(ctx.target).catch(() => []), ctx.pid);
+  const pids = tree.length ? tree.map((p) => p.pid) : [ctx.pid];
+  await Promise.all(pids.map((p) => ctx.target.signal(p, 'KILL').catch(() => undefined)));
+  await waitExit(ctx, 5);
+  return 'sigkill';
+}
