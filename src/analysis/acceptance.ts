@@ -1,0 +1,22 @@
+import type { Acceptance } from '../presets/preset.js';
+import type { AnalysisResult } from './evidence.js';
+
+export interface AcceptanceOutcome {
+  go: boolean;
+  /** one line per failed criterion; empty for a GO */
+  reasons: string[];
+}
+
+/** A lane's GO/NO-GO: the runbook criteria applied to the analysed evidence. */
+export function judge(r: AnalysisResult, acc: Acceptance, steps?: number): AcceptanceOutcome {
+  const reasons: string[] = [];
+  const need = acc.steps ?? steps;
+  if (need !== undefined && r.stepsReached < need) reasons.push(`reached step ${r.stepsReached} of ${need}`);
+  if (acc.finiteLoss && r.nan) reasons.push(`non-finite loss at step ${r.nan.step} (rank ${r.nan.rank})`);
+  if (acc.noStall && r.stall) reasons.push(`stall at step ${r.stall.step} (${r.stall.where}, rank ${r.stall.rank})`);
+  if (r.crash) reasons.push(`crash: ${r.crash.exception}${r.crash.message ? `: ${r.crash.message.split('\n')[0]}` : ''}`);
+  if (acc.vramLimitMiB !== undefined && r.memory && r.memory.peakReservedMiB > acc.vramLimitMiB)
+    reasons.push(`peak reserved ${r.memory.peakReservedMiB} MiB > limit ${acc.vramLimitMiB} MiB`);
+  if (r.verdict !== 'pass' && reasons.length === 0) reasons.push(`verdict ${r.verdict}`);
+  return { go: reasons.length === 0, reasons };
+}

@@ -1,0 +1,37 @@
+import type { CommandModule } from 'yargs';
+import type { CliDeps } from '../deps.js';
+import { openLocalSession } from '../open-session.js';
+import { requirePython } from '../preflight.js';
+
+interface DemoArgs {
+  'step-ms'?: number;
+  lane: string;
+  steps?: number;
+  'runs-dir'?: string;
+}
+
+export function demoCommand(deps: CliDeps): CommandModule<object, DemoArgs> {
+  return {
+    command: 'demo',
+    describe: 'open the dashboard on the bundled demo trainer (simulated trainer and GPU, no GPU needed)',
+    builder: (y) =>
+      y
+        .option('step-ms', { type: 'number', describe: 'milliseconds per training step (default 300)' })
+        .option('lane', { type: 'string', default: 'baseline', describe: 'lane to start with' })
+        .option('steps', { type: 'number', describe: 'steps to run (default: the lane’s)' })
+        .option('runs-dir', { type: 'string', describe: 'where run directories go (default ~/.nsa-dbg/runs)' }) as never,
+    handler: async (a) => {
+      await requirePython();
+      const session = openLocalSession({
+        lane: a.lane,
+        steps: a.steps,
+        demo: true,
+        stepMs: a['step-ms'],
+        runsRoot: a['runs-dir'],
+      });
+      const tui = await deps.loadTui();
+      await session.start();
+      await tui.runTui(session);
+    },
+  };
+}

@@ -1,0 +1,75 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_COMMAND, type Preset } from '../presets/preset.js';
+import { packageRoot } from '../util/package-root.js';
+import { newRunId, type RunSpec } from './launcher.js';
+
+export interface SpecOptions {
+  preset: Preset;
+  /** the trainer command after `--`; otherwise the preset's, otherwise the nsa-vibe default */
+  command?: string[];
+  steps?: number;
+  /** run the bundled demo trainer */
+  demo?: { stepMs?: number; trainerPath?: string };
+  cwd?: string;
+  /** where run dirs live on the target (default ~/.nsa-dbg/runs) */
+  runsRoot?: string;
+  /** trainer out_dir, relative to cwd; default: the run dir itself */
+  outDir?: string;
+  now?: Date;
+}
+
+export function defaultRunsRoot(env = process.env): string {
+  return env.NSA_DBG_HOME ? join(env.NSA_DBG_HOME, 'runs') : join(env.HOME || homedir(), '.nsa-dbg', 'runs');
+}
+
+export function demoTrainerPath(): string {
+  return join(packageRoot(), 'src', 'demo', 'nsa_demo_trainer.py');
+}
+
+export function demoShimPath(): string {
+  return join(packageRoot(), 'src', 'demo', 'nvidia_smi_shim.py');
+}
+
+/** preset + CLI choices → the exact argv/env/dirs of one run (pure apart from the clock/randomness) */
+export function buildRunSpec(o: SpecOptions): RunSpec {
+  const { preset } = o;
+  const runId = newRunId(preset.name, o.now);
+  const runDir = `${o.runsRoot ?? defaultRunsRoot()}/${runId}`;
+  const cwd = o.cwd ?? process.cwd();
+  const outDir = o.outDir ? (o.outDir.startsWith('/') ? o.outDir : `${cwd}/${o.outDir}`) : runDir;
+  const steps = o.steps ?? preset.steps;
+  let argv: string[];
+  let env = { ...preset.env };
+  if (o.demo) {
+    argv = [
+      'python3',
+      '-u',
+      o.demo.trainerPath ?? demoTrainerPath(),
+      '--dataset',
+      'synthetic',
+      '--ddp',
+      '0',
+      '--out-dir',
+      outDir,
+      ...(o.demo.stepMs ? ['--step-ms', String(o.demo.stepMs)] : []),
+    ];
+    env = { ...env, ...preset.demoEnv };
+  } else {
+    argv = [...(o.command?.length ? o.command : (preset.command ?? DEFAULT_COMMAND))];
+  }
+  argv.push(...preset.args);
+  if (steps !== undefined && preset.stepsFlag) argv.push(preset.stepsFlag, String(steps));
+  return {
+    runId,
+    runDir,
+    argv,
+    env,
+    cwd,
+    lane: preset.name,
+    steps,
+    outDir,
+    createdAt: (o.now ?? new Date()).toISOString(),
+    demo: !!o.demo,
+  };
+}

@@ -1,0 +1,120 @@
+import type { GpuProcess, GpuSample } from '../ingest/events.js';
+import { LineSplitter } from '../ingest/line-splitter.js';
+import { GPU_QUERY_FIELDS, parseComputeAppsLine, parseGpuCsvLine } from '../ingest/nvidia-smi.js';
+import type { StreamHandle, Target } from '../targets/target.js';
+
+export interface GpuUpdate {
+  available: boolean;
+  message?: string;
+  gpus: GpuSample[];
+  processes: GpuProcess[];
+}
+
+/**
+ * One long-lived `nvidia-smi --query-gpu=… -lms 1000` stream (one process, not one per second)
+ * plus a per-process query every few seconds. nvidia-smi can itself hang when the driver is wedged:
+ * a stream silent for `staleMs` is reported and restarted. A missing nvidia-smi is reported, not fatal.
+ */
+export class GpuPoller {
+  private stream: StreamHandle | null = null;
+  private procTimer: NodeJS.Timeout | null = null;
+  private watchdog: NodeJS.Timeout | null = null;
+  private lastLineAt = 0;
+  private stopped = false;
+  private latest = new Map<number, GpuSample>();
+  private processes: GpuProcess[] = [];
+
+  constructor(
+    private readonly target: Target,
+    /** the nvidia-smi program (or the demo shim: ['python3', shim, '--demo-run-dir', dir]) */
+    private readonly smi: string[],
+    private readonly onUpdate: (u: GpuUpdate) => void,
+    private readonly opts: { intervalMs?: number; staleMs?: number; procEveryMs?: number } = {},
+  ) {}
+
+  start(): void {
+    this.stopped = false;
+    this.startStream();
+    this.procTimer = setInterval(() => void this.pollProcesses(), this.opts.procEveryMs ?? 3000);
+    this.procTimer.unref?.();
+    void this.pollProcesses();
+    const stale = this.opts.staleMs ?? 10_000;
+    this.watchdog = setInterval(() => {
+      if (this.stream && Date.now() - this.lastLineAt > stale) {
+        this.onUpdate({ ...this.snapshot(), available: false, message: `nvidia-smi silent for ${stale / 1000}s (hung driver?); restarting it` });
+        this.stream.kill();
+      }
+    }, stale / 2);
+    this.watchdog.unref?.();
+  }
+
+  private snapshot(): GpuUpdate {
+    return { available: true, gpus: [...this.latest.values()].sort((a, b) => a.index - b.index), processes: this.processes };
+  }
+
+  private startStream(): void {
+    if (this.stopped) return;
+    const split = new LineSplitter();
+    let stderr = '';
+    this.lastLineAt = Date.now();
+    const argv = [
+      ...this.smi,
+      `--query-gpu=${GPU_QUERY_FIELDS.join(',')}`,
+      '--format=csv,noheader,nounits',
+      '-lms',
+      String(this.opts.intervalMs ?? 1000),
+    ];
+    const s = this.target.stream(
+      argv,
+      (chunk) => {
+        for (const line of split.push(chunk)) {
+          const g = parseGpuCsvLine(line);
+          if (!g) continue;
+          this.lastLineAt = Date.now();
+          this.latest.set(g.index, g);
+          this.onUpdate(this.snapshot());
+        }
+      },
+      { onStderr: (c) => (stderr += c.toString('utf8')).slice(-2000) },
+    );
+    this.stream = s;
+    void s.done.then((code) => {
+      if (this.stream !== s || this.stopped) return;
+      this.stream = null;
+      const missing = code === 127 || /not found|ENOENT/i.test(stderr);
+      this.onUpdate({
+        ...this.snapshot(),
+        available: false,
+        message: missing
+          ? `nvidia-smi not found on ${this.target.label} (install the NVIDIA driver utilities)`
+          : `nvidia-smi exited with ${code}: ${stderr.trim().split('\n').pop() ?? ''}`.trim(),
+      });
+      // A missing tool will not appear by itself; anything else is retried.
+      if (!missing) setTimeout(() => this.startStream(), 2000).unref?.();
+    });
+  }
+
+  private async pollProcesses(): Promise<void> {
+    try {
+      const r = await this.target.exec(
+        [...this.smi, '--query-compute-apps=pid,process_name,used_memory', '--format=csv,noheader,nounits'],
+        { timeoutMs: 5000 },
+      );
+      if (r.code !== 0) return;
+      this.processes = r.stdout
+        .split('\n')
+        .map((l) => parseComputeAppsLine(l))
+        .filter((p): p is GpuProcess => p !== null);
+    } catch {
+      // reported through the stream's state; a failed process query is not worth a second message
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.stream?.kill();
+    this.stream = null;
+    if (this.procTimer) clearInterval(this.procTimer);
+    if (this.watchdog) clearInterval(this.watchdog);
+  }
+}

@@ -1,0 +1,179 @@
+import type { AnalysisResult } from '../analysis/evidence.js';
+import { Evidence } from '../analysis/evidence.js';
+import { StallDetector } from '../analysis/stall-detector.js';
+import type { BeatEvent, DumpEvent, IngestEvent } from '../ingest/events.js';
+import { HeartbeatReader } from '../ingest/heartbeat.js';
+import { LineSplitter } from '../ingest/line-splitter.js';
+import { mainThreadTop, parseStackDump } from '../ingest/stackdump.js';
+import { StdoutParser } from '../ingest/stdout-parser.js';
+import { stripTerminalEscapes } from '../util/ansi.js';
+import type { DumpView, LogLine, RankView, SeriesPoint } from './state.js';
+
+const MAX_LOG_LINES = 5000;
+const MAX_POINTS = 20_000;
+/** small files whose whole content is evidence (re-read as they grow) */
+const WHOLE_FILES = /^(\.HALT|\.anomaly_type|exit_code|metrics\.json|env\.json|mem_.*\.json)$/;
+
+/**
+ * Everything one run's evidence says, updated chunk by chunk: the same parsers and the same
+ * Evidence/StallDetector that `nsa-dbg analyze` uses after the fact, so live and offline verdicts
+ * cannot disagree. Plain data; the session turns it into snapshots.
+ */
+export class LiveModel {
+  readonly evidence = new Evidence();
+  readonly detector: StallDetector;
+  private readonly stdoutSplit = new LineSplitter();
+  private readonly stdoutParser: StdoutParser;
+  private readonly beats = new Map<string, HeartbeatReader>();
+  private readonly wholeFiles = new Map<string, string>();
+  private readonly dumpTexts = new Map<string, string>();
+  private readonly lossByStep = new Map<number, number>();
+  private readonly toksByStep = new Map<number, number>();
+  private skippedCounted = 0;
+  logLines: LogLine[] = [];
+  logTotal = 0;
+  step = 0;
+  dump: DumpView | null = null;
+  newestDumpName = '';
+  torchAllocMiB: number | undefined;
+  torchReservedMiB: number | undefined;
+  peakReservedMiB: number | undefined;
+  /** trainer clock minus ours: remote boxes drift, and arrival time bounds the write time */
+  private clockOffsetS: number | null = null;
+  /** pid per rank, from heartbeats (for the CPU sampler) */
+  readonly rankPids = new Map<number, number>();
+
+  constructor(opts: { stepRegex?: string; k?: number; floorS?: number } = {}) {
+    this.stdoutParser = new StdoutParser(opts.stepRegex ? { stepRegex: new RegExp(opts.stepRegex) } : undefined);
+    this.detector = new StallDetector({ k: opts.k, floorS: opts.floorS });
+  }
+
+  onFileChunk(name: string, chunk: Buffer, nowMs: number): void {
+    if (name === 'stdout.log') {
+      for (const line of this.stdoutSplit.push(chunk)) this.onStdoutLine(line);
+    } else if (/^heartbeat_rank\d+\.jsonl$/.test(name)) {
+      let r = this.beats.get(name);
+      if (!r) this.beats.set(name, (r = new HeartbeatReader()));
+      for (const b of r.push(chunk)) this.onBeat(b, nowMs);
+    } else if (/stackdump_.*\.txt$/.test(name)) {
+      const text = (this.dumpTexts.get(name) ?? '') + chunk.toString('utf8');
+      this.dumpTexts.set(name, text);
+      const d = parseStackDump(text, name);
+      if (d && name >= this.newestDumpName) {
+        this.newestDumpName = name;
+        this.dump = toDumpView(d);
+      }
+    } else if (WHOLE_FILES.test(name)) {
+      const text = (this.wholeFiles.get(name) ?? '') + chunk.toString('utf8');
+      this.wholeFiles.set(name, text);
+      this.evidence.noteFile(name, text);
+    }
+    this.syncSkipped();
+  }
+
+  private onStdoutLine(line: string): void {
+    const text = stripTerminalEscapes(line);
+    this.logTotal += 1;
+    this.logLines.push({ id: this.logTotal, text });
+    if (this.logLines.length > MAX_LOG_LINES) this.logLines.splice(0, this.logLines.length - MAX_LOG_LINES);
+    for (const e of this.stdoutParser.push(line)) this.onEvent(e);
+  }
+
+  private onEvent(e: IngestEvent): void {
+    this.evidence.addEvent(e);
+    if (e.kind === 'step') {
+      this.step = Math.max(this.step, e.step);
+      setPoint(this.lossByStep, e.step, e.loss);
+      if (e.toksPerS !== undefined) setPoint(this.toksByStep, e.step, e.toksPerS);
+    }
+  }
+
+  private onBeat(b: BeatEvent, nowMs: number): void {
+    const offset = nowMs / 1000 - b.ts;
+    this.clockOffsetS = this.clockOffsetS === null ? offset : Math.min(this.clockOffsetS, offset);
+    this.detector.observe(b);
+    this.evidence.addEvent(b);
+    if (b.pid) this.rankPids.set(b.rank, b.pid);
+    this.step = Math.max(this.step, b.step);
+    if (b.msg === 'progress' && b.loss !== undefined && !this.lossByStep.has(b.step)) {
+      setPoint(this.lossByStep, b.step, b.loss);
+      if (b.toksPerS !== undefined) setPoint(this.toksByStep, b.step, b.toksPerS);
+    }
+    if (b.gpuMemAllocMiB !== undefined) this.torchAllocMiB = b.gpuMemAllocMiB;
+    if (b.gpuMemReservedMiB !== undefined) {
+      this.torchReservedMiB = b.gpuMemReservedMiB;
+      this.peakReservedMiB = Math.max(this.peakReservedMiB ?? 0, b.gpuMemReservedMiB);
+    }
+  }
+
+  private syncSkipped(): void {
+    let n = this.stdoutParser.skippedLines;
+    for (const r of this.beats.values()) n += r.skippedLines;
+    if (n > this.skippedCounted) {
+      this.evidence.addSkipped(n - this.skippedCounted);
+      this.skippedCounted = n;
+    }
+  }
+
+  /** the detector's clock: ours, shifted into the trainer's */
+  trainerNowS(nowMs: number): number {
+    return nowMs / 1000 - (this.clockOffsetS ?? 0);
+  }
+
+  ranks(nowMs: number): RankView[] {
+    return this.detector.check(this.trainerNowS(nowMs));
+  }
+
+  stalled(nowMs: number): boolean {
+    return this.detector.stalls(this.trainerNowS(nowMs)).length > 0;
+  }
+
+  series(): { loss: SeriesPoint[]; toks: SeriesPoint[] } {
+    return { loss: toSeries(this.lossByStep), toks: toSeries(this.toksByStep) };
+  }
+
+  /** flush partial lines at the end of the run */
+  finish(): void {
+    for (const line of this.stdoutSplit.flush()) this.onStdoutLine(line);
+    for (const e of this.stdoutParser.flush()) this.onEvent(e);
+    this.syncSkipped();
+  }
+
+  result(opts: { nowMs: number; processAlive: boolean; exitCode?: number | null; stopped?: boolean }): AnalysisResult {
+    return this.evidence.result({
+      nowS: this.trainerNowS(opts.nowMs),
+      processAlive: opts.processAlive,
+      exitCode: opts.exitCode,
+      stopped: opts.stopped,
+    });
+  }
+}
+
+function setPoint(m: Map<number, number>, step: number, v: number): void {
+  if (m.size >= MAX_POINTS && !m.has(step)) m.delete(m.keys().next().value as number);
+  m.set(step, v);
+}
+
+function toSeries(m: Map<number, number>): SeriesPoint[] {
+  return [...m.entries()].sort((a, b) => a[0] - b[0]).map(([step, value]) => ({ step, value }));
+}
+
+function toDumpView(d: DumpEvent): DumpView {
+  const main = d.threads.find((t) => t.name === 'MainThread') ?? d.threads[0];
+  const top = mainThreadTop(d);
+  let frames = main ? [...main.frames].reverse() : [];
+  // start at the interrupted frame, not inside the dump handler itself
+  if (top) {
+    const i = frames.findIndex((f) => f.file === top.file && f.line === top.line && f.function === top.function);
+    if (i > 0) frames = frames.slice(i);
+  }
+  return {
+    file: d.file,
+    kind: d.dumpKind,
+    signal: d.signal,
+    mainThread: frames,
+    otherThreads: d.threads
+      .filter((t) => t !== main)
+      .map((t) => ({ name: t.name, top: t.frames[t.frames.length - 1] })),
+  };
+}

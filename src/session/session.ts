@@ -1,0 +1,306 @@
+import type { AnalysisResult } from '../analysis/evidence.js';
+import type { Preset } from '../presets/preset.js';
+import { buildRunSpec, type SpecOptions } from '../runs/build-spec.js';
+import { RunController } from '../runs/run-controller.js';
+import type { Target } from '../targets/target.js';
+import { CpuSampler } from './cpu-sampler.js';
+import { GpuPoller, type GpuUpdate } from './gpu-poller.js';
+import { LiveModel } from './live-model.js';
+import {
+  type DashboardState,
+  emptyDashboardState,
+  type LaneSummary,
+  type RunPhase,
+  type SessionController,
+  type VerdictView,
+} from './state.js';
+
+export interface SessionOptions {
+  target: Target;
+  presets: Map<string, Preset>;
+  lane: string;
+  /** everything buildRunSpec needs besides the preset */
+  spec: Omit<SpecOptions, 'preset'>;
+  /** nvidia-smi argv on the target for a run's out dir (the demo passes its shim, which needs it) */
+  smi: (outDir: string) => string[];
+  simulated: boolean;
+  /** publish at most this often (ms); 50 = 20 Hz */
+  publishMs?: number;
+  /** what quitting does: local runs are stopped, detached remote runs are left running */
+  leaveRunningOnQuit?: boolean;
+  terminal?: { cols: number; rows: number };
+}
+
+/**
+ * The live engine behind the TUI: owns the current run, its evidence model, the GPU poller and the
+ * CPU sampler, and publishes immutable DashboardState snapshots at a bounded rate. Plain TypeScript;
+ * the UI only subscribes and calls the SessionController methods.
+ */
+export class Session implements SessionController {
+  private run: RunController | null = null;
+  private model = new LiveModel();
+  private preset: Preset;
+  private phase: RunPhase = 'idle';
+  private startedAt: number | null = null;
+  private notice: string | null = null;
+  private noticeAt = 0;
+  private stoppedByUser = false;
+  private gpu: GpuUpdate = { available: false, message: 'waiting for nvidia-smi', gpus: [], processes: [] };
+  private readonly subs = new Set<(s: DashboardState) => void>();
+  private state: DashboardState;
+  private dirty = true;
+  private timers: NodeJS.Timeout[] = [];
+  private poller: GpuPoller | null = null;
+  private cpu: CpuSampler;
+  private cpuBusy = new Map<number, boolean | null>();
+  private lastResult: AnalysisResult | null = null;
+
+  constructor(private readonly o: SessionOptions) {
+    this.preset = this.presetOf(o.lane);
+    this.cpu = new CpuSampler(o.target);
+    this.state = this.build(Date.now());
+  }
+
+  private presetOf(name: string): Preset {
+    const p = this.o.presets.get(name);
+    if (!p) throw new Error(`unknown lane "${name}". Known lanes: ${[...this.o.presets.keys()].sort().join(', ')}`);
+    return p;
+  }
+
+  async start(): Promise<void> {
+    this.timers.push(setInterval(() => this.publishIfDirty(), this.o.publishMs ?? 50));
+    // ages, CPU use and the verdict change with time alone
+    this.timers.push(setInterval(() => void this.tick(), 1000));
+    for (const t of this.timers) t.unref?.();
+    await this.startRun();
+  }
+
+  private async startRun(): Promise<void> {
+    this.model = new LiveModel({
+      stepRegex: this.preset.stepRegex,
+      k: this.preset.detector.k,
+      floorS: this.preset.detector.floorS,
+    });
+    this.stoppedByUser = false;
+    this.lastResult = null;
+    this.cpuBusy.clear();
+    const spec = buildRunSpec({ ...this.o.spec, preset: this.preset });
+    const model = this.model;
+    const run = new RunController(this.o.target, spec, {
+      onFileChunk: (name, chunk) => {
+        model.onFileChunk(name, chunk, Date.now());
+        this.dirty = true;
+      },
+      onPid: () => {
+        this.phase = 'running';
+        this.dirty = true;
+      },
+      onExit: () => {
+        if (this.run !== run) return;
+        this.phase = 'exited';
+        // the last lines of stdout may still be in flight: drain the watchers, then conclude
+        void run.dispose().then(() => {
+          model.finish();
+          this.conclude();
+        });
+      },
+    });
+    this.run = run;
+    this.poller?.stop();
+    this.poller = new GpuPoller(this.o.target, this.o.smi(spec.outDir), (u) => {
+      this.gpu = u;
+      this.dirty = true;
+    });
+    this.poller.start();
+    this.phase = 'starting';
+    this.startedAt = Date.now();
+    this.dirty = true;
+    await run.start(this.o.terminal);
+  }
+
+  private conclude(): void {
+    const run = this.run;
+    if (!run) return;
+    this.lastResult = this.model.result({
+      nowMs: Date.now(),
+      processAlive: false,
+      exitCode: run.exitCode,
+      stopped: this.stoppedByUser,
+    });
+    this.dirty = true;
+  }
+
+  private async tick(): Promise<void> {
+    const run = this.run;
+    if (run && !run.exited && run.pid !== undefined) {
+      const pids = this.model.rankPids.size ? [...this.model.rankPids.entries()] : [[0, run.pid] as [number, number]];
+      for (const [rank, pid] of pids) {
+        const use = await this.cpu.sample(pid);
+        const busy = use === null ? null : use > 0.5;
+        this.cpuBusy.set(rank, busy);
+        this.model.detector.setCpuBusy(rank, busy);
+      }
+    }
+    this.dirty = true;
+  }
+
+  private verdictView(now: number): VerdictView | null {
+    if (this.phase === 'exited' && this.lastResult) {
+      return { verdict: this.lastResult.verdict, summary: summaryOf(this.lastResult) };
+    }
+    const stalls = this.model.detector.stalls(this.model.trainerNowS(now));
+    if (stalls.length) {
+      const s = stalls[0]!;
+      return { verdict: 'hang', summary: `hang at step ${s.step} (${s.where}), rank ${s.rank}` };
+    }
+    return this.phase === 'running' ? { verdict: 'running', summary: `running, step ${this.model.step}` } : null;
+  }
+
+  private build(now: number): DashboardState {
+    const m = this.model;
+    const { loss, toks } = m.series();
+    if (this.notice && now - this.noticeAt > 8000) this.notice = null;
+    return emptyDashboardState({
+      target: this.o.target.label,
+      simulated: this.o.simulated,
+      lane: this.preset.name,
+      laneDescription: this.preset.description,
+      runId: this.run?.spec.runId ?? null,
+      runState: this.phase,
+      startedAt: this.startedAt,
+      now,
+      step: m.step,
+      totalSteps: this.run?.spec.steps,
+      pid: this.run?.pid,
+      exitCode: this.run?.exitCode,
+      loss,
+      toks,
+      ranks: m.ranks(now),
+      gpu: {
+        ...this.gpu,
+        simulated: this.o.simulated,
+        vramLimitMiB: this.preset.acceptance.vramLimitMiB,
+        torchAllocMiB: m.torchAllocMiB,
+        torchReservedMiB: m.torchReservedMiB,
+        peakReservedMiB: m.peakReservedMiB,
+      },
+      log: { lines: m.logLines.slice(-2000), total: m.logTotal },
+      dump: m.dump,
+      verdict: this.verdictView(now),
+      notice: this.notice,
+    });
+  }
+
+  private publishIfDirty(): void {
+    if (!this.dirty) return;
+    this.dirty = false;
+    this.state = this.build(Date.now());
+    for (const cb of this.subs) cb(this.state);
+  }
+
+  private setNotice(text: string): void {
+    this.notice = text;
+    this.noticeAt = Date.now();
+    this.dirty = true;
+  }
+
+  getState(): DashboardState {
+    return this.state;
+  }
+
+  subscribe(cb: (s: DashboardState) => void): () => void {
+    this.subs.add(cb);
+    return () => this.subs.delete(cb);
+  }
+
+  lanes(): LaneSummary[] {
+    return [...this.o.presets.values()]
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .map((p) => ({ name: p.name, description: p.description, env: p.env }));
+  }
+
+  async requestDump(): Promise<string> {
+    if (!this.run) return 'no run';
+    try {
+      const msg = await this.run.requestDump();
+      this.setNotice(msg);
+      return msg;
+    } catch (e) {
+      const msg = `dump failed: ${(e as Error).message}`;
+      this.setNotice(msg);
+      return msg;
+    }
+  }
+
+  /** stop by the lane's policy; a stalled run skips .HALT (a hung step never polls it) */
+  private async stopCurrent(byUser = true): Promise<void> {
+    const run = this.run;
+    if (!run || run.exited) return;
+    // a user's stop makes the verdict `stopped`; a stop after a confirmed stall keeps `hang`
+    this.stoppedByUser = byUser;
+    this.phase = 'stopping';
+    this.dirty = true;
+    const stalled = this.model.stalled(Date.now());
+    await run.stop(this.preset.stop, {
+      stalled,
+      onStep: (s) => this.setNotice(`stopping run: ${s === 'halt' ? 'wrote .HALT' : s === 'sigint' ? 'SIGINT' : 'SIGKILL'}`),
+    });
+    await run.waitForExit();
+    await run.dispose();
+  }
+
+  async switchLane(lane: string): Promise<void> {
+    const next = this.presetOf(lane);
+    await this.stopCurrent();
+    this.preset = next;
+    this.setNotice(`lane ${lane}: starting`);
+    await this.startRun();
+  }
+
+  quitConsequence(): string {
+    if (!this.run || this.run.exited) return 'The run has ended; nothing is left running.';
+    if (this.o.leaveRunningOnQuit)
+      return `The run keeps running on ${this.o.target.label} (detached); re-attach with: nsa-dbg attach ${this.run.spec.runId}`;
+    return `The run will be stopped (${this.preset.stop.halt ? '.HALT, then ' : ''}SIGINT, then SIGKILL). Evidence stays in ${this.run.spec.runDir}`;
+  }
+
+  async quit(): Promise<void> {
+    if (!this.o.leaveRunningOnQuit) await this.stopCurrent();
+    await this.dispose();
+  }
+
+  async dispose(): Promise<void> {
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    this.poller?.stop();
+    await this.run?.dispose();
+  }
+
+  /** headless: stop after a confirmed stall, keeping the stall in the verdict */
+  async stopForEvidence(): Promise<void> {
+    await this.stopCurrent(false);
+  }
+
+  /** the verdict once the run has exited and every file was drained */
+  async finalResult(): Promise<AnalysisResult> {
+    const run = this.run;
+    if (!run) throw new Error('no run');
+    await run.waitForExit();
+    while (!this.lastResult) await new Promise((r) => setTimeout(r, 20));
+    return this.lastResult;
+  }
+
+  currentPreset(): Preset {
+    return this.preset;
+  }
+
+  /** for the CLI/tests: the run in progress */
+  currentRun(): RunController | null {
+    return this.run;
+  }
+}
+
+function summaryOf(r: AnalysisResult): string {
+  const extra = (r as { summary?: string }).summary;
+  return extra ?? `${r.verdict}, ${r.stepsReached} steps`;
+}
