@@ -1,0 +1,90 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadPresetFile, loadPresets, presetDirs } from '../../src/presets/load.js';
+import { PresetError, validatePreset } from '../../src/presets/preset.js';
+
+const RUNBOOK_LANES = [
+  'baseline',
+  'batched-prefill',
+  'conservative',
+  'sdpa-flash-only',
+  'sdpa-no-flash',
+  'fp32',
+  'deterministic',
+  'anomaly',
+  'two-step-trace',
+  'tb-on',
+  'mem-dump',
+  'branch-cmp',
+  'branch-sel',
+  'branch-win',
+  'gc-range-0-6',
+  'gc-range-6-12',
+];
+
+describe('bundled presets', () => {
+  const presets = loadPresets(presetDirs('/nonexistent-project', { HOME: '/nonexistent-home' }));
+
+  it('has every runbook lane, each valid', () => {
+    for (const name of RUNBOOK_LANES) expect(presets.has(name), name).toBe(true);
+  });
+
+  it('baseline is the smoke defaults with sequential prefill; batched-prefill adds the fix', () => {
+    const base = presets.get('baseline')!;
+    expect(base.env).toEqual({
+      NSA_TB_DISABLE: '1',
+      NSA_DISABLE_CSV_LOGS: '1',
+      NSA_HEARTBEAT_EVERY: '1',
+      NSA_DISABLE_AUX_STATS: '1',
+    });
+    const batched = presets.get('batched-prefill')!;
+    expect(batched.env).toEqual({ ...base.env, NSA_PREFILL_BATCHED: '1' });
+  });
+
+  it('defaults the stop policy to .HALT then SIGINT then SIGKILL', () => {
+    const p = presets.get('baseline')!;
+    expect(p.stop.halt).toBe(true);
+    expect(p.stop.haltWaitS).toBeGreaterThan(0);
+    expect(p.acceptance).toMatchObject({ finiteLoss: true, noStall: true, vramLimitMiB: 20480 });
+  });
+});
+
+describe('preset validation', () => {
+  it('names the file and field of every error', () => {
+    expect(() => validatePreset({ name: 'x', env: { 'BAD-NAME': '1' } }, 'my.yaml')).toThrow(
+      'my.yaml: field "env.BAD-NAME"',
+    );
+    expect(() => validatePreset({ name: 'Bad Name' }, 'a.yaml')).toThrow('a.yaml: field "name"');
+    expect(() => validatePreset({ name: 'x', steps: -1 }, 'b.yaml')).toThrow('field "steps"');
+    expect(() => validatePreset({ name: 'x', acceptance: { vramLimitMiB: 'lots' } }, 'c.yaml')).toThrow(
+      'field "acceptance.vramLimitMiB"',
+    );
+    expect(() => validatePreset({ name: 'x', stepz: 3 }, 'd.yaml')).toThrow('field "stepz": is not a known field');
+    expect(() => validatePreset({ name: 'x', stepRegex: '(' }, 'e.yaml')).toThrow('field "stepRegex"');
+    expect(() => validatePreset({ name: 'x', stepRegex: 'step (\\d+)' }, 'f.yaml')).toThrow('named groups');
+  });
+
+  it('reports YAML syntax errors with the file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nsa-presets-'));
+    const f = join(dir, 'broken.yaml');
+    writeFileSync(f, 'name: x\nenv: [unclosed\n');
+    expect(() => loadPresetFile(f)).toThrow(PresetError);
+    expect(() => loadPresetFile(f)).toThrow(f);
+  });
+
+  it('lets the config dir and the project folder add and override lanes', () => {
+    const home = mkdtempSync(join(tmpdir(), 'nsa-home-'));
+    const proj = mkdtempSync(join(tmpdir(), 'nsa-proj-'));
+    const cfg = join(home, '.config', 'nsa-dbg', 'presets');
+    const projDir = join(proj, '.nsa-dbg', 'presets');
+    for (const d of [cfg, projDir]) mkdirSync(d, { recursive: true });
+    writeFileSync(join(cfg, 'mine.yaml'), 'name: mine\nenv: {A: "1"}\n');
+    writeFileSync(join(projDir, 'baseline.yaml'), 'name: baseline\ndescription: pinned\nenv: {B: "2"}\n');
+    const presets = loadPresets(presetDirs(proj, { HOME: home }));
+    expect(presets.get('mine')!.env).toEqual({ A: '1' });
+    expect(presets.get('baseline')!.description).toBe('pinned');
+    expect(presets.get('baseline')!.source).toBe(join(projDir, 'baseline.yaml'));
+  });
+});
