@@ -1,5 +1,6 @@
 import type { StopPolicy } from '../presets/preset.js';
 import type { PtyHandle, Target } from '../targets/target.js';
+import { followArgv, type LaunchInfo, type LaunchMode, launchDetached, readLaunchInfo } from './detached.js';
 import { launcherScript, type RunSpec } from './launcher.js';
 import { RunWatcher } from './run-watcher.js';
 import { handlersFor, SIGNUM } from './signals.js';
@@ -24,6 +25,8 @@ export class RunController {
   private _pid: number | undefined;
   private _exit: number | null | undefined;
   private exitWaiters: Array<() => void> = [];
+  /** set for detached runs: the run outlives this controller */
+  launch: LaunchInfo | null = null;
 
   constructor(
     private readonly target: Target,
@@ -41,22 +44,67 @@ export class RunController {
     return this._exit;
   }
 
-  async start(size: { cols: number; rows: number } = { cols: 120, rows: 40 }): Promise<void> {
+  /**
+   * Start the run. Attached (local default): the PTY runs the launcher, and closing it ends the run.
+   * Detached (remote default): tmux or setsid+nohup own the run and the PTY only shows it.
+   */
+  async start(
+    size: { cols: number; rows: number } = { cols: 120, rows: 40 },
+    opts: { detached?: LaunchMode | 'auto' } = {},
+  ): Promise<void> {
     const { spec, target } = this;
     await target.writeFile(`${spec.runDir}/command.json`, `${JSON.stringify(spec, null, 2)}\n`);
-    await target.writeFile(`${spec.runDir}/run.sh`, launcherScript(spec, 'tee'));
     if (spec.outDir !== spec.runDir) {
       // The trainer never deletes .HALT: a stale one would stop this run at step 1 (reference §0.3 #5).
       await target.exec(['rm', '-f', `${spec.outDir}/.HALT`, `${spec.outDir}/.anomaly_type`]);
     }
-    this.watch(spec.runDir, 'run');
-    if (spec.outDir !== spec.runDir) this.watch(spec.outDir, 'out');
+    this.watchAll();
+    if (opts.detached) {
+      this.launch = await launchDetached(target, spec, size, opts.detached);
+      await this.follow(size);
+      return;
+    }
+    await target.writeFile(`${spec.runDir}/run.sh`, launcherScript(spec, 'tee'));
     this.pty = await target.spawnPty({ argv: ['sh', `${spec.runDir}/run.sh`], cwd: spec.cwd, ...size });
     this.pty.onData((d) => this.events.onPtyData?.(d));
     this.pty.onExit((e) => {
       // The launcher records the trainer's status in exit_code; give the watcher a moment to see it.
       setTimeout(() => void this.finishFromPty(e.exitCode), 300).unref?.();
     });
+  }
+
+  /** Re-attach to a run started earlier (by this or another nsa-dbg process): evidence from byte 0. */
+  static async attach(
+    target: Target,
+    runDir: string,
+    events: RunEvents,
+    size: { cols: number; rows: number } = { cols: 120, rows: 40 },
+  ): Promise<RunController> {
+    const cmd = await target.readFile(`${runDir}/command.json`);
+    if (!cmd) throw new Error(`${target.label}:${runDir} is not an nsa-dbg run (no command.json)`);
+    const spec = JSON.parse(cmd.toString('utf8')) as RunSpec;
+    const rc = new RunController(target, spec, events);
+    rc.launch = await readLaunchInfo(target, runDir);
+    rc.watchAll();
+    if (rc.launch && !(await target.readFile(`${runDir}/exit_code`))) await rc.follow(size);
+    return rc;
+  }
+
+  private watchAll(): void {
+    this.watch(this.spec.runDir, 'run');
+    if (this.spec.outDir !== this.spec.runDir) this.watch(this.spec.outDir, 'out');
+  }
+
+  /** a PTY that shows a detached run; its end says nothing about the run (exit_code does) */
+  private async follow(size: { cols: number; rows: number }): Promise<void> {
+    if (!this.launch) return;
+    try {
+      this.pty = await this.target.spawnPty({ argv: followArgv(this.launch, this.spec.runDir), ...size });
+      this.pty.onData((d) => this.events.onPtyData?.(d));
+    } catch {
+      // showing the terminal is a convenience; the evidence followers carry the run
+      this.pty = null;
+    }
   }
 
   private watch(dir: string, where: 'run' | 'out'): void {
@@ -146,7 +194,12 @@ export class RunController {
     this.pty?.resize(cols, rows);
   }
 
-  /** stop following files (after a final drain) and release the PTY */
+  /** the PTY showing the run (tmux pane or launcher), for a terminal hand-over */
+  terminal(): PtyHandle | null {
+    return this.pty;
+  }
+
+  /** stop following files (after a final drain) and release the PTY (a detached run keeps going) */
   async dispose(): Promise<void> {
     await Promise.all(this.watchers.map((w) => w.stop()));
     this.watchers = [];

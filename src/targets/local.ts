@@ -190,6 +190,9 @@ class LocalTail implements TailHandle, Disposable {
       closeSync(fd);
     }
   }
+  async drain(): Promise<void> {
+    this.poll();
+  }
   dispose(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
