@@ -1,0 +1,1 @@
+"""Demo stand-in package (see src/demo/scripts/train_showcase.py)."""
