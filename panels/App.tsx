@@ -1,0 +1,125 @@
+/**
+ * The root component. It mirrors the controller's snapshots into React state, owns stdin through a
+ * single `useInput` whose handler identity never changes (Ink 6.8 re-subscribes whenever it does,
+ * which drops or doubles keys), and turns routed keys into UI transitions and controller calls.
+ */
+import { useInput } from 'ink';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import type { DashboardState, SessionController } from '../src/session/state.js';
+import { initialUiState, type UiAction, type UiState, uiReducer } from '../src/session/ui-reducer.js';
+import { Dashboard, dashboardLayout } from './Dashboard.js';
+import { type InkKeyFlags, type KeyContext, type KeyEffect, routeKey } from './key-router.js';
+import { logTextRows, maxLogScroll } from './layout.js';
+import { colorFromEnv } from './theme.js';
+import { useTransientNotice } from './use-notice.js';
+import { useTerminalSize } from './use-terminal-size.js';
+
+export interface AppProps {
+  controller: SessionController;
+  onExit: () => void;
+  /** colours on/off; defaults to the NO_COLOR convention */
+  color?: boolean;
+}
+
+const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+function useSnapshot(controller: SessionController): DashboardState {
+  const [state, setState] = useState(() => controller.getState());
+  useEffect(() => {
+    setState(controller.getState());
+    return controller.subscribe(setState);
+  }, [controller]);
+  return state;
+}
+
+export function App({ controller, onExit, color = colorFromEnv() }: AppProps) {
+  const state = useSnapshot(controller);
+  const { columns, rows } = useTerminalSize();
+  const lanes = useMemo(() => controller.lanes(), [controller]);
+  const [notice, showNotice] = useTransientNotice();
+  const [quitting, setQuitting] = useState(false);
+  const layout = useMemo(() => dashboardLayout(state, columns, rows), [state, columns, rows]);
+  const keyContext: KeyContext = {
+    lanes,
+    logPage: logTextRows(layout.bottom.logHeight, true),
+    maxScroll: maxLogScroll(state.log.lines.length, layout.bottom.logHeight),
+  };
+
+  // The UI state lives in a ref as well as in React state: two keys can arrive before React
+  // re-renders, and the second must be routed against the state the first one produced.
+  const [ui, setUi] = useState<UiState>(initialUiState);
+  const uiRef = useRef(ui);
+  const apply = useCallback((actions: UiAction[]) => {
+    if (actions.length === 0) return;
+    uiRef.current = actions.reduce(uiReducer, uiRef.current);
+    setUi(uiRef.current);
+  }, []);
+
+  // Keep a scrolled-up log window on the same lines while output arrives; a shrinking total means
+  // a new run replaced the log. Adjusted during render so no frame shows the window jump.
+  const [seenTotal, setSeenTotal] = useState(state.log.total);
+  if (state.log.total !== seenTotal) {
+    setSeenTotal(state.log.total);
+    apply([
+      state.log.total < seenTotal
+        ? { type: 'logReset' }
+        : { type: 'logGrew', added: state.log.total - seenTotal, maxScroll: keyContext.maxScroll },
+    ]);
+  }
+
+  const latest = useRef({ controller, onExit, keyContext, lane: state.lane, quitting });
+  latest.current = { controller, onExit, keyContext, lane: state.lane, quitting };
+
+  const runEffect = useCallback(
+    (effect: KeyEffect) => {
+      const { controller: c } = latest.current;
+      switch (effect.kind) {
+        case 'dump':
+          showNotice('requesting a stack dump…');
+          c.requestDump().then(showNotice, (e: unknown) => showNotice(`stack dump failed: ${errorText(e)}`));
+          return;
+        case 'switchLane':
+          showNotice(`stopping lane ${latest.current.lane || '–'}, starting ${effect.lane}…`);
+          c.switchLane(effect.lane).then(
+            () => showNotice(`lane ${effect.lane} started`),
+            (e: unknown) => showNotice(`lane switch failed: ${errorText(e)}`),
+          );
+          return;
+        case 'quit': {
+          setQuitting(true);
+          latest.current.quitting = true;
+          // Exit even when stopping failed: the user asked to leave, and the consequence was shown.
+          const exit = () => latest.current.onExit();
+          c.quit().then(exit, exit);
+          return;
+        }
+      }
+    },
+    [showNotice],
+  );
+
+  const onInput = useCallback(
+    (input: string, key: InkKeyFlags) => {
+      if (latest.current.quitting) return;
+      const routed = routeKey(input, key, uiRef.current, latest.current.keyContext);
+      apply(routed.actions);
+      if (routed.effect) runEffect(routed.effect);
+    },
+    [apply, runEffect],
+  );
+  useInput(onInput);
+
+  return (
+    <Dashboard
+      state={state}
+      ui={ui}
+      columns={columns}
+      rows={rows}
+      color={color}
+      notice={notice}
+      lanes={lanes}
+      quitConsequence={ui.overlay === 'quit' ? controller.quitConsequence() : ''}
+      quitting={quitting}
+    />
+  );
+}

@@ -1,0 +1,186 @@
+/**
+ * The whole screen: header, then either the panels or the open overlay, then a key hint line.
+ * Heights come from `computeLayout`, and every section is a fixed-height clipped box, so the frame
+ * never grows past `rows - 1` whatever the data does.
+ */
+import { Box, Text } from 'ink';
+import { BINDINGS, type Command } from '../src/session/keymap.js';
+import type { DashboardState, LaneSummary } from '../src/session/state.js';
+import type { UiState } from '../src/session/ui-reducer.js';
+import { DumpPane } from './DumpPane.js';
+import { GpuPanel } from './GpuPanel.js';
+import { Header } from './Header.js';
+import { HeartbeatPanel, stallPhrases } from './HeartbeatPanel.js';
+import { HelpOverlay } from './HelpOverlay.js';
+import { LanePicker } from './LanePicker.js';
+import { LogPane } from './LogPane.js';
+import { computeLayout, type Layout } from './layout.js';
+import { MetricChart } from './MetricChart.js';
+import { QuitConfirm } from './QuitConfirm.js';
+
+export interface DashboardProps {
+  state: DashboardState;
+  ui: UiState;
+  columns: number;
+  rows: number;
+  color: boolean;
+  /** the App's own transient notice (dump outcome, lane switch), shown over the engine's */
+  notice?: string | null;
+  lanes: readonly LaneSummary[];
+  quitConsequence: string;
+  quitting?: boolean;
+}
+
+export function dashboardLayout(state: DashboardState, columns: number, rows: number): Layout {
+  return computeLayout({
+    columns,
+    rows,
+    rankCount: state.ranks.length,
+    stallBanners: state.ranks.filter((r) => r.stall).map(stallPhrases),
+    gpuCount: state.gpu.gpus.length,
+    processCount: state.gpu.processes.length,
+    hasDump: state.dump !== null,
+  });
+}
+
+const formatLoss = (v: number) => v.toFixed(4);
+const formatRate = (v: number) => v.toFixed(Math.abs(v) >= 100 ? 0 : 1);
+
+/** Short names for the hint line; the keys themselves come from the binding table. */
+const HINTS: Partial<Record<Command, string>> = {
+  help: 'help',
+  dump: 'dump',
+  lanes: 'lane',
+  follow: 'follow',
+  quit: 'quit',
+};
+
+function keyOf(command: Command): string {
+  return BINDINGS.find((b) => b.command === command)?.keys[0] ?? '';
+}
+
+function Footer() {
+  const hints = BINDINGS.filter((b) => HINTS[b.command]).map((b) => `${b.keys[0]} ${HINTS[b.command]}`);
+  hints.push(`${keyOf('scrollUp')}${keyOf('scrollDown')} scroll`);
+  return (
+    <Text dimColor wrap="truncate-end">
+      {hints.join('  ')}
+    </Text>
+  );
+}
+
+function Panels({
+  state,
+  ui,
+  color,
+  layout,
+}: {
+  state: DashboardState;
+  ui: UiState;
+  color: boolean;
+  layout: Layout;
+}) {
+  const { charts, status, bottom } = layout;
+  return (
+    <>
+      {charts.totalHeight > 0 ? (
+        <Box
+          flexDirection={charts.sideBySide ? 'row' : 'column'}
+          height={charts.totalHeight}
+          flexShrink={0}
+          gap={charts.sideBySide ? 1 : 0}
+        >
+          <MetricChart
+            label="loss"
+            points={state.loss}
+            width={charts.leftWidth}
+            height={charts.height}
+            color={color}
+            accent="accent"
+            format={formatLoss}
+          />
+          <MetricChart
+            label="toks/s"
+            points={state.toks}
+            width={charts.rightWidth}
+            height={charts.height}
+            color={color}
+            accent="info"
+            format={formatRate}
+          />
+        </Box>
+      ) : null}
+      <Box
+        flexDirection={status.sideBySide ? 'row' : 'column'}
+        height={status.height}
+        flexShrink={0}
+        gap={status.sideBySide ? 1 : 0}
+      >
+        <HeartbeatPanel ranks={state.ranks} width={status.hbWidth} height={status.hbHeight} color={color} />
+        {status.gpuHeight > 0 ? (
+          <GpuPanel gpu={state.gpu} width={status.gpuWidth} height={status.gpuHeight} color={color} />
+        ) : null}
+      </Box>
+      <Box
+        flexDirection={bottom.sideBySide ? 'row' : 'column'}
+        height={bottom.height}
+        flexShrink={0}
+        gap={bottom.sideBySide ? 1 : 0}
+      >
+        <LogPane
+          lines={state.log.lines}
+          total={state.log.total}
+          scroll={ui.logScroll}
+          width={bottom.logWidth}
+          height={bottom.logHeight}
+          color={color}
+        />
+        {bottom.dumpHeight > 0 ? (
+          <DumpPane dump={state.dump} width={bottom.dumpWidth} height={bottom.dumpHeight} color={color} />
+        ) : null}
+      </Box>
+    </>
+  );
+}
+
+function Overlay(p: DashboardProps & { layout: Layout }) {
+  const size = { width: p.layout.columns, height: p.layout.bodyHeight, color: p.color };
+  switch (p.ui.overlay) {
+    case 'help':
+      return <HelpOverlay {...size} />;
+    case 'quit':
+      return <QuitConfirm {...size} consequence={p.quitConsequence} busy={p.quitting ?? false} />;
+    case 'lanes':
+    case 'confirmLane':
+      return (
+        <LanePicker
+          {...size}
+          lanes={p.lanes}
+          filter={p.ui.picker.filter}
+          index={p.ui.picker.index}
+          confirming={p.ui.overlay === 'confirmLane' ? p.ui.picker.chosen : undefined}
+          currentLane={p.state.lane}
+        />
+      );
+    case 'none':
+      return null;
+  }
+}
+
+export function Dashboard(p: DashboardProps) {
+  const { state, color } = p;
+  const layout = dashboardLayout(state, p.columns, p.rows);
+  return (
+    <Box flexDirection="column" width={layout.columns} height={layout.frameHeight} overflow="hidden">
+      <Header {...state} notice={p.notice ?? state.notice} width={layout.columns} color={color} />
+      {p.ui.overlay === 'none' ? (
+        <Panels state={state} ui={p.ui} color={color} layout={layout} />
+      ) : (
+        <Box height={layout.bodyHeight} flexShrink={0} overflow="hidden">
+          <Overlay {...p} layout={layout} />
+        </Box>
+      )}
+      {layout.footerHeight > 0 ? <Footer /> : null}
+    </Box>
+  );
+}

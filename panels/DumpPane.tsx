@@ -1,0 +1,107 @@
+/**
+ * The newest stack dump: what produced it, the main thread innermost frame first (that is where a
+ * hang sits), then the top frame of every other thread.
+ */
+import { Text } from 'ink';
+import type { Frame } from '../src/ingest/events.js';
+import type { DumpView } from '../src/session/state.js';
+import { baseName, padCut, positional, shortenPath } from './format.js';
+import { Rows } from './Rows.js';
+import { tone } from './theme.js';
+
+export interface DumpPaneProps {
+  dump: DumpView | null;
+  width: number;
+  height: number;
+  color: boolean;
+}
+
+export const NO_DUMP_TEXT = 'no stack dump yet: press d for a stack dump';
+
+/** Short location: the last 3 path parts, or 2 in a narrow pane. */
+function where(f: Frame, width: number): string {
+  return `${shortenPath(f.file, width < 70 ? 2 : 3)}:${f.line}`;
+}
+
+const SIGNAL_NAMES: Record<number, string> = {
+  2: 'SIGINT',
+  6: 'SIGABRT',
+  10: 'SIGUSR1',
+  11: 'SIGSEGV',
+  15: 'SIGTERM',
+};
+
+function dumpTitle(dump: DumpView): string {
+  const cause =
+    dump.signal !== undefined
+      ? `${dump.kind} ${SIGNAL_NAMES[dump.signal] ?? `signal ${dump.signal}`}`
+      : dump.kind;
+  return `stack dump · ${cause} · ${baseName(dump.file)}`;
+}
+
+interface FrameRowProps {
+  f: Frame;
+  fnWidth: number;
+  width: number;
+  first: boolean;
+  color: boolean;
+}
+
+function FrameRow({ f, fnWidth, width, first, color }: FrameRowProps) {
+  return (
+    <Text wrap="truncate-end">
+      <Text bold={first} color={first ? tone(color, 'warn') : undefined}>
+        {padCut(f.function, fnWidth)}
+      </Text>
+      <Text dimColor> {where(f, width)}</Text>
+    </Text>
+  );
+}
+
+export function DumpPane({ dump, width, height, color }: DumpPaneProps) {
+  if (!dump) {
+    return (
+      <Rows width={width} height={height}>
+        <Text dimColor wrap="truncate-end">
+          {NO_DUMP_TEXT}
+        </Text>
+      </Rows>
+    );
+  }
+  const others = dump.otherThreads;
+  // Reserve room for the other threads' header and at least one of them when there are any.
+  const otherRows = others.length > 0 ? Math.min(others.length + 1, Math.max(0, height - 4)) : 0;
+  const mainRows = Math.max(0, height - 2 - otherRows);
+  const main = dump.mainThread.slice(0, mainRows);
+  const hiddenMain = dump.mainThread.length - main.length;
+  // Function names get what the locations leave; a cut name keeps its start, which is what identifies it.
+  const longestWhere = Math.max(0, ...main.map((f) => where(f, width).length));
+  const fnWidth = Math.min(
+    Math.max(8, ...main.map((f) => f.function.length)),
+    Math.max(12, width - longestWhere - 1),
+  );
+  return (
+    <Rows width={width} height={height}>
+      <Text bold wrap="truncate-end">
+        {dumpTitle(dump)}
+      </Text>
+      <Text dimColor wrap="truncate-end">
+        main thread, innermost first{hiddenMain > 0 ? ` (+${hiddenMain} outer frames)` : ''}
+      </Text>
+      {positional(main).map(({ key, item: f }) => (
+        <FrameRow key={key} f={f} fnWidth={fnWidth} width={width} first={f === main[0]} color={color} />
+      ))}
+      {otherRows > 0 ? (
+        <Text dimColor wrap="truncate-end">
+          other threads
+        </Text>
+      ) : null}
+      {positional(others.slice(0, Math.max(0, otherRows - 1))).map(({ key, item: t }) => (
+        <Text key={key} wrap="truncate-end">
+          <Text>{t.name}: </Text>
+          <Text dimColor>{t.top ? `${t.top.function} ${where(t.top, width)}` : '(no frames)'}</Text>
+        </Text>
+      ))}
+    </Rows>
+  );
+}

@@ -1,0 +1,87 @@
+/**
+ * Two fixed lines: who/what/where of the run, then whatever needs attention (connection outage,
+ * demo marker, verdict, the transient notice, else the lane description).
+ */
+import { Box, Text } from 'ink';
+import type { DashboardState } from '../src/session/state.js';
+import { formatDuration, formatSeconds } from './format.js';
+import { runPhaseTone, tone } from './theme.js';
+
+export type HeaderProps = Pick<
+  DashboardState,
+  | 'target'
+  | 'lane'
+  | 'laneDescription'
+  | 'runState'
+  | 'startedAt'
+  | 'now'
+  | 'step'
+  | 'totalSteps'
+  | 'pid'
+  | 'exitCode'
+  | 'simulated'
+  | 'connection'
+  | 'verdict'
+> & { notice: string | null; width: number; color: boolean };
+
+export const DEMO_MARKER = 'DEMO: simulated trainer and GPU';
+
+function runStateText(p: HeaderProps): string {
+  if (p.runState === 'exited' && p.exitCode !== undefined && p.exitCode !== null)
+    return `exited ${p.exitCode}`;
+  return p.runState;
+}
+
+function connectionText(c: NonNullable<HeaderProps['connection']>): string {
+  const parts = [`connection ${c.state}`];
+  if (c.outageS !== undefined) parts.push(`for ${formatSeconds(c.outageS)}`);
+  if (c.attempts !== undefined) parts.push(`${c.attempts} attempt${c.attempts === 1 ? '' : 's'}`);
+  return parts.join(' · ');
+}
+
+export function Header(p: HeaderProps) {
+  const elapsed = p.startedAt !== null ? formatDuration(p.now - p.startedAt) : '–';
+  const step = p.totalSteps !== undefined ? `${p.step}/${p.totalSteps}` : String(p.step);
+  const outage = p.connection && p.connection.state !== 'up' ? connectionText(p.connection) : null;
+  const hasStatus = outage || p.simulated || p.verdict || p.notice;
+  return (
+    <Box flexDirection="column" width={p.width} height={2} flexShrink={0}>
+      <Text wrap="truncate-end">
+        <Text bold>nsa-dbg</Text>
+        <Text> {p.target} · lane </Text>
+        <Text bold color={tone(p.color, 'accent')}>
+          {p.lane || '–'}
+        </Text>
+        <Text> · </Text>
+        <Text color={tone(p.color, runPhaseTone(p.runState, p.exitCode))}>{runStateText(p)}</Text>
+        <Text>
+          {' '}
+          · {elapsed} · step {step}
+          {p.pid !== undefined ? ` · pid ${p.pid}` : ''}
+        </Text>
+      </Text>
+      <Text wrap="truncate-end">
+        {outage ? (
+          <Text bold color={tone(p.color, 'bad')}>
+            {outage}
+            {'  '}
+          </Text>
+        ) : null}
+        {p.simulated ? (
+          <Text color={tone(p.color, 'warn')}>
+            {DEMO_MARKER}
+            {'  '}
+          </Text>
+        ) : null}
+        {p.verdict ? (
+          <Text bold color={tone(p.color, p.verdict.verdict === 'pass' ? 'ok' : 'bad')}>
+            {p.verdict.verdict.toUpperCase()}: {p.verdict.summary}
+            {'  '}
+          </Text>
+        ) : null}
+        {p.notice ? <Text color={tone(p.color, 'info')}>{p.notice}</Text> : null}
+        {!hasStatus ? <Text dimColor>{p.laneDescription}</Text> : null}
+      </Text>
+    </Box>
+  );
+}

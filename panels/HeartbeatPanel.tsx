@@ -1,0 +1,90 @@
+/**
+ * One row per rank: phase, step, how long since its last beat against what the stall detector
+ * expects, and a sparkline of recent gaps. A stalled rank also gets a banner at the top that says
+ * STALL, where (step + localisation) and how long it has been silent.
+ */
+import { Text } from 'ink';
+import type { RankView } from '../src/session/state.js';
+import { sparkline } from './charts/sparkline.js';
+import { formatSeconds, padCut, positional, wrapPhrases } from './format.js';
+import { MAX_RANK_ROWS } from './layout.js';
+import { Rows } from './Rows.js';
+import { type Tone, tone } from './theme.js';
+
+export interface HeartbeatPanelProps {
+  ranks: RankView[];
+  width: number;
+  height: number;
+  color: boolean;
+}
+
+/** The banner's phrases, e.g. STALL rank 0 · step 6 · in-step · 14s silent · CPU busy. */
+export function stallPhrases(rank: RankView): string[] {
+  const s = rank.stall;
+  if (!s) return [];
+  const phrases = [`STALL rank ${rank.rank}`, `step ${s.step}`, s.where, `${Math.round(s.silenceS)}s silent`];
+  if (s.cpuBusy !== null) phrases.push(s.cpuBusy ? 'CPU busy' : 'CPU idle');
+  return phrases;
+}
+
+function ageTone(r: RankView): Tone | null {
+  if (r.stall) return 'bad';
+  if (r.lastBeatAgeS === null) return null;
+  if (r.thresholdS !== null && r.lastBeatAgeS >= r.thresholdS) return 'bad';
+  if (r.expectedS !== null && r.lastBeatAgeS > r.expectedS) return 'warn';
+  return 'ok';
+}
+
+function RankRow({ r, width, color }: { r: RankView; width: number; color: boolean }) {
+  // Aligned columns when there is room; packed tight in a half-width pane at 80 columns.
+  const head =
+    width >= 60
+      ? `r${r.rank} ${padCut(r.phase, 10)} step ${String(r.step).padEnd(5)}`
+      : `r${r.rank} ${r.phase} step ${r.step} `;
+  const age = `${formatSeconds(r.lastBeatAgeS)} / exp ${formatSeconds(r.expectedS)}`;
+  const sparkWidth = Math.max(0, width - head.length - age.length - 2);
+  const t = ageTone(r);
+  return (
+    <Text wrap="truncate-end">
+      <Text>{head}</Text>
+      <Text color={t ? tone(color, t) : undefined} bold={t === 'bad'}>
+        {age}
+      </Text>
+      {sparkWidth > 0 ? <Text dimColor> {sparkline(r.gaps, { width: sparkWidth, min: 0 })}</Text> : null}
+    </Text>
+  );
+}
+
+export function HeartbeatPanel({ ranks, width, height, color }: HeartbeatPanelProps) {
+  const banners = ranks.filter((r) => r.stall).flatMap((r) => wrapPhrases(stallPhrases(r), width));
+  // Rows left under the title and banners; when ranks do not all fit, one row says how many are hidden.
+  const room = Math.max(0, height - 1 - banners.length);
+  const fits = ranks.length <= Math.min(MAX_RANK_ROWS, room);
+  const shownCount = fits ? ranks.length : Math.max(0, Math.min(MAX_RANK_ROWS, room - 1));
+  const hidden = ranks.length - shownCount;
+  return (
+    <Rows width={width} height={height}>
+      <Text bold wrap="truncate-end">
+        heartbeats
+      </Text>
+      {positional(banners).map(({ key, item: line }) => (
+        <Text key={key} inverse bold color={tone(color, 'bad')} wrap="truncate-end">
+          {line}
+        </Text>
+      ))}
+      {ranks.length === 0 ? (
+        <Text dimColor wrap="truncate-end">
+          no heartbeats yet
+        </Text>
+      ) : null}
+      {ranks.slice(0, shownCount).map((r) => (
+        <RankRow key={r.rank} r={r} width={width} color={color} />
+      ))}
+      {hidden > 0 ? (
+        <Text dimColor wrap="truncate-end">
+          +{hidden} more rank{hidden === 1 ? '' : 's'}
+        </Text>
+      ) : null}
+    </Rows>
+  );
+}

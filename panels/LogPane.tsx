@@ -1,0 +1,65 @@
+/**
+ * The tail of the trainer's output. Ink cannot scroll, so this renders only the window of lines that
+ * fits, `scroll` lines up from the newest, and says how many are hidden below.
+ */
+import { Text } from 'ink';
+import type { LogLine } from '../src/session/state.js';
+import { logTextRows, maxLogScroll } from './layout.js';
+import { Rows } from './Rows.js';
+import { tone } from './theme.js';
+
+export interface LogPaneProps {
+  lines: LogLine[];
+  /** lines since the run started (more than `lines.length` once old ones were dropped) */
+  total: number;
+  /** lines scrolled up from the newest (0 = following) */
+  scroll: number;
+  width: number;
+  height: number;
+  color: boolean;
+}
+
+/** Which slice of `count` lines is visible: [start, end) plus how many lie below `end`. */
+export function logWindow(count: number, scroll: number, height: number) {
+  // Clamp here too: a stale scroll offset (the log was trimmed) must still show a full window.
+  const below = Math.min(Math.max(0, scroll), maxLogScroll(count, height));
+  const rows = logTextRows(height, below > 0);
+  const end = count - below;
+  const start = Math.max(0, end - rows);
+  return { start, end, below };
+}
+
+/** Tags worth a colour; the engine has already stripped every escape sequence from the text. */
+function lineTone(text: string) {
+  if (/FATAL|Traceback|Error:|error:|non-finite/i.test(text)) return 'bad' as const;
+  if (/Warning|\[warn/i.test(text)) return 'warn' as const;
+  return null;
+}
+
+export function LogPane({ lines, total, scroll, width, height, color }: LogPaneProps) {
+  const { start, end, below } = logWindow(lines.length, scroll, height);
+  const visible = lines.slice(start, end);
+  return (
+    <Rows width={width} height={height}>
+      <Text bold wrap="truncate-end">
+        log{' '}
+        <Text dimColor>
+          · {total} lines · {below > 0 ? `scrolled (G follows)` : 'following'}
+        </Text>
+      </Text>
+      {visible.map((l) => {
+        const t = lineTone(l.text);
+        return (
+          <Text key={l.id} wrap="truncate-end" color={t ? tone(color, t) : undefined}>
+            {l.text === '' ? ' ' : l.text}
+          </Text>
+        );
+      })}
+      {below > 0 ? (
+        <Text dimColor wrap="truncate-end">
+          — {below} more below —
+        </Text>
+      ) : null}
+    </Rows>
+  );
+}

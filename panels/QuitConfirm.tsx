@@ -1,0 +1,36 @@
+/** The quit prompt: says what happens to the run before the user commits. */
+import { Text } from 'ink';
+import { positional, wrapPhrases } from './format.js';
+import { Rows } from './Rows.js';
+import { tone } from './theme.js';
+
+export interface QuitConfirmProps {
+  /** from `controller.quitConsequence()` */
+  consequence: string;
+  /** the user said yes and the controller is stopping the run */
+  busy: boolean;
+  width: number;
+  height: number;
+  color: boolean;
+}
+
+export function QuitConfirm({ consequence, busy, width, height, color }: QuitConfirmProps) {
+  return (
+    <Rows width={width} height={height}>
+      <Text bold color={tone(color, 'warn')} wrap="truncate-end">
+        {busy ? 'Quitting…' : 'Quit nsa-dbg? y/n'}
+      </Text>
+      {/* Wrapped by hand: every row of a Rows box must be exactly one line. */}
+      {positional(wrapPhrases(consequence.split(/\s+/), width, ' ')).map(({ key, item }) => (
+        <Text key={key} wrap="truncate-end">
+          {item}
+        </Text>
+      ))}
+      {busy ? null : (
+        <Text dimColor wrap="truncate-end">
+          y: quit · n or Esc: stay
+        </Text>
+      )}
+    </Rows>
+  );
+}

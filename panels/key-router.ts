@@ -1,0 +1,112 @@
+/**
+ * Routes one key event to UI actions and at most one side effect. The open overlay gets the key
+ * first (so typing "q" in the lane filter filters, it does not quit); on the bare dashboard the one
+ * binding table (`commandForKey`) decides. Pure, so the App's `useInput` handler stays a thin shell.
+ */
+import { type Command, commandForKey, type KeyFlags } from '../src/session/keymap.js';
+import type { LaneSummary } from '../src/session/state.js';
+import { filterLanes, type UiAction, type UiState } from '../src/session/ui-reducer.js';
+
+/** Ink's key flags we look at, beyond the ones the binding table uses. */
+export interface InkKeyFlags extends KeyFlags {
+  backspace?: boolean;
+  delete?: boolean;
+}
+
+export type KeyEffect = { kind: 'dump' } | { kind: 'switchLane'; lane: string } | { kind: 'quit' };
+
+export interface KeyContext {
+  lanes: readonly LaneSummary[];
+  /** lines in one log page (the visible log height) */
+  logPage: number;
+  /** how far up the log can scroll */
+  maxScroll: number;
+}
+
+export interface Routed {
+  actions: UiAction[];
+  effect?: KeyEffect;
+}
+
+const NOTHING: Routed = { actions: [] };
+
+/** "yy" typed fast arrives as one chunk: treat a run of one repeated character as that character. */
+function singleKey(input: string): string {
+  return input.length > 1 && [...input].every((c) => c === input[0]) ? input[0]! : input;
+}
+
+/** Printable characters only: control bytes from odd terminals must not land in the filter. */
+function printable(input: string): string {
+  return [...input].filter((c) => c >= ' ' && c !== '\u007f').join('');
+}
+
+function routeDashboard(command: Command | null, ctx: KeyContext): Routed {
+  const scroll = (delta: number): Routed => ({
+    actions: [{ type: 'scroll', delta, maxScroll: ctx.maxScroll }],
+  });
+  const page = Math.max(1, ctx.logPage - 1);
+  switch (command) {
+    case 'dump':
+      return { actions: [], effect: { kind: 'dump' } };
+    case 'lanes':
+      return { actions: [{ type: 'openLanes' }] };
+    case 'quit':
+      return { actions: [{ type: 'openQuit' }] };
+    case 'help':
+      return { actions: [{ type: 'toggleHelp' }] };
+    case 'scrollUp':
+      return scroll(1);
+    case 'scrollDown':
+      return scroll(-1);
+    case 'pageUp':
+      return scroll(page);
+    case 'pageDown':
+      return scroll(-page);
+    case 'follow':
+      return { actions: [{ type: 'follow' }] };
+    case null:
+      return NOTHING;
+  }
+}
+
+function routePicker(input: string, key: InkKeyFlags, ui: UiState, ctx: KeyContext): Routed {
+  const matches = filterLanes(ctx.lanes, ui.picker.filter);
+  if (key.escape) return { actions: [{ type: 'close' }] };
+  if (key.return) {
+    const lane = matches[ui.picker.index];
+    return lane ? { actions: [{ type: 'pickerChoose', lane: lane.name }] } : NOTHING;
+  }
+  if (key.upArrow) return { actions: [{ type: 'pickerMove', delta: -1, count: matches.length }] };
+  if (key.downArrow) return { actions: [{ type: 'pickerMove', delta: 1, count: matches.length }] };
+  if (key.backspace || key.delete) return { actions: [{ type: 'pickerBackspace' }] };
+  if (key.ctrl || key.meta) return NOTHING;
+  const text = printable(input);
+  return text ? { actions: [{ type: 'pickerType', text }] } : NOTHING;
+}
+
+export function routeKey(input: string, key: InkKeyFlags, ui: UiState, ctx: KeyContext): Routed {
+  const ch = singleKey(input);
+  switch (ui.overlay) {
+    case 'none':
+      return routeDashboard(commandForKey(input, key), ctx);
+    case 'help':
+      // Any of the ways a user tries to leave works; other keys are ignored rather than acted on
+      // behind the overlay.
+      return key.escape || key.return || ch === '?' || ch === 'q'
+        ? { actions: [{ type: 'close' }] }
+        : NOTHING;
+    case 'quit':
+      if (ch === 'y' || ch === 'Y') return { actions: [], effect: { kind: 'quit' } };
+      return key.escape || ch === 'n' || ch === 'N' ? { actions: [{ type: 'close' }] } : NOTHING;
+    case 'lanes':
+      return routePicker(input, key, ui, ctx);
+    case 'confirmLane': {
+      const lane = ui.picker.chosen;
+      if ((ch === 'y' || ch === 'Y') && lane) {
+        return { actions: [{ type: 'close' }], effect: { kind: 'switchLane', lane } };
+      }
+      if (ch === 'n' || ch === 'N') return { actions: [{ type: 'confirmBack' }] };
+      return key.escape ? { actions: [{ type: 'close' }] } : NOTHING;
+    }
+  }
+}

@@ -1,0 +1,63 @@
+import { render } from 'ink-testing-library';
+import { describe, expect, it } from 'vitest';
+import { DEMO_MARKER, Header } from '../../panels/Header.js';
+import { frameLines } from '../helpers/render.js';
+import { runningState } from './sample-state.js';
+
+const header = (partial: Parameters<typeof runningState>[0] = {}, notice: string | null = null) => {
+  const s = runningState(partial);
+  return frameLines(render(<Header {...s} notice={notice} width={100} color={false} />).lastFrame());
+};
+
+describe('Header', () => {
+  it('shows target, lane, run state, elapsed, step of total and pid on the first line', () => {
+    const [line1] = header();
+    expect(line1).toContain('local');
+    expect(line1).toContain('batched-prefill');
+    expect(line1).toContain('running');
+    expect(line1).toContain('1m 02s');
+    expect(line1).toContain('step 17/40');
+    expect(line1).toContain('pid 4162');
+  });
+
+  it('is always two lines, the second showing the lane description when nothing needs attention', () => {
+    const lines = header();
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toContain('baseline plus the batched prefill fix');
+  });
+
+  it('says plainly when the trainer and GPU are simulated', () => {
+    expect(header({ simulated: true })[1]).toContain(DEMO_MARKER);
+    expect(DEMO_MARKER).toBe('DEMO: simulated trainer and GPU');
+  });
+
+  it('shows a connection outage', () => {
+    const [, line2] = header({ connection: { state: 'reconnecting', outageS: 12, attempts: 3 } });
+    expect(line2).toContain('connection reconnecting');
+    expect(line2).toContain('12.0s');
+    expect(line2).toContain('3 attempts');
+    expect(header({ connection: { state: 'up' } })[1]).not.toContain('connection');
+  });
+
+  it('shows the verdict summary and the notice', () => {
+    const [, line2] = header(
+      { verdict: { verdict: 'hang', summary: 'hang at step 6 (in-step), rank 0' } },
+      'SIGUSR1 sent to pid 4162',
+    );
+    expect(line2).toContain('HANG: hang at step 6 (in-step), rank 0');
+    expect(line2).toContain('SIGUSR1 sent to pid 4162');
+  });
+
+  it('shows the exit code of a finished run and copes with no start time', () => {
+    const [line1] = header({
+      runState: 'exited',
+      exitCode: 137,
+      startedAt: null,
+      totalSteps: undefined,
+      pid: undefined,
+    });
+    expect(line1).toContain('exited 137');
+    expect(line1).toMatch(/· – · step 17$/);
+    expect(line1).not.toContain('pid');
+  });
+});
