@@ -70,7 +70,12 @@ export const BINDINGS: readonly Binding[] = [
   },
   { command: 'follow', keys: ['G'], description: 'follow the newest output again', matches: ch('G') },
   { command: 'help', keys: ['?'], description: 'show / hide this help', matches: ch('?') },
-  { command: 'quit', keys: ['q'], description: 'quit (asks first, says what happens to the run)', matches: ch('q') },
+  {
+    command: 'quit',
+    keys: ['q', 'Ctrl+C'],
+    description: 'quit (asks first, says what happens to the run)',
+    matches: (i, k) => ch('q')(i, k) || (!!k.ctrl && i === 'c'),
+  },
 ];
 
 /**
