@@ -72,7 +72,10 @@ export interface Target {
   readonly kind: 'local' | 'ssh';
   spawnPty(opts: SpawnPtyOptions): Promise<PtyHandle>;
   /** run argv to completion (no PTY) */
-  exec(argv: string[], opts?: { cwd?: string; env?: Record<string, string>; timeoutMs?: number }): Promise<ExecResult>;
+  exec(
+    argv: string[],
+    opts?: { cwd?: string; env?: Record<string, string>; timeoutMs?: number },
+  ): Promise<ExecResult>;
   /** run argv without a PTY, delivering stdout chunks as they arrive */
   stream(argv: string[], onStdout: (chunk: Buffer) => void, opts?: StreamOptions): StreamHandle;
   readFile(path: string): Promise<Buffer | null>;

@@ -1,0 +1,198 @@
+/**
+ * Mirrors a run directory into a local evidence folder as the files grow, on any Target. Each remote
+ * file is tailed and its bytes appended to the same relative path locally, so the local copy ends
+ * byte-identical to the remote one; the engine sees the same bytes through onChunk.
+ *
+ * Resuming: the local file's size is the offset to resume from (it is exactly what was delivered,
+ * even if the process died between an append and saving the state), and `.mirror-offsets.json`
+ * records the offsets for humans and tools, written atomically.
+ */
+
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import type { TailHandle, Target } from '../targets/target.js';
+
+export const MIRROR_STATE_FILE = '.mirror-offsets.json';
+
+export interface EvidenceMirrorOptions {
+  /** called after each chunk has been appended locally */
+  onChunk?: (relPath: string, chunk: Buffer) => void;
+  /** listing or catch-up failures (link down, ...); the mirror keeps going */
+  onError?: (err: Error) => void;
+  /** which names to mirror; default every file except temp files of atomic writes */
+  filter?: (name: string) => boolean;
+  listEveryMs?: number;
+  pollMs?: number;
+  /** how long flush() waits for a tail without drain() to catch up */
+  flushTimeoutMs?: number;
+}
+
+/** Temp files of atomic writes (`x.tmp-1234`, `x.tmp`) come and go; their final names are mirrored. */
+export function defaultMirrorFilter(name: string): boolean {
+  return !/\.tmp(?:[-.]|$)/.test(name) && name !== MIRROR_STATE_FILE;
+}
+
+function safeName(name: string): boolean {
+  return name !== '' && name !== '.' && name !== '..' && !name.includes('/') && !name.includes('\0');
+}
+
+interface Mirrored {
+  tail: TailHandle;
+  fd: number;
+}
+
+export class EvidenceMirror<T extends Target = Target> {
+  private readonly files = new Map<string, Mirrored>();
+  /** names found to be directories (never tailed) */
+  private readonly skipped = new Set<string>();
+  private timer: NodeJS.Timeout | null = null;
+  private saveTimer: NodeJS.Timeout | null = null;
+  private scanning: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(
+    readonly target: T,
+    readonly remoteDir: string,
+    readonly localDir: string,
+    private readonly opts: EvidenceMirrorOptions = {},
+  ) {}
+
+  /** Begin mirroring: first listing now, then every listEveryMs. */
+  async start(): Promise<void> {
+    mkdirSync(this.localDir, { recursive: true });
+    await this.scan();
+    this.timer = setInterval(() => void this.scan(), this.opts.listEveryMs ?? 1000);
+    this.timer.unref?.();
+  }
+
+  /** bytes mirrored so far, per relative path */
+  offsets(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [name, m] of this.files) out[name] = m.tail.offset;
+    return out;
+  }
+
+  /** List the directory once and start following files not seen before. */
+  scan(): Promise<void> {
+    if (!this.scanning) {
+      this.scanning = this.doScan().finally(() => {
+        this.scanning = null;
+      });
+    }
+    return this.scanning;
+  }
+
+  private async doScan(): Promise<void> {
+    if (this.closed) return;
+    let names: string[];
+    try {
+      names = await this.target.listDir(this.remoteDir);
+    } catch (err) {
+      this.opts.onError?.(err as Error);
+      return;
+    }
+    const filter = this.opts.filter ?? defaultMirrorFilter;
+    for (const name of names.sort()) {
+      if (this.closed || this.files.has(name) || this.skipped.has(name)) continue;
+      if (!safeName(name) || !filter(name)) continue;
+      try {
+        const isDir = await this.target.exec(['test', '-d', `${this.remoteDir}/${name}`]);
+        if (isDir.code === 0) {
+          this.skipped.add(name); // the layout is flat: subfolders (e.g. tensorboard) are not evidence
+          continue;
+        }
+      } catch (err) {
+        this.opts.onError?.(err as Error);
+        return; // try again on the next listing
+      }
+      if (!this.closed && !this.files.has(name)) this.follow(name);
+    }
+  }
+
+  private follow(name: string): void {
+    const localPath = join(this.localDir, name);
+    const fd = openSync(localPath, 'a');
+    const fromOffset = existsSync(localPath) ? statSync(localPath).size : 0;
+    const tail = this.target.tail(
+      `${this.remoteDir}/${name}`,
+      (chunk) => {
+        writeAll(fd, chunk);
+        this.scheduleSave();
+        this.opts.onChunk?.(name, chunk);
+      },
+      { fromOffset, ...(this.opts.pollMs !== undefined ? { pollMs: this.opts.pollMs } : {}) },
+    );
+    this.files.set(name, { tail, fd });
+  }
+
+  /**
+   * Bring every local file up to the remote's current size: one more listing, then each tail
+   * catches up. Rejects when the target cannot be reached.
+   */
+  async flush(): Promise<void> {
+    await this.scan();
+    await Promise.all([...this.files.entries()].map(([name, m]) => this.catchUp(name, m.tail)));
+    this.saveNow();
+  }
+
+  private async catchUp(name: string, tail: TailHandle): Promise<void> {
+    if (tail.drain) return tail.drain();
+    // no drain(): wait until the tail's offset reaches the remote file's size
+    const remote = await this.target.readFile(`${this.remoteDir}/${name}`);
+    const want = remote?.length ?? 0;
+    const deadline = Date.now() + (this.opts.flushTimeoutMs ?? 10_000);
+    while (tail.offset < want) {
+      if (Date.now() > deadline) throw new Error(`mirror: ${name} stuck at ${tail.offset}/${want} bytes`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  /** Flush, then stop following and save the offsets. The remote files are left untouched. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.flush();
+    } finally {
+      this.closed = true;
+      if (this.timer) clearInterval(this.timer);
+      this.timer = null;
+      for (const m of this.files.values()) m.tail.dispose();
+      this.saveNow();
+      for (const m of this.files.values()) closeSync(m.fd);
+      this.files.clear();
+    }
+  }
+
+  private scheduleSave(): void {
+    if (this.saveTimer) return;
+    this.saveTimer = setTimeout(() => {
+      this.saveTimer = null;
+      this.saveNow();
+    }, 250);
+    this.saveTimer.unref?.();
+  }
+
+  private saveNow(): void {
+    if (this.saveTimer) clearTimeout(this.saveTimer);
+    this.saveTimer = null;
+    const state = { remoteDir: this.remoteDir, target: this.target.label, offsets: this.offsets() };
+    const path = join(this.localDir, MIRROR_STATE_FILE);
+    const tmp = `${path}.tmp-${process.pid}`;
+    writeFileSync(tmp, `${JSON.stringify(state, null, 2)}\n`);
+    renameSync(tmp, path);
+  }
+}
+
+function writeAll(fd: number, chunk: Buffer): void {
+  let done = 0;
+  while (done < chunk.length) done += writeSync(fd, chunk, done, chunk.length - done);
+}

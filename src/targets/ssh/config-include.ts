@@ -1,0 +1,149 @@
+/**
+ * Loads an ssh_config file with its `Include`s spliced in. The `ssh-config` package parses one file
+ * and leaves `Include` as a plain value, so the splicing happens here, on the parsed lines, for one
+ * queried alias: an Include inside a `Host` block whose patterns do not match the alias is skipped
+ * (OpenSSH never matches anything in it); inside a matching block the included file's leading
+ * directives stay under that block and its own Host blocks follow. Relative Include paths are taken
+ * from ~/.ssh (user config), globs are expanded and sorted like glob(3).
+ */
+
+import { readdirSync, readFileSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
+import SSHConfig, { type Directive, type Line, LineType, type Section, glob as sshGlob } from 'ssh-config';
+
+const MAX_INCLUDE_DEPTH = 16;
+
+export function directiveValues(value: Directive['value']): string[] {
+  if (typeof value === 'string') return value.split(/\s+/).filter(Boolean);
+  return value.map((v) => v.val);
+}
+
+export function expandTilde(path: string, home: string): string {
+  if (path === '~') return home;
+  if (path.startsWith('~/')) return join(home, path.slice(2));
+  return path;
+}
+
+function globSegmentRegex(segment: string): RegExp {
+  let re = '';
+  for (const ch of segment) {
+    if (ch === '*') re += '[^/]*';
+    else if (ch === '?') re += '[^/]';
+    else re += ch.replace(/[\\^$.|+()[\]{}]/g, '\\$&');
+  }
+  return new RegExp(`^${re}$`);
+}
+
+/** Expand `*` and `?` in any path segment; a pattern without wildcards is returned as is. */
+export function expandGlob(pattern: string): string[] {
+  if (!/[*?]/.test(pattern)) return [pattern];
+  const absolute = pattern.startsWith('/');
+  const segments = pattern.split('/').filter((s) => s !== '');
+  let bases = [absolute ? '/' : '.'];
+  for (const segment of segments) {
+    const next: string[] = [];
+    for (const base of bases) {
+      if (!/[*?]/.test(segment)) {
+        next.push(join(base, segment));
+        continue;
+      }
+      const re = globSegmentRegex(segment);
+      let names: string[] = [];
+      try {
+        names = readdirSync(base);
+      } catch {
+        continue;
+      }
+      for (const name of names.sort()) {
+        // like glob(3): a wildcard does not match a leading dot
+        if (name.startsWith('.') && !segment.startsWith('.')) continue;
+        if (re.test(name)) next.push(join(base, name));
+      }
+    }
+    bases = next;
+  }
+  return bases;
+}
+
+function isSection(line: Line): line is Section {
+  return line.type === LineType.DIRECTIVE && 'config' in line;
+}
+
+function isInclude(line: Line): boolean {
+  return line.type === LineType.DIRECTIVE && line.param.toLowerCase() === 'include';
+}
+
+function emptyLike(section: Section): Section {
+  return { ...section, config: new SSHConfig() };
+}
+
+export interface LoadContext {
+  alias: string;
+  home: string;
+  /** folder relative Include paths are taken from */
+  includeDir: string;
+}
+
+function includedFiles(line: Line, ctx: LoadContext): string[] {
+  if (line.type !== LineType.DIRECTIVE) return [];
+  const files: string[] = [];
+  for (const raw of directiveValues(line.value)) {
+    const expanded = expandTilde(raw, ctx.home);
+    const path = isAbsolute(expanded) ? expanded : join(ctx.includeDir, expanded);
+    files.push(...expandGlob(path));
+  }
+  return files;
+}
+
+function readIncluded(file: string, ctx: LoadContext, depth: number): Line[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return []; // OpenSSH ignores Include targets that do not exist
+  }
+  return flatten(SSHConfig.parse(text), ctx, depth + 1);
+}
+
+function flatten(parsed: readonly Line[], ctx: LoadContext, depth: number): Line[] {
+  if (depth > MAX_INCLUDE_DEPTH) throw new Error('ssh config: Include nested too deeply');
+  const out: Line[] = [];
+  for (const line of parsed) {
+    if (isInclude(line)) {
+      for (const file of includedFiles(line, ctx)) out.push(...readIncluded(file, ctx, depth));
+      continue;
+    }
+    if (!isSection(line) || !line.config.some(isInclude)) {
+      out.push(line);
+      continue;
+    }
+    const isHost = line.param.toLowerCase() === 'host';
+    const active = !isHost || sshGlob(directiveValues(line.value), ctx.alias);
+    let current = emptyLike(line);
+    for (const sub of line.config) {
+      if (!isInclude(sub)) {
+        current.config.push(sub);
+        continue;
+      }
+      if (!active) continue;
+      const inner: Line[] = [];
+      for (const file of includedFiles(sub, ctx)) inner.push(...readIncluded(file, ctx, depth));
+      const firstSection = inner.findIndex(isSection);
+      const leading = firstSection < 0 ? inner : inner.slice(0, firstSection);
+      current.config.push(...leading);
+      if (firstSection >= 0) {
+        out.push(current, ...inner.slice(firstSection));
+        current = emptyLike(line); // the rest of the outer block keeps its own condition
+      }
+    }
+    out.push(current);
+  }
+  return out;
+}
+
+/** Parse `text` (the file at includeDir/…) with every Include spliced in for ctx.alias. */
+export function loadConfigText(text: string, ctx: LoadContext): SSHConfig {
+  const conf = new SSHConfig();
+  conf.push(...flatten(SSHConfig.parse(text), ctx, 0));
+  return conf;
+}

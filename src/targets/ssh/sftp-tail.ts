@@ -1,0 +1,108 @@
+/**
+ * A resumable tail over SFTP: poll the file's size, read only the bytes past the delivered offset.
+ * The offset advances only when a piece has been handed to the callback, and passes never overlap,
+ * so each byte is delivered once and in order. When the link drops, the tail waits (without a time
+ * limit) for the connection to come back and resumes from the same offset.
+ */
+
+import type { TailHandle } from '../target.js';
+import type { SshConnection } from './connection.js';
+import { HostKeyError, SshError } from './errors.js';
+import { sftpReadRange, sftpStat } from './sftp-ops.js';
+
+export interface SftpTailOptions {
+  fromOffset?: number;
+  pollMs?: number;
+  /** how long a drain() may wait for a down link */
+  drainTimeoutMs?: number;
+}
+
+const WAIT_FOR_LINK_MS = 60_000;
+
+export class SftpTail implements TailHandle {
+  private pos: number;
+  private disposed = false;
+  private chain: Promise<unknown> = Promise.resolve();
+  private sleepTimer: NodeJS.Timeout | null = null;
+  private wake: (() => void) | null = null;
+  private readonly pollMs: number;
+  private readonly drainTimeoutMs: number;
+  /** last error of a pass, kept for diagnostics */
+  lastError: Error | null = null;
+
+  constructor(
+    private readonly conn: SshConnection,
+    private readonly path: string,
+    private readonly onChunk: (chunk: Buffer) => void,
+    opts: SftpTailOptions = {},
+  ) {
+    this.pos = opts.fromOffset ?? 0;
+    this.pollMs = opts.pollMs ?? 250;
+    this.drainTimeoutMs = opts.drainTimeoutMs ?? 20_000;
+    void this.loop();
+  }
+
+  get offset(): number {
+    return this.pos;
+  }
+
+  /** Read up to the file's current end; rejects when the link stays down past the drain timeout. */
+  drain(): Promise<void> {
+    return this.serialize(() => this.pass(this.drainTimeoutMs)).then(() => undefined);
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    if (this.sleepTimer) clearTimeout(this.sleepTimer);
+    this.wake?.();
+  }
+
+  private serialize<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(fn, fn);
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /** One catch-up: stat, then read everything past the offset. Returns whether bytes arrived. */
+  private async pass(linkWaitMs: number): Promise<boolean> {
+    if (this.disposed) return false;
+    const before = this.pos;
+    // a retry after a lost link starts again from the offset actually delivered
+    await this.conn.withSftp(async (sftp) => {
+      const stats = await sftpStat(sftp, this.path);
+      if (!stats?.isFile() || stats.size <= this.pos) return;
+      await sftpReadRange(sftp, this.path, this.pos, stats.size, (piece) => {
+        if (this.disposed) return;
+        this.pos += piece.length;
+        this.onChunk(piece);
+      });
+    }, linkWaitMs);
+    return this.pos > before;
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.disposed) {
+      let gotBytes = false;
+      try {
+        gotBytes = await this.serialize(() => this.pass(WAIT_FOR_LINK_MS));
+        this.lastError = null;
+      } catch (err) {
+        this.lastError = err as Error;
+        if (this.isFatal(err)) return; // connection closed for good: nothing to resume
+      }
+      if (!gotBytes) await this.sleep(this.pollMs);
+    }
+  }
+
+  private isFatal(err: unknown): boolean {
+    if (err instanceof HostKeyError) return true;
+    return err instanceof SshError && (err.kind === 'closed' || this.conn.state.state === 'closed');
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.wake = resolve;
+      this.sleepTimer = setTimeout(resolve, ms);
+    });
+  }
+}

@@ -1,0 +1,212 @@
+/**
+ * The GPU box over SSH, behind the same Target interface as this machine. All channels share one
+ * SshConnection. Commands are quoted with shQuote and run by `sh -c`; env goes in as `export`s.
+ * Every promise rejects (SshError 'down') when the link stays down past downTimeoutMs; tails
+ * instead wait and resume from their offset.
+ */
+
+import { randomBytes } from 'node:crypto';
+import { posix } from 'node:path';
+import type {
+  ExecResult,
+  PtyHandle,
+  SpawnPtyOptions,
+  StreamHandle,
+  StreamOptions,
+  TailHandle,
+  TailOptions,
+  Target,
+} from '../target.js';
+import type { SshConnection } from './connection.js';
+import { CommandTimeoutError } from './errors.js';
+import { startRemote } from './remote-exec.js';
+import {
+  isNoSuchFile,
+  sftpReaddir,
+  sftpReadFile,
+  sftpReplace,
+  sftpUnlink,
+  sftpWriteFile,
+} from './sftp-ops.js';
+import { SftpTail } from './sftp-tail.js';
+import { shJoin, shQuotePath } from './sh-quote.js';
+import { openPty } from './ssh-pty.js';
+
+export interface SshTargetOptions {
+  /** how long an operation waits for a down link before rejecting (default 20 s) */
+  downTimeoutMs?: number;
+  /** concurrent short exec channels; sshd's MaxSessions (10) caps all channels together */
+  maxConcurrentExecs?: number;
+}
+
+type ExecOpts = { cwd?: string; env?: Record<string, string>; timeoutMs?: number };
+
+/** A counting semaphore: keeps bursts of execs under sshd's per-connection session limit. */
+class Limiter {
+  private active = 0;
+  private readonly queue: Array<() => void> = [];
+  constructor(private readonly max: number) {}
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.active >= this.max) await new Promise<void>((r) => this.queue.push(r));
+    this.active++;
+    try {
+      return await fn();
+    } finally {
+      this.active--;
+      this.queue.shift()?.();
+    }
+  }
+}
+
+function checkPid(pid: number): string {
+  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`invalid pid: ${pid}`);
+  return String(pid);
+}
+
+export class SshTarget implements Target {
+  readonly kind = 'ssh' as const;
+  readonly label: string;
+  private readonly downTimeoutMs: number;
+  private readonly limiter: Limiter;
+  private readonly tails = new Set<TailHandle>();
+
+  constructor(
+    readonly connection: SshConnection,
+    opts: SshTargetOptions = {},
+  ) {
+    this.label = connection.label;
+    this.downTimeoutMs = opts.downTimeoutMs ?? 20_000;
+    this.limiter = new Limiter(opts.maxConcurrentExecs ?? 6);
+  }
+
+  spawnPty(opts: SpawnPtyOptions): Promise<PtyHandle> {
+    return openPty(this.connection, opts, this.downTimeoutMs);
+  }
+
+  exec(argv: string[], opts: ExecOpts = {}): Promise<ExecResult> {
+    const shown = shJoin(argv);
+    return this.limiter.run(async () => {
+      const out: Buffer[] = [];
+      const errOut: Buffer[] = [];
+      const proc = startRemote(this.connection, argv, {
+        ...opts,
+        shown,
+        downTimeoutMs: this.downTimeoutMs,
+        onStdout: (b) => out.push(b),
+        onStderr: (b) => errOut.push(b),
+      });
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<never>((_resolve, reject) => {
+        if (!opts.timeoutMs) return;
+        const ms = opts.timeoutMs;
+        timer = setTimeout(() => {
+          proc.kill();
+          reject(new CommandTimeoutError(shown, ms));
+        }, ms);
+      });
+      try {
+        const code = await Promise.race([proc.exited, timedOut]);
+        return {
+          stdout: Buffer.concat(out).toString('utf8'),
+          stderr: Buffer.concat(errOut).toString('utf8'),
+          code,
+        };
+      } finally {
+        clearTimeout(timer);
+      }
+    });
+  }
+
+  stream(argv: string[], onStdout: (chunk: Buffer) => void, opts: StreamOptions = {}): StreamHandle {
+    const proc = startRemote(this.connection, argv, {
+      ...(opts.cwd ? { cwd: opts.cwd } : {}),
+      ...(opts.env ? { env: opts.env } : {}),
+      shown: shJoin(argv),
+      downTimeoutMs: this.downTimeoutMs,
+      onStdout,
+      onStderr: (b) => opts.onStderr?.(b),
+    });
+    const done = proc.exited.catch((err: Error) => {
+      // like ssh(1): 255 when the command could not run, or lost its link, for connection reasons
+      opts.onStderr?.(Buffer.from(`${err.message}\n`));
+      return 255;
+    });
+    return { kill: () => proc.kill(), done };
+  }
+
+  readFile(path: string): Promise<Buffer | null> {
+    return this.connection.withSftp((sftp) => sftpReadFile(sftp, path), this.downTimeoutMs);
+  }
+
+  /** Atomic: write a temp file next to it, then rename over the target (posix-rename). */
+  async writeFile(path: string, data: string | Buffer): Promise<void> {
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    const tmp = `${path}.tmp-${randomBytes(4).toString('hex')}`;
+    const writeTmp = () =>
+      this.connection.withSftp((sftp) => sftpWriteFile(sftp, tmp, bytes), this.downTimeoutMs);
+    try {
+      await writeTmp();
+    } catch (err) {
+      if (!isNoSuchFile(err)) throw err;
+      await this.mkdirp(posix.dirname(path));
+      await writeTmp();
+    }
+    await this.connection.withSftp(async (sftp) => {
+      try {
+        await sftpReplace(sftp, tmp, path);
+      } catch (err) {
+        await sftpUnlink(sftp, tmp);
+        throw err;
+      }
+    }, this.downTimeoutMs);
+  }
+
+  private async mkdirp(dir: string): Promise<void> {
+    const r = await this.exec(['sh', '-c', `mkdir -p -- ${shQuotePath(dir)}`]);
+    if (r.code !== 0) throw new Error(`mkdir -p ${dir} failed on ${this.label}: ${r.stderr.trim()}`);
+  }
+
+  listDir(path: string): Promise<string[]> {
+    return this.connection.withSftp((sftp) => sftpReaddir(sftp, path), this.downTimeoutMs);
+  }
+
+  tail(path: string, onChunk: (chunk: Buffer) => void, opts: TailOptions = {}): TailHandle {
+    const t = new SftpTail(this.connection, path, onChunk, {
+      drainTimeoutMs: this.downTimeoutMs,
+      ...(opts.fromOffset !== undefined ? { fromOffset: opts.fromOffset } : {}),
+      ...(opts.pollMs !== undefined ? { pollMs: opts.pollMs } : {}),
+    });
+    this.tails.add(t);
+    const dispose = t.dispose.bind(t);
+    t.dispose = () => {
+      this.tails.delete(t);
+      dispose();
+    };
+    return t;
+  }
+
+  async signal(pid: number, sig: string): Promise<void> {
+    const name = sig.replace(/^SIG/i, '').toUpperCase();
+    if (!/^[A-Z0-9+-]+$/.test(name)) throw new Error(`invalid signal: ${sig}`);
+    const r = await this.exec(['kill', `-${name}`, checkPid(pid)]);
+    if (r.code !== 0) throw new Error(`kill -${name} ${pid} failed on ${this.label}: ${r.stderr.trim()}`);
+  }
+
+  async isAlive(pid: number): Promise<boolean> {
+    const status = await this.procStatus(pid);
+    if (status !== null) return !/^State:\s+Z/m.test(status); // a zombie has exited
+    const r = await this.exec(['kill', '-0', checkPid(pid)]);
+    return r.code === 0;
+  }
+
+  async procStatus(pid: number): Promise<string | null> {
+    // /proc files report size 0, so SFTP's readFile would come back empty; cat reads them properly
+    const r = await this.exec(['cat', `/proc/${checkPid(pid)}/status`]);
+    return r.code === 0 ? r.stdout : null;
+  }
+
+  async close(): Promise<void> {
+    for (const t of [...this.tails]) t.dispose();
+    await this.connection.close();
+  }
+}
