@@ -195,6 +195,12 @@ export async function startSshd(): Promise<TestSshd> {
   await launch();
 
   const agents: ChildProcess[] = [];
+  // a test that times out never reaches stop(): do not leave a listener or agent behind
+  const onExit = () => {
+    (listener as ChildProcess | null)?.kill('SIGKILL');
+    for (const a of agents) a.kill('SIGKILL');
+  };
+  process.once('exit', onExit);
   const sshd: TestSshd = {
     dir,
     port,
@@ -264,6 +270,7 @@ export async function startSshd(): Promise<TestSshd> {
       await launch();
     },
     stop: async () => {
+      process.removeListener('exit', onExit);
       sshd.killSessions();
       await halt();
       for (const a of agents) a.kill('SIGTERM');

@@ -222,6 +222,7 @@ export class SshConnection {
       return;
     }
     this.clients = clients;
+    this.fatal = null; // a later successful connect() supersedes an earlier failure
     const target = clients[clients.length - 1]!;
     let dropped = false;
     const onDrop = (err?: Error) => {
