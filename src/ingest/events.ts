@@ -63,6 +63,12 @@ export interface TracebackEvent {
   exception: string;
   message: string;
   frames: Frame[];
+  /** torchrun's ChildFailedError summary: the root cause (first observed failure) and all failures */
+  torchrun?: {
+    rootCauseRank: number | null;
+    rootCauseExitCode: number | null;
+    failures: Array<{ rank: number; exitCode: number | null }>;
+  };
 }
 
 /** The pretty-printed final metrics JSON. */
@@ -86,6 +92,10 @@ export interface DumpEvent {
   signal?: number;
   ts?: number;
   threads: DumpThread[];
+  /** watchdog dumps: the heartbeat time the watchdog compared against */
+  lastHeartbeatTs?: number;
+  /** watchdog dumps with NSA_TRACE_GRADS: parameters whose gradients never arrived */
+  missingGrads?: string[];
 }
 
 /** One GPU sample from `nvidia-smi --query-gpu=... --format=csv,noheader,nounits`. */

@@ -1,0 +1,121 @@
+/**
+ * Offline analysis of a run's out_dir: every artifact the trainer (and our launcher) leaves, read
+ * through the same parsers and Evidence the live session uses.
+ *
+ * Files read (by name):
+ *   heartbeat_rank{R}.jsonl, heartbeat.jsonl     streamed through HeartbeatReader
+ *   stackdump_*.txt, watchdog_stackdump*.txt, *.pyspy.txt, pyspy*.txt, faulthandler*.txt, *.faulthandler.txt
+ *   nvsmi*.csv, nvidia-smi*.csv                  both query kinds, told apart by shape
+ *   mem_*.json, env.json, training.csv, metrics.json, .HALT, .anomaly_type, exit_code
+ *   stdout.log (or the `logs` given)             streamed through LineSplitter + StdoutParser
+ * Heartbeats go first so that timestamps exist before the stdout lines refer to steps.
+ */
+import { createReadStream } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { HeartbeatReader } from '../ingest/heartbeat.js';
+import { LineSplitter } from '../ingest/line-splitter.js';
+import { parseNvidiaSmiLine } from '../ingest/nvidia-smi.js';
+import { parseStackDump } from '../ingest/stackdump.js';
+import { StdoutParser } from '../ingest/stdout-parser.js';
+import { Evidence } from './evidence.js';
+import type { AnalysisResult } from './result.js';
+
+/** The input cannot be analysed at all (missing folder, nothing recognisable in it). */
+export class UnusableInputError extends Error {
+  override name = 'UnusableInputError';
+}
+
+const HEARTBEAT = /^heartbeat(?:_rank(\d+))?\.jsonl$/;
+const DUMP =
+  /^(?:(?:watchdog_)?stackdump_.*\.txt|.*\.pyspy\.txt|pyspy.*\.txt|faulthandler.*\.txt|.*\.faulthandler\.txt)$/;
+const NVSMI = /^(?:nvsmi|nvidia-smi).*\.csv$/;
+const WHOLE =
+  /^(?:mem_.*\.json|env\.json|training(?:_fsdp)?\.csv|metrics(?:_fsdp)?\.json|\.HALT|\.anomaly_type|exit_code)$/;
+/** Small files are read whole; a dump or control file bigger than this is not what we think it is. */
+const MAX_WHOLE_FILE = 64 * 1024 * 1024;
+
+export interface AnalyzeOptions {
+  /** captured stdout files; default: DIR/stdout.log when present */
+  logs?: string[];
+  /** a preset's step regex for unknown trainers */
+  stepRegex?: RegExp;
+}
+
+async function isDir(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+async function streamFile(path: string, onChunk: (chunk: Buffer) => void): Promise<void> {
+  const stream = createReadStream(path, { highWaterMark: 256 * 1024 });
+  for await (const chunk of stream) onChunk(chunk as Buffer);
+}
+
+export async function analyzeDir(dir: string, opts: AnalyzeOptions = {}): Promise<AnalysisResult> {
+  if (!(await isDir(dir))) throw new UnusableInputError(`not a directory: ${dir}`);
+  const names = (await readdir(dir)).sort();
+  const evidence = new Evidence();
+  let recognised = 0;
+
+  for (const name of names) {
+    const m = HEARTBEAT.exec(name);
+    if (m === null) continue;
+    recognised++;
+    const reader = new HeartbeatReader({ rank: m[1] === undefined ? 0 : Number(m[1]) });
+    await streamFile(join(dir, name), (chunk) => {
+      for (const b of reader.push(chunk)) evidence.addEvent(b);
+    });
+    for (const b of reader.flush()) evidence.addEvent(b);
+    evidence.addSkipped(reader.skippedLines);
+  }
+
+  for (const name of names) {
+    const path = join(dir, name);
+    if (DUMP.test(name) || NVSMI.test(name) || WHOLE.test(name)) {
+      const info = await stat(path).catch(() => null);
+      if (info === null || !info.isFile() || info.size > MAX_WHOLE_FILE) continue;
+      recognised++;
+      const text = await readFile(path, 'utf8');
+      if (DUMP.test(name)) {
+        const d = parseStackDump(text, name);
+        if (d !== null) evidence.addEvent(d);
+      } else if (NVSMI.test(name)) {
+        for (const line of text.split('\n')) {
+          const rec = parseNvidiaSmiLine(line);
+          if (rec !== null && 'index' in rec) evidence.addGpuSample(rec);
+        }
+      } else evidence.noteFile(name, text);
+    }
+  }
+
+  const logs = opts.logs ?? (names.includes('stdout.log') ? [join(dir, 'stdout.log')] : []);
+  for (const log of logs) {
+    const info = await stat(log).catch(() => null);
+    if (info === null || !info.isFile()) throw new UnusableInputError(`log file not found: ${log}`);
+    recognised++;
+    const splitter = new LineSplitter();
+    const parser = new StdoutParser({ stepRegex: opts.stepRegex });
+    await streamFile(log, (chunk) => {
+      for (const line of splitter.push(chunk)) for (const e of parser.push(line)) evidence.addEvent(e);
+    });
+    for (const line of splitter.flush()) for (const e of parser.push(line)) evidence.addEvent(e);
+    for (const e of parser.flush()) evidence.addEvent(e);
+    evidence.addSkipped(parser.skippedLines);
+  }
+
+  if (recognised === 0) {
+    throw new UnusableInputError(
+      `no run evidence in ${dir} (no heartbeat_rank*.jsonl, stdout.log, dumps or run files)`,
+    );
+  }
+  return evidence.result();
+}
+
+/** For messages: the folder's own name. */
+export function runName(dir: string): string {
+  return basename(dir.replace(/\/+$/, ''));
+}

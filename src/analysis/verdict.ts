@@ -1,0 +1,288 @@
+/**
+ * From collected evidence to a verdict. Order of precedence (the first that holds):
+ *   nan      a non-finite loss (step line, heartbeat, FATAL line, .anomaly_type / .HALT nan_loss)
+ *   crash    a traceback or crash signature (an NCCL timeout alone is a hang: some rank stopped)
+ *   hang     a stall at the end of the evidence (heartbeat silence over the learned threshold at
+ *            `nowS`, or at the last timestamped evidence offline), a watchdog dump or stall anomaly
+ *            while the run had not completed, or an NCCL timeout
+ *   stopped  the user stopped it (opts.stopped, KeyboardInterrupt, `.HALT` manual stop, HALT seen)
+ *   slow     completed, but a throughput flatline or ≥ 20 % of the steps slow (≥ 3× median)
+ *   pass     completed: final metrics seen or exit status 0
+ *   incomplete  the evidence stops without an end-of-run marker and without a stall; when the exit
+ *            status says it was killed (137, 124, ...) that is noted (e.g. killed by a timeout while
+ *            still making progress)
+ */
+import type { Frame } from '../ingest/events.js';
+import { mainThreadTop } from '../ingest/stackdump.js';
+import type { EvidenceState, OrderedTraceback } from './evidence.js';
+import type { AnalysisResult, CrashReport, DumpReport, StallReport } from './result.js';
+import type { Verdict } from './signatures.js';
+import { firstLossExplosion, median, type SlowStep, slowSteps } from './step-stats.js';
+
+export interface ResultOptions {
+  /** the clock (trainer's epoch seconds); offline: defaults to the last timestamped evidence */
+  nowS?: number;
+  processAlive?: boolean;
+  exitCode?: number | null;
+  /** the user stopped the run */
+  stopped?: boolean;
+}
+
+/** Exit statuses that mean "killed from outside": SIGKILL, SIGTERM, timeout(1), torchrun's -9/-15. */
+const KILLED = new Set([137, 143, 124, -9, -15]);
+const NOT_CRASHES = new Set(['KeyboardInterrupt', 'SystemExit', 'ChildFailedError']);
+const LIBRARY = /site-packages|dist-packages|\/lib\/python\d|^<frozen|^<string>|\/torch\//;
+
+export function userFrame(frames: Frame[]): Frame | null {
+  for (let i = frames.length - 1; i >= 0; i--) if (!LIBRARY.test(frames[i]!.file)) return frames[i]!;
+  return frames[frames.length - 1] ?? null;
+}
+
+function exitCodeOf(s: EvidenceState, opts: ResultOptions): number | null {
+  if (opts.exitCode !== undefined && opts.exitCode !== null) return opts.exitCode;
+  const file = s.files.get('exit_code')?.trim();
+  if (file !== undefined && /^-?\d+$/.test(file)) return Number(file);
+  return s.exitFromLog;
+}
+
+function completedSteps(s: EvidenceState): number {
+  let max = 0;
+  for (const steps of s.steps.values()) {
+    for (const [step, r] of steps) {
+      if (r.loss !== undefined || r.endTs !== undefined) max = Math.max(max, step);
+      // a rank that only writes step_start beats: starting step k means k−1 is done
+      else if (r.startTs !== undefined) max = Math.max(max, step - 1);
+    }
+  }
+  return max;
+}
+
+function crashOf(s: EvidenceState): CrashReport | null {
+  const real = s.tracebacks.filter((t) => !NOT_CRASHES.has(t.ev.exception.split('.').pop()!));
+  const summary = s.tracebacks.find((t) => t.ev.torchrun !== undefined)?.ev.torchrun;
+  let rank: number | null = summary?.rootCauseRank ?? null;
+  if (rank === null && real.length > 0) rank = real[0]!.ev.rank ?? 0;
+  if (rank === null && s.torchrunFailed.length > 0) rank = s.torchrunFailed[0]!.rank;
+  const crashSig = [...s.signatures.values()]
+    .filter((h) => h.sig.implies === 'crash')
+    .sort((a, b) => a.order - b.order)[0];
+  if (rank === null && crashSig === undefined) {
+    if (summary === undefined) return null;
+    rank = 0;
+  }
+  rank ??= crashSig?.rank ?? 0;
+  // the rank's last traceback: with chained exceptions the last one is what ended the process
+  const mine = real.filter((t) => (t.ev.rank ?? 0) === rank);
+  const tb: OrderedTraceback | undefined = mine[mine.length - 1] ?? real[0];
+  if (tb !== undefined) {
+    return {
+      rank,
+      step: tb.step,
+      exception: tb.ev.exception,
+      message: tb.ev.message,
+      frame: userFrame(tb.ev.frames),
+    };
+  }
+  const exitCode = summary?.rootCauseExitCode;
+  return {
+    rank,
+    step: s.tracebacks[0]?.step ?? completedSteps(s) + 1,
+    exception: crashSig?.sig.name ?? 'ChildFailedError',
+    message: crashSig?.text ?? (exitCode === undefined ? 'child process failed' : `exitcode ${exitCode}`),
+    frame: null,
+  };
+}
+
+function nanOf(s: EvidenceState): { rank: number; step: number } | null {
+  const hasSig = [...s.signatures.values()].some((h) => h.sig.implies === 'nan');
+  if (s.nanHits.length === 0 && !hasSig) return null;
+  const hit = [...s.nanHits].sort((a, b) => a.order - b.order)[0];
+  const rank = hit?.rank ?? 0;
+  if (hit?.step !== null && hit?.step !== undefined) return { rank, step: hit.step };
+  // the FATAL line comes before the step is logged: the step is the one announced, or the next one
+  let done = 0;
+  for (const [step, r] of s.steps.get(rank) ?? [])
+    if (r.loss !== undefined || r.endTs !== undefined) done = Math.max(done, step);
+  return { rank, step: Math.max(done + 1, s.announced.get(rank) ?? 0) };
+}
+
+function dumpsOf(s: EvidenceState): DumpReport[] {
+  return s.dumps.map((d) => {
+    const r: DumpReport = { file: d.file, kind: d.dumpKind, mainThreadTop: mainThreadTop(d) ?? null };
+    if (d.signal !== undefined) r.signal = d.signal;
+    if (d.ts !== undefined) r.ts = d.ts;
+    return r;
+  });
+}
+
+function memoryOf(s: EvidenceState): AnalysisResult['memory'] {
+  // heartbeats carry MiB (memory_reserved()//2**20); mem_*.json carry bytes: same floor division
+  const toMiB = (m: Map<string, number>) =>
+    m.size === 0 ? null : Math.floor(Math.max(...m.values()) / 2 ** 20);
+  const reserved = [s.hbPeakReservedMiB, toMiB(s.memJsonPeakReservedBytes)].filter((v) => v !== null);
+  const alloc = [s.hbPeakAllocMiB, toMiB(s.memJsonPeakAllocBytes)].filter((v) => v !== null);
+  if (reserved.length === 0) return null;
+  const out: NonNullable<AnalysisResult['memory']> = { peakReservedMiB: Math.max(...reserved) };
+  if (alloc.length > 0) out.peakAllocMiB = Math.max(...alloc);
+  return out;
+}
+
+function throughputOf(s: EvidenceState): AnalysisResult['throughput'] {
+  // nsa-vibe's toks/s is already the sum over ranks (printed by rank 0): use one rank, the lowest
+  for (const rank of [...s.steps.keys()].sort((a, b) => a - b)) {
+    const toks = [...s.steps.get(rank)!.values()]
+      .map((r) => r.toksPerS)
+      .filter((v) => v !== undefined && Number.isFinite(v));
+    const med = median(toks as number[]);
+    if (med !== null) return { medianToksPerS: Math.round(med * 10) / 10 };
+  }
+  return null;
+}
+
+export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
+  const notes: string[] = [];
+  const exitCode = exitCodeOf(s, opts);
+  const killed = exitCode !== null && KILLED.has(exitCode);
+  const endTs = opts.nowS ?? s.lastEvidenceTs;
+  const stalls = endTs === null ? [] : s.detector.stalls(endTs);
+  const positions = endTs === null ? [] : s.detector.check(endTs);
+  const stepsReached = completedSteps(s);
+  const sigs = [...s.signatures.values()].sort((a, b) => a.order - b.order);
+  const implied = (v: Verdict) => sigs.some((h) => h.sig.implies === v);
+  const completed = s.metricsSeen || exitCode === 0;
+
+  const nan = nanOf(s);
+  const crashSignature = implied('crash');
+  const realTracebacks = s.tracebacks.filter((t) => !NOT_CRASHES.has(t.ev.exception.split('.').pop()!));
+  const ncclOnly = implied('hang') && sigs.some((h) => h.sig.name === 'nccl-timeout') && !crashSignature;
+  const crashed =
+    crashSignature ||
+    (realTracebacks.length > 0 && !ncclOnly) ||
+    s.tracebacks.some((t) => t.ev.torchrun !== undefined) ||
+    (exitCode !== null && exitCode !== 0 && !killed && exitCode !== 130);
+  const crash = crashed || realTracebacks.length > 0 ? crashOf(s) : null;
+  const hangEvidence = stalls.length > 0 || (!completed && implied('hang'));
+  const userStopped =
+    opts.stopped === true ||
+    exitCode === 130 ||
+    implied('stopped') ||
+    s.tracebacks.some((t) => t.ev.exception.endsWith('KeyboardInterrupt'));
+
+  let verdict: Verdict;
+  if (nan !== null) verdict = 'nan';
+  else if (crashed && !ncclOnly) verdict = 'crash';
+  else if (hangEvidence) verdict = 'hang';
+  else if (userStopped) verdict = 'stopped';
+  else if (completed) verdict = 'pass';
+  else verdict = 'incomplete';
+
+  const slow: SlowStep[] = [];
+  for (const [rank, steps] of [...s.steps.entries()].sort((a, b) => a[0] - b[0]))
+    slow.push(...slowSteps(rank, steps));
+  if (verdict === 'pass') {
+    const total = Math.max(1, stepsReached);
+    if (implied('slow') || (slow.length >= 2 && slow.length >= 0.2 * total)) verdict = 'slow';
+  }
+
+  // where the evidence stops: the first stalled rank, else the rank furthest behind
+  const first = stalls[0];
+  let lastPosition: StallReport | null = null;
+  const r2 = (v: number) => Math.round(v * 100) / 100;
+  if (first !== undefined)
+    lastPosition = { ...first, silenceS: r2(first.silenceS), thresholdS: r2(first.thresholdS) };
+  else {
+    const behind = positions.filter((p) => p.phase !== '').sort((a, b) => a.step - b.step)[0];
+    const where = behind === undefined ? undefined : s.detector.position(behind.rank);
+    if (behind !== undefined && where !== null && where !== undefined) {
+      lastPosition = { rank: behind.rank, step: where.step, where: where.where };
+      if (behind.lastBeatAgeS !== null) lastPosition.silenceS = r2(behind.lastBeatAgeS);
+      if (behind.thresholdS !== null) lastPosition.thresholdS = r2(behind.thresholdS);
+    }
+  }
+  const stall: StallReport | null = verdict === 'hang' ? lastPosition : null;
+
+  if (killed)
+    notes.push(`killed (exit ${exitCode})${verdict === 'incomplete' ? ' while still making progress' : ''}`);
+  if (opts.processAlive) notes.push('the process is still running');
+  const explosion = (() => {
+    for (const [rank, steps] of s.steps) {
+      const e = firstLossExplosion(steps);
+      if (e !== null) return { rank, ...e };
+    }
+    return null;
+  })();
+
+  const result: AnalysisResult = {
+    verdict,
+    stepsReached,
+    ranks: [...s.ranks].sort((a, b) => a - b),
+    stall,
+    nan,
+    crash,
+    slowSteps: slow,
+    throughput: throughputOf(s),
+    memory: memoryOf(s),
+    dumps: dumpsOf(s),
+    skippedLines: s.skipped,
+    summary: '',
+    lastPosition,
+    lossExplosion: explosion,
+    pastStalls: s.detector.pastStalls().map((p) => ({
+      rank: p.rank,
+      step: p.step,
+      where: p.where,
+      silenceS: Math.round(p.silenceS * 100) / 100,
+      thresholdS: Math.round(p.thresholdS * 100) / 100,
+      declaredTs: p.declaredTs,
+      resumedTs: p.resumedTs,
+    })),
+    signatures: sigs.map((h) => ({
+      name: h.sig.name,
+      meaning: h.sig.meaning,
+      implies: h.sig.implies,
+      count: h.count,
+      rank: h.rank,
+      text: h.text,
+    })),
+    exitCode,
+    killed,
+    completed,
+    gpus: [...s.gpus.entries()].map(([index, g]) => ({ index, ...g })),
+    missingGrads: s.missingGrads,
+    notes,
+  };
+  result.summary = summarize(result);
+  return result;
+}
+
+export function summarize(r: AnalysisResult): string {
+  const at = (p: StallReport) => `step ${p.step} (${p.where}), rank ${p.rank}`;
+  switch (r.verdict) {
+    case 'nan': {
+      const ex =
+        r.lossExplosion && r.nan && r.lossExplosion.step < r.nan.step
+          ? `, loss exploded at step ${r.lossExplosion.step}`
+          : '';
+      return `nan at step ${r.nan?.step ?? '?'}, rank ${r.nan?.rank ?? 0}${ex}`;
+    }
+    case 'crash': {
+      const c = r.crash;
+      if (c === null) return `crash (exit ${r.exitCode ?? '?'})`;
+      const where = c.frame ? ` in ${c.frame.function} (${c.frame.file}:${c.frame.line})` : '';
+      return `crash at step ${c.step}, rank ${c.rank}: ${c.exception}${c.message ? `: ${c.message.split('\n')[0]}` : ''}${where}`;
+    }
+    case 'hang':
+      return r.stall ? `hang at ${at(r.stall)}` : 'hang';
+    case 'incomplete': {
+      const killed = r.killed ? `killed (exit ${r.exitCode}) ` : '';
+      const pos = r.lastPosition ? `, evidence stops at ${at(r.lastPosition)}` : '';
+      return `incomplete: ${killed}after step ${r.stepsReached}${pos}`;
+    }
+    case 'stopped':
+      return `stopped after step ${r.stepsReached}`;
+    case 'slow':
+      return `slow: ${r.slowSteps.length} slow steps, median ${r.throughput?.medianToksPerS ?? '?'} toks/s`;
+    default:
+      return `pass: ${r.stepsReached} steps, median ${r.throughput?.medianToksPerS ?? '?'} toks/s`;
+  }
+}

@@ -1,0 +1,221 @@
+/**
+ * `heartbeat_rank{R}.jsonl` reader. Heartbeat files reach a million lines on long runs and are
+ * re-read on every attach, so each line first tries one compiled regex that both validates and
+ * captures a record of the exact shape Python's json.dumps gives nsa-vibe's records (key order,
+ * `, ` / `: ` separators, escape-free ASCII strings, flat values). Anything else — other key orders,
+ * escapes, nested values, UTF-8, malformed text — takes the general byte scanner, which accepts
+ * exactly what JSON.parse (plus Python's NaN/Infinity) accepts. Both give the same values.
+ */
+import type { BeatEvent } from './events.js';
+import { HeartbeatRecord, parseHeartbeatBytes } from './heartbeat-record.js';
+import { MAX_LINE_CHARS } from './line-splitter.js';
+
+export { HeartbeatRecord } from './heartbeat-record.js';
+
+// Building blocks of the fast-path regex (JSON grammar, restricted to the common shape).
+const STR = '"[^"\\\\\\u0000-\\u001f\\u007f-\\uffff]*"';
+const NUM = '(?:-?(?:0|[1-9]\\d*)(?:\\.\\d+)?(?:[eE][+-]?\\d+)?|NaN|-?Infinity)';
+const INT = '-?(?:0|[1-9]\\d*)';
+const SCALAR = `(?:${STR}|${NUM}|true|false|null)`;
+const VALUE = `(?:${SCALAR}|\\[(?:${SCALAR}(?:, ${SCALAR})*)?\\])`;
+// a consumed key may not appear again among the other keys (JSON.parse would keep the later one)
+const CONSUMED = '"(?:ts|pid|rank|step|msg|phase|gpu_mem_alloc|gpu_mem_reserved|loss|toks_per_s)"';
+// Validation only (no captures: test() is much cheaper than exec()); fastParse then reads the
+// fields at the positions this shape guarantees.
+const FAST_RECORD = new RegExp(
+  `^\\{"ts": ${NUM}, "iso": ${STR}, "pid": ${INT}, "rank": ${INT}, "step": ${INT}, "msg": "[a-z_]*"` +
+    `(?:, "gpu_mem_alloc": ${INT}, "gpu_mem_reserved": ${INT})?` +
+    `(?:, "phase": "[a-z_]*"|, "loss": ${NUM}, "toks_per_s": ${NUM})?` +
+    `(?:, (?!${CONSUMED})${STR}: ${VALUE})*\\}[ \\t\\r]*$`,
+);
+
+const POW10 = [
+  1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17,
+];
+const EXACT_LIMIT = 2 ** 53;
+
+/**
+ * The JSON number (or NaN/Infinity) in line[s, e), exactly as Number() gives it: a plain decimal whose
+ * digits form an integer below 2^53 is that exact integer divided by an exact power of ten, which
+ * IEEE division rounds correctly; anything else goes through Number().
+ */
+function numberAt(line: string, s: number, e: number): number {
+  let i = s;
+  const neg = line.charCodeAt(i) === 45;
+  if (neg) i++;
+  let mant = 0;
+  let digits = 0;
+  let frac = -1;
+  for (; i < e; i++) {
+    const c = line.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      mant = mant * 10 + (c - 48);
+      digits++;
+      if (frac >= 0) frac++;
+    } else if (c === 46 && frac < 0) frac = 0;
+    else return Number(line.slice(s, e));
+  }
+  // 17+ digits may have been rounded while accumulating; 16 are exact iff the result is below 2^53
+  if (digits > 16 || mant >= EXACT_LIMIT) return Number(line.slice(s, e));
+  const v = frac > 0 ? mant / POW10[frac]! : mant;
+  return neg ? -v : v;
+}
+
+/** Index of the first of `,` `}` at or after s (the end of a scalar value in a validated record). */
+function valueEnd(line: string, s: number): number {
+  for (let i = s; ; i++) {
+    const c = line.charCodeAt(i);
+    if (c === 44 || c === 125) return i;
+  }
+}
+
+function fastParse(line: string): HeartbeatRecord | null | undefined {
+  if (!FAST_RECORD.test(line)) return undefined;
+  // {"ts": N, "iso": "…", "pid": N, "rank": N, "step": N, "msg": "…"[, "gpu_mem_alloc": N, …]
+  let p = 7;
+  let e = valueEnd(line, p);
+  const ts = numberAt(line, p, e);
+  if (!Number.isFinite(ts)) return null;
+  p = line.indexOf('"', e + 10) + 10; // past `", "pid": `
+  e = valueEnd(line, p);
+  const pid = numberAt(line, p, e);
+  p = e + 10; // `, "rank": `
+  e = valueEnd(line, p);
+  const rank = numberAt(line, p, e);
+  p = e + 10; // `, "step": `
+  e = valueEnd(line, p);
+  const step = numberAt(line, p, e);
+  p = e + 10; // `, "msg": "`
+  e = line.indexOf('"', p);
+  const msg = line.slice(p, e);
+  p = e + 1;
+  let alloc: number | undefined;
+  let reserved: number | undefined;
+  if (line.startsWith(', "gpu_mem_alloc": ', p)) {
+    p += 19;
+    e = valueEnd(line, p);
+    alloc = numberAt(line, p, e);
+    p = e + 22; // `, "gpu_mem_reserved": `
+    e = valueEnd(line, p);
+    reserved = numberAt(line, p, e);
+    p = e;
+  }
+  let phase: string | undefined;
+  let loss: number | undefined;
+  let toks: number | undefined;
+  if (line.startsWith(', "phase": "', p)) {
+    p += 12;
+    e = line.indexOf('"', p);
+    phase = line.slice(p, e);
+  } else if (line.startsWith(', "loss": ', p)) {
+    p += 10;
+    e = valueEnd(line, p);
+    loss = numberAt(line, p, e);
+    p = e + 16; // `, "toks_per_s": `
+    e = valueEnd(line, p);
+    toks = numberAt(line, p, e);
+  }
+  // `iso` is always there, so `extra` is never empty: keep the text for the lazy parse
+  return new HeartbeatRecord(rank, step, ts, pid, msg, phase, alloc, reserved, loss, toks, line);
+}
+
+/**
+ * One heartbeat line → BeatEvent, or null when the line is not a heartbeat record (not exactly one
+ * JSON object, or no numeric `ts` / string `msg`). Python's NaN / Infinity / -Infinity are accepted.
+ * `rank` comes from the record; `defaultRank` (the file's rank) is used only when the record has none.
+ */
+export function parseHeartbeatLine(line: string, defaultRank = 0): BeatEvent | null {
+  const fast = fastParse(line);
+  if (fast !== undefined) return fast;
+  const buf = Buffer.from(line, 'utf8');
+  return parseHeartbeatBytes(buf, 0, buf.length, defaultRank);
+}
+
+/**
+ * Incremental reader for one heartbeat file (chunks from a tail). Works on bytes: a partial last line
+ * is held until its newline arrives, and only `flush()` (end of analysis) judges it. A line longer
+ * than MAX_LINE_CHARS bytes is dropped as it streams in (counted as skipped), so memory stays bounded.
+ */
+export class HeartbeatReader {
+  private pending: Buffer | null = null;
+  /** dropping an overlong line up to its newline */
+  private discarding = false;
+  private readonly defaultRank: number;
+  /** lines that were not a heartbeat record (blank lines are not counted) */
+  skippedLines = 0;
+
+  constructor(opts: { rank?: number } = {}) {
+    this.defaultRank = opts.rank ?? 0;
+  }
+
+  push(chunk: Buffer | string): BeatEvent[] {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+    const out: BeatEvent[] = [];
+    let start = 0;
+    const first = buf.indexOf(10);
+    if (first < 0) {
+      this.hold(buf);
+      return out;
+    }
+    if (this.discarding) {
+      this.discarding = false;
+      start = first + 1;
+    } else if (this.pending !== null) {
+      // complete the held line: join only the head of this chunk to it
+      const head = Buffer.concat([this.pending, buf.subarray(0, first)]);
+      this.pending = null;
+      this.lines(head, 0, head.length, true, out);
+      start = first + 1;
+    }
+    const last = buf.lastIndexOf(10);
+    if (last >= start) this.lines(buf, start, last, false, out);
+    if (last + 1 < buf.length) this.hold(buf.subarray(last + 1));
+    return out;
+  }
+
+  flush(): BeatEvent[] {
+    const out: BeatEvent[] = [];
+    if (this.pending !== null && !this.discarding)
+      this.lines(this.pending, 0, this.pending.length, true, out);
+    this.pending = null;
+    this.discarding = false;
+    return out;
+  }
+
+  private hold(part: Buffer): void {
+    if (this.discarding) return;
+    const size = (this.pending?.length ?? 0) + part.length;
+    if (size > MAX_LINE_CHARS) {
+      this.skippedLines++;
+      this.pending = null;
+      this.discarding = true;
+      return;
+    }
+    // copy: the caller may reuse its chunk buffer
+    this.pending = this.pending === null ? Buffer.from(part) : Buffer.concat([this.pending, part]);
+  }
+
+  /**
+   * Lines in bytes [from, to) (`to` is a newline, or the end when `single`). Decoded as latin1 once,
+   * so string offsets equal byte offsets; the fast regex rejects non-ASCII, which then goes through
+   * the byte scanner (UTF-8 aware).
+   */
+  private lines(buf: Buffer, from: number, to: number, single: boolean, out: BeatEvent[]): void {
+    const text = (buf as unknown as { latin1Slice(s: number, e: number): string }).latin1Slice(from, to);
+    let s = 0;
+    const n = text.length;
+    while (s <= n) {
+      let nl = single ? -1 : text.indexOf('\n', s);
+      if (nl < 0) nl = n;
+      if (nl - s > MAX_LINE_CHARS) this.skippedLines++;
+      else if (nl > s) {
+        const line = text.slice(s, nl);
+        let beat: BeatEvent | null | undefined = fastParse(line);
+        if (beat === undefined) beat = parseHeartbeatBytes(buf, from + s, from + nl, this.defaultRank);
+        if (beat !== null) out.push(beat);
+        else if (line.trim().length > 0) this.skippedLines++;
+      }
+      s = nl + 1;
+    }
+  }
+}

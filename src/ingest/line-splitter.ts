@@ -1,0 +1,109 @@
+/**
+ * Turns a stream of chunks (PTY output, file tails) into lines. Chunks may split a UTF-8 sequence or a
+ * line anywhere, so bytes go through a StringDecoder and the unfinished tail is kept for the next push.
+ *
+ * Carriage returns: a `\r\n` ending is a plain newline; a bare `\r` inside a line is a progress bar
+ * redrawing itself (`10%\r20%\r30%\n`), and only what is left on screen (the last segment) is kept.
+ */
+import { StringDecoder } from 'node:string_decoder';
+
+/** Longest line kept; anything longer is cut here so one runaway write cannot exhaust memory. */
+export const MAX_LINE_CHARS = 1024 * 1024;
+/** Appended to a line that was cut at MAX_LINE_CHARS (parsers count such lines as skipped). */
+export const TRUNCATION_MARK = ' \u2026[line truncated]';
+
+export function isTruncatedLine(line: string): boolean {
+  return line.endsWith(TRUNCATION_MARK);
+}
+
+/** Keep what a terminal would show for a line that contains bare carriage returns. */
+function lastCrSegment(line: string): string {
+  let end = line.length;
+  // trailing \r (from \r\n or a bar that ends on \r) carries no text of its own
+  while (end > 0 && line.charCodeAt(end - 1) === 13) end--;
+  const cr = line.lastIndexOf('\r', end - 1);
+  if (cr < 0) return end === line.length ? line : line.slice(0, end);
+  return line.slice(cr + 1, end);
+}
+
+export class LineSplitter {
+  private readonly decoder = new StringDecoder('utf8');
+  private pending = '';
+  /** true while dropping the rest of an overlong line, up to its newline */
+  private discarding = false;
+  private readonly maxLineChars: number;
+  /** lines that were longer than the cap and were emitted truncated */
+  overlong = 0;
+
+  constructor(opts: { maxLineChars?: number } = {}) {
+    this.maxLineChars = opts.maxLineChars ?? MAX_LINE_CHARS;
+  }
+
+  push(chunk: Buffer | string): string[] {
+    const text = typeof chunk === 'string' ? chunk : this.decoder.write(chunk);
+    const out: string[] = [];
+    if (text.length === 0) return out;
+    let start = 0;
+    let nl = text.indexOf('\n');
+    if (nl < 0) {
+      this.absorb(text, out);
+      return out;
+    }
+    // first line completes whatever was pending
+    const first = text.slice(0, nl);
+    if (this.discarding) {
+      this.discarding = false;
+    } else if (this.pending.length + first.length > this.maxLineChars) {
+      this.emitOverlong(this.pending + first, out);
+      this.discarding = false;
+    } else {
+      const line = this.pending.length > 0 ? this.pending + first : first;
+      out.push(line.indexOf('\r') < 0 ? line : lastCrSegment(line));
+    }
+    this.pending = '';
+    start = nl + 1;
+    nl = text.indexOf('\n', start);
+    while (nl >= 0) {
+      if (nl - start > this.maxLineChars) {
+        this.emitOverlong(text.slice(start, start + this.maxLineChars), out);
+      } else {
+        const line = text.slice(start, nl);
+        out.push(line.indexOf('\r') < 0 ? line : lastCrSegment(line));
+      }
+      start = nl + 1;
+      nl = text.indexOf('\n', start);
+    }
+    if (start < text.length) this.absorb(text.slice(start), out);
+    return out;
+  }
+
+  /** End of stream: the unfinished last line, if any. */
+  flush(): string[] {
+    const rest = this.decoder.end();
+    const out: string[] = [];
+    if (rest.length > 0) this.absorb(rest, out);
+    if (!this.discarding && this.pending.length > 0) {
+      out.push(lastCrSegment(this.pending));
+    }
+    this.pending = '';
+    this.discarding = false;
+    return out;
+  }
+
+  /** Text with no newline: hold it, unless the held line grows past the cap. */
+  private absorb(text: string, out: string[]): void {
+    if (this.discarding) return;
+    if (this.pending.length + text.length > this.maxLineChars) {
+      this.emitOverlong(this.pending + text, out);
+      this.pending = '';
+      this.discarding = true;
+      return;
+    }
+    this.pending += text;
+  }
+
+  private emitOverlong(line: string, out: string[]): void {
+    this.overlong++;
+    out.push(line.slice(0, this.maxLineChars) + TRUNCATION_MARK);
+  }
+}

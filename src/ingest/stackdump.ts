@@ -1,0 +1,162 @@
+/**
+ * Stack dump files → DumpEvent. Four formats: nsa-vibe's signal dump (`Signal 10 at …Z`) and watchdog
+ * dump (`Watchdog at …Z; last_heartbeat=…`), both with `--- Thread: NAME (IDENT) ---` blocks in
+ * traceback order; Python faulthandler (`Thread 0x… (most recent call first):`) and `py-spy dump`
+ * (`Thread 123 (active): "MainThread"`), both innermost first. Frames are always stored outermost
+ * first, like a traceback.
+ */
+import type { DumpEvent, DumpThread, Frame } from './events.js';
+
+const SIGNAL_HEADER = /^Signal (\d+) at (\S+?)Z?(?:\s|$)/;
+const WATCHDOG_HEADER = /^Watchdog at (\S+?)Z?;\s*(?:last_heartbeat=(-?[\d.]+(?:e[+-]?\d+)?)|FSDP backend)?/;
+const NSA_THREAD = /^--- Thread: (.*) \(([^()]*)\) ---$/;
+const NSA_FRAME = /^\s*File "(.*)", line (\d+), in (.*)$/;
+const SECTION = /^--- (.+) \(watchdog\) ---$/;
+const FH_THREAD = /^(Current thread|Thread) (0x[0-9a-fA-F]+)(?: \[([^\]]*)\])? \(most recent call first\):$/;
+const FH_FRAME = /^\s*File "(.*)", line (\d+) in (.*)$/;
+const PYSPY_THREAD = /^Thread (0x[0-9a-fA-F]+|\d+) \(([^)]*)\)(?:: "(.*)")?$/;
+const PYSPY_FRAME = /^ {4}(\S.*?) \((.*):(\d+)\)$/;
+
+function isoToEpoch(iso: string): number | undefined {
+  const t = Date.parse(/[zZ]$|[+-]\d\d:?\d\d$/.test(iso) ? iso : `${iso}Z`);
+  return Number.isFinite(t) ? t / 1000 : undefined;
+}
+
+/** `stackdump_1795315501.txt` → 1795315501 (epoch seconds in the name), when plausible. */
+function epochFromName(file: string): number | undefined {
+  const m = /(\d{9,11})(?:\.\d+)?\.txt$/.exec(file);
+  return m ? Number(m[1]) : undefined;
+}
+
+function parseNsa(lines: string[], ev: DumpEvent): void {
+  let thread: DumpThread | null = null;
+  let section: string | null = null;
+  for (const line of lines.slice(1)) {
+    const t = NSA_THREAD.exec(line);
+    if (t !== null) {
+      thread = { name: t[1]!, ident: t[2], frames: [] };
+      ev.threads.push(thread);
+      section = null;
+      continue;
+    }
+    const s = SECTION.exec(line);
+    if (s !== null) {
+      thread = null;
+      section = s[1]!;
+      continue;
+    }
+    if (section === 'GRAD TRACE') {
+      const m = /^\s*(?:- )?MISSING: (\S+)/.exec(line);
+      if (m !== null) {
+        ev.missingGrads ??= [];
+        ev.missingGrads.push(m[1]!);
+      }
+      continue;
+    }
+    if (thread === null) continue;
+    const f = NSA_FRAME.exec(line);
+    if (f !== null) thread.frames.push({ file: f[1]!, line: Number(f[2]), function: f[3]! });
+    else if (line.startsWith('    ') && line.trim() !== '') {
+      const last = thread.frames[thread.frames.length - 1];
+      if (last !== undefined && last.code === undefined) last.code = line.trim();
+    }
+  }
+}
+
+function parseFaulthandler(lines: string[], ev: DumpEvent): void {
+  let thread: DumpThread | null = null;
+  for (const line of lines) {
+    const t = FH_THREAD.exec(line);
+    if (t !== null) {
+      const current = t[1] === 'Current thread';
+      thread = { name: t[3] ?? (current ? 'current' : `Thread ${t[2]}`), ident: t[2], frames: [] };
+      ev.threads.push(thread);
+      continue;
+    }
+    const f = thread === null ? null : FH_FRAME.exec(line);
+    if (f !== null) thread!.frames.push({ file: f[1]!, line: Number(f[2]), function: f[3]! });
+    else if (line.trim() === '') thread = null;
+  }
+  for (const th of ev.threads) {
+    th.frames.reverse();
+    // faulthandler names no threads; the one that runs the script's top level is the main thread
+    if (th.frames[0]?.function === '<module>' && !ev.threads.some((o) => o.name === 'MainThread')) {
+      th.name = 'MainThread';
+    }
+  }
+}
+
+function parsePySpy(lines: string[], ev: DumpEvent): void {
+  let thread: DumpThread | null = null;
+  for (const line of lines) {
+    const t = PYSPY_THREAD.exec(line);
+    if (t !== null) {
+      thread = { name: t[3] ?? `Thread ${t[1]}`, ident: t[1], frames: [] };
+      ev.threads.push(thread);
+      continue;
+    }
+    if (thread === null) continue;
+    const f = PYSPY_FRAME.exec(line);
+    if (f !== null) thread.frames.push({ file: f[2]!, line: Number(f[3]), function: f[1]! });
+  }
+  for (const th of ev.threads) th.frames.reverse();
+}
+
+/** A dump file's text → DumpEvent, or null when it is none of the known formats (or has no threads). */
+export function parseStackDump(text: string, file: string): DumpEvent | null {
+  const lines = text.replace(/\r\n?/g, '\n').split('\n');
+  const first = lines.find((l) => l.trim() !== '') ?? '';
+  const ev: DumpEvent = { kind: 'dump', file, dumpKind: 'signal', threads: [] };
+  const sig = SIGNAL_HEADER.exec(first);
+  const wd = sig === null ? WATCHDOG_HEADER.exec(first) : null;
+  if (sig !== null || wd !== null) {
+    if (sig !== null) {
+      ev.signal = Number(sig[1]);
+      ev.ts = isoToEpoch(sig[2]!);
+    } else {
+      ev.dumpKind = 'watchdog';
+      ev.ts = isoToEpoch(wd![1]!);
+      if (wd![2] !== undefined) ev.lastHeartbeatTs = Number(wd![2]);
+    }
+    parseNsa(lines.slice(lines.indexOf(first)), ev);
+  } else if (lines.some((l) => FH_THREAD.test(l))) {
+    ev.dumpKind = 'faulthandler';
+    const fatal = lines.find((l) => l.startsWith('Fatal Python error:'));
+    const signame = fatal
+      ? /Segmentation fault|Aborted|Floating point exception|Bus error/.exec(fatal)
+      : null;
+    if (signame !== null) {
+      ev.signal = { 'Segmentation fault': 11, Aborted: 6, 'Floating point exception': 8, 'Bus error': 7 }[
+        signame[0] as 'Aborted'
+      ];
+    }
+    parseFaulthandler(lines, ev);
+  } else if (lines.some((l) => PYSPY_THREAD.test(l))) {
+    ev.dumpKind = 'py-spy';
+    parsePySpy(lines, ev);
+  } else return null;
+  ev.ts ??= epochFromName(file);
+  return ev.threads.length > 0 ? ev : null;
+}
+
+/** The signal handler's own frames at the innermost end of the interrupted thread. */
+const HANDLER_FUNCTIONS =
+  /^(?:dump_stack|_dump(?:_\w+)?|dump_stacks?|_?(?:signal_)?handler|_on_signal|_handle_signal)$/;
+
+/** The main thread (by name, else the first thread). */
+export function mainThread(d: DumpEvent): DumpThread | undefined {
+  return d.threads.find((t) => t.name === 'MainThread') ?? d.threads[0];
+}
+
+/**
+ * The innermost frame of the main thread, leaving out the dump handler itself: nsa-vibe's signal
+ * handler runs on top of the interrupted frame, so its `dump_stack` frame comes last.
+ */
+export function mainThreadTop(d: DumpEvent): Frame | undefined {
+  const frames = mainThread(d)?.frames ?? [];
+  let i = frames.length - 1;
+  if (d.dumpKind === 'signal') {
+    while (i > 0 && HANDLER_FUNCTIONS.test(frames[i]!.function)) i--;
+  }
+  return frames[i];
+}

@@ -1,0 +1,286 @@
+/**
+ * Trainer stdout/stderr (already split into lines) → typed events. Stateful because some records
+ * span lines: Python tracebacks (per rank), the pretty-printed final metrics JSON, and torchrun's
+ * ChildFailedError table. Ordinary text is a `log` event tagged `other`; `skippedLines` counts only
+ * lines that looked like a structured record but could not be used.
+ *
+ * Hot path: most lines are step lines, `[tag]` banners or plain text, so dispatch is on the first
+ * character before any regex runs.
+ */
+import { stripTerminalEscapes } from '../util/ansi.js';
+import type { IngestEvent, LogLineEvent, MetricsEvent, StepEvent } from './events.js';
+import { isTruncatedLine } from './line-splitter.js';
+import { parsePythonJson } from './python-json.js';
+import {
+  type ParsedStep,
+  parseNanoGpt,
+  parseNsaStep,
+  parsePythonDict,
+  parseTorchtitan,
+  parseWithPresetRegex,
+  type StepParse,
+} from './step-formats.js';
+import { ROOT_CAUSE_HEADER, TracebackBuilder } from './traceback-parser.js';
+
+const RANK_PREFIX = /^\[rank(\d+)\]:\s?/;
+const TAG = /^\[([A-Za-z][\w-]*)\]/;
+const DEBUG_STEP = /^\[debug\] step (\d+):/;
+const GRAD_TRACE = /^\[GRAD-TRACE\] \S*?(\d*) arrived=\d+ missing=\d+/;
+const MISSING_GRAD = /^\s*(?:- )?MISSING: \S+$/;
+const TORCHRUN_FAILED = /failed \(exitcode: (-?\d+)\) local_rank: (\d+)/;
+const METRICS_LINE = /^\s+"[^"]*": /;
+const MAX_METRICS_LINES = 200;
+const CONTROL_OR_ESC = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
+/** `[tag]` → LogLineEvent tag. */
+const TAGS: Record<string, string> = {
+  boot: 'boot',
+  'env-guard': 'boot',
+  'env-policy': 'boot',
+  override: 'boot',
+  amp: 'boot',
+  opt: 'boot',
+  train: 'train',
+  fwe: 'train',
+  debug: 'debug',
+  warn: 'warn',
+  watch: 'warn',
+  error: 'error',
+  'GRAD-TRACE': 'grad-trace',
+  DDP: 'ddp',
+  ddp: 'ddp',
+  'ddp-safe': 'ddp',
+  trace: 'trace',
+};
+
+export interface StdoutParserOptions {
+  /** a preset's step-line regex: named groups `step`, `loss`, optional `toks`, `lr` */
+  stepRegex?: RegExp;
+}
+
+export class StdoutParser {
+  private readonly stepRegex: RegExp | undefined;
+  /** active traceback per rank (-1: lines without a rank prefix) */
+  private readonly tracebacks = new Map<number, TracebackBuilder>();
+  private metricsLines: string[] | null = null;
+  /** Hugging Face dict lines carry no step: the n-th training log dict is step n */
+  private hfSteps = 0;
+  private lastTag: string | null = null;
+  skippedLines = 0;
+
+  constructor(opts: StdoutParserOptions = {}) {
+    this.stepRegex = opts.stepRegex;
+  }
+
+  push(rawLine: string): IngestEvent[] {
+    const out: IngestEvent[] = [];
+    this.handle(rawLine, out);
+    return out;
+  }
+
+  flush(): IngestEvent[] {
+    const out: IngestEvent[] = [];
+    for (const tb of this.tracebacks.values()) out.push(tb.finish());
+    this.tracebacks.clear();
+    if (this.metricsLines !== null) {
+      this.metricsLines = null;
+      this.skippedLines++;
+    }
+    return out;
+  }
+
+  private handle(rawLine: string, out: IngestEvent[]): void {
+    if (isTruncatedLine(rawLine)) {
+      this.skippedLines++;
+      return;
+    }
+    // NUL or U+FFFD: bytes were lost or corrupted; fatal only for a structured record
+    const corrupt = rawLine.indexOf('\u0000') >= 0 || rawLine.indexOf('\ufffd') >= 0;
+    let line = CONTROL_OR_ESC.test(rawLine) ? stripTerminalEscapes(rawLine) : rawLine;
+    let rank: number | undefined;
+    if (line.charCodeAt(0) === 91 && line.startsWith('[rank')) {
+      const m = RANK_PREFIX.exec(line);
+      if (m !== null) {
+        rank = Number(m[1]);
+        line = line.slice(m[0].length);
+      }
+    }
+    if (this.metricsLines !== null && this.feedMetrics(line, out)) return;
+    const tb = this.tracebacks.get(rank ?? -1);
+    if (tb !== undefined) {
+      const r = tb.feed(line);
+      if (r === 'more') return;
+      this.tracebacks.delete(rank ?? -1);
+      out.push(tb.finish());
+      if (r === 'done') return;
+    }
+    if (corrupt && looksStructured(line)) {
+      this.skippedLines++;
+      return;
+    }
+    this.dispatch(line, rank, out);
+  }
+
+  private dispatch(line: string, rank: number | undefined, out: IngestEvent[]): void {
+    const c = line.charCodeAt(0);
+    if (c === 115 /* s */ && line.startsWith('step ')) {
+      if (this.emitStep(parseNsaStep(line), line, rank, out)) return;
+    } else if (c === 91 /* [ */) {
+      this.emitTagged(line, rank, out);
+      return;
+    } else if (c === 84 /* T */ && line.startsWith('Traceback (most recent call last)')) {
+      this.tracebacks.set(rank ?? -1, new TracebackBuilder(rank));
+      return;
+    } else if (c === 123 /* { */) {
+      if (line.trimEnd() === '{') {
+        this.metricsLines = ['{'];
+        return;
+      }
+      if (this.emitHfDict(line, rank, out)) return;
+    } else if (c === 105 /* i */ && line.startsWith('iter ')) {
+      if (this.emitStep(parseNanoGpt(line), line, rank, out)) return;
+    } else if (c === 82 /* R */ && line === ROOT_CAUSE_HEADER) {
+      this.tracebacks.set(rank ?? -1, new TracebackBuilder(rank, true));
+      return;
+    }
+    if (line.includes('step:') && line.includes('loss:')) {
+      if (this.emitStep(parseTorchtitan(line), line, rank, out)) return;
+    }
+    if (
+      this.stepRegex !== undefined &&
+      this.emitStep(parseWithPresetRegex(line, this.stepRegex), line, rank, out)
+    ) {
+      return;
+    }
+    const log: LogLineEvent = { kind: 'log', rank, tag: 'other', text: line };
+    if (line.startsWith('== ')) log.tag = 'capture';
+    else if (MISSING_GRAD.test(line) && this.lastTag === 'grad-trace') log.tag = 'grad-trace';
+    else if (c === 69 /* E */ || c === 87 /* W */) {
+      const m = TORCHRUN_FAILED.exec(line);
+      if (m !== null) {
+        log.tag = 'torchrun';
+        log.rank = Number(m[2]);
+      }
+    }
+    this.lastTag = log.tag;
+    out.push(log);
+  }
+
+  /** true when the line was consumed (a step, or a malformed step counted as skipped) */
+  private emitStep(p: StepParse, _line: string, rank: number | undefined, out: IngestEvent[]): boolean {
+    if (p === null) return false;
+    if (p === 'malformed') {
+      this.skippedLines++;
+      return true;
+    }
+    out.push(stepEvent(p, rank));
+    this.lastTag = 'step';
+    return true;
+  }
+
+  private emitTagged(line: string, rank: number | undefined, out: IngestEvent[]): void {
+    const m = TAG.exec(line);
+    const name = m?.[1];
+    let tag = name === undefined ? 'other' : (TAGS[name] ?? 'other');
+    let step: number | undefined;
+    if (name === 'train' && line.startsWith('[train][FATAL]')) tag = 'fatal';
+    else if (tag === 'debug') {
+      const d = DEBUG_STEP.exec(line);
+      if (d !== null) step = Number(d[1]);
+    } else if (tag === 'grad-trace') {
+      const g = GRAD_TRACE.exec(line);
+      if (g === null) {
+        this.skippedLines++;
+        return;
+      }
+      if (g[1] !== '') step = Number(g[1]);
+    }
+    const log: LogLineEvent = { kind: 'log', rank, tag, text: line };
+    if (step !== undefined) log.step = step;
+    this.lastTag = tag;
+    out.push(log);
+  }
+
+  private emitHfDict(line: string, rank: number | undefined, out: IngestEvent[]): boolean {
+    if (!line.startsWith("{'")) return false;
+    const d = parsePythonDict(line);
+    if (d === null) {
+      this.skippedLines++;
+      return true;
+    }
+    if (typeof d.loss === 'number') {
+      this.hfSteps++;
+      const lr = d.learning_rate;
+      out.push(
+        stepEvent(
+          {
+            step: this.hfSteps,
+            loss: d.loss,
+            lr: typeof lr === 'number' ? lr : undefined,
+            gradNorm: typeof d.grad_norm === 'number' ? d.grad_norm : undefined,
+            format: 'hf',
+          },
+          rank,
+        ),
+      );
+    } else if ('train_runtime' in d) {
+      const ev: MetricsEvent = { kind: 'metrics', metrics: d };
+      out.push(ev);
+    } else {
+      out.push({ kind: 'log', rank, tag: 'other', text: line });
+    }
+    return true;
+  }
+
+  /** Inside the final metrics JSON. false: the line does not belong to it (re-dispatch it). */
+  private feedMetrics(line: string, out: IngestEvent[]): boolean {
+    const lines = this.metricsLines!;
+    if (line.trimEnd() === '}') {
+      lines.push('}');
+      this.metricsLines = null;
+      try {
+        const metrics = parsePythonJson(lines.join('\n'));
+        if (metrics !== null && typeof metrics === 'object' && !Array.isArray(metrics)) {
+          out.push({ kind: 'metrics', metrics: metrics as Record<string, unknown> });
+          return true;
+        }
+      } catch {
+        // fall through: counted below
+      }
+      this.skippedLines++;
+      return true;
+    }
+    if (METRICS_LINE.test(line) && lines.length < MAX_METRICS_LINES) {
+      lines.push(line);
+      return true;
+    }
+    // not the metrics JSON after all (a lone `{` in other output, or a cut-off write)
+    this.metricsLines = null;
+    this.skippedLines++;
+    return false;
+  }
+}
+
+function stepEvent(p: ParsedStep, rank: number | undefined): StepEvent {
+  const ev: StepEvent = { kind: 'step', rank: rank ?? 0, step: p.step, loss: p.loss, format: p.format };
+  if (p.lr !== undefined) ev.lr = p.lr;
+  if (p.toksPerS !== undefined) ev.toksPerS = p.toksPerS;
+  if (p.gradNorm !== undefined) ev.gradNorm = p.gradNorm;
+  if (p.fetchMs !== undefined) ev.fetchMs = p.fetchMs;
+  if (p.fetchP50Ms !== undefined) ev.fetchP50Ms = p.fetchP50Ms;
+  if (p.fetchP95Ms !== undefined) ev.fetchP95Ms = p.fetchP95Ms;
+  return ev;
+}
+
+/** Would this line be a record (step line, tagged line, JSON, traceback) if it were intact? */
+function looksStructured(line: string): boolean {
+  const t = line.trimStart();
+  return (
+    t.startsWith('step ') ||
+    t.startsWith('[') ||
+    t.startsWith('{') ||
+    t.startsWith('iter ') ||
+    t.startsWith('Traceback') ||
+    /^\s*"[^"]*": /.test(line)
+  );
+}

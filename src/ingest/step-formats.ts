@@ -1,0 +1,104 @@
+/**
+ * Step-line grammars of the trainers we know. Each returns the step's metrics or null; `'malformed'`
+ * means the line clearly is that trainer's step line but cannot be used (truncated write, garbage).
+ */
+import type { StepEvent } from './events.js';
+
+export type ParsedStep = Omit<StepEvent, 'kind' | 'rank'>;
+export type StepParse = ParsedStep | null | 'malformed';
+
+const FLOAT = '-?\\d+(?:\\.\\d+)?(?:[eE][+-]?\\d+)?|nan|-?inf';
+
+// nsa-vibe (reference §2.2): `step 0001 | loss 5.7014 | lr 2.00e-05 | toks/s 66[ | FSDP][ | grad_norm 0.00]
+// [ | fetch 12ms][ | fetch_p50 10ms | fetch_p95 30ms]`
+const NSA_STEP = new RegExp(
+  `^step (\\d{4,}) \\| loss (${FLOAT}) \\| lr (${FLOAT}) \\| toks/s (\\d+)(?: \\| FSDP)?` +
+    `(?: \\| grad_norm (${FLOAT}))?(?: \\| fetch (\\d+)ms)?(?: \\| fetch_p50 (\\d+)ms \\| fetch_p95 (\\d+)ms)?\\s*$`,
+);
+const NSA_STEP_PREFIX = /^step \d+ \|/;
+
+function num(s: string | undefined): number | undefined {
+  if (s === undefined) return undefined;
+  if (s === 'nan') return Number.NaN;
+  if (s === 'inf') return Number.POSITIVE_INFINITY;
+  if (s === '-inf') return Number.NEGATIVE_INFINITY;
+  return Number(s);
+}
+
+/** The caller has checked `line.startsWith('step ')`. */
+export function parseNsaStep(line: string): StepParse {
+  const m = NSA_STEP.exec(line);
+  if (m === null) return NSA_STEP_PREFIX.test(line) ? 'malformed' : null;
+  return {
+    step: Number(m[1]),
+    loss: num(m[2])!,
+    lr: num(m[3]),
+    toksPerS: Number(m[4]),
+    gradNorm: num(m[5]),
+    fetchMs: num(m[6]),
+    fetchP50Ms: num(m[7]),
+    fetchP95Ms: num(m[8]),
+    format: 'nsa-vibe',
+  };
+}
+
+// nanoGPT: `iter 100: loss 4.2345, time 123.45ms, mfu 12.34%` (no token count, so no toks/s)
+const NANOGPT = new RegExp(`^iter (\\d+): loss (${FLOAT}), time ([\\d.]+)ms(?:, mfu (-?[\\d.]+)%)?`);
+
+export function parseNanoGpt(line: string): StepParse {
+  const m = NANOGPT.exec(line);
+  if (m === null) return line.startsWith('iter ') && line.includes(': loss') ? 'malformed' : null;
+  return { step: Number(m[1]), loss: num(m[2])!, format: 'nanogpt' };
+}
+
+// torchtitan (after its `[titan] <date> - root - INFO - ` prefix):
+// `step:  1  loss: 12.2453  [grad_norm: 1.2  ]memory: 15.01GiB(15.80%)  tps: 1,234  tflops: ...  mfu: 4.5%`
+// (older versions print `wps:` instead of `tps:`)
+const TITAN = new RegExp(
+  `step:\\s*(\\d+)\\s+loss:\\s*(${FLOAT})(?:.*?grad_norm:\\s*(${FLOAT}))?(?:.*?\\b[tw]ps:\\s*([\\d,]+))?`,
+);
+
+export function parseTorchtitan(line: string): StepParse {
+  const m = TITAN.exec(line);
+  if (m === null) return null;
+  return {
+    step: Number(m[1]),
+    loss: num(m[2])!,
+    gradNorm: num(m[3]),
+    toksPerS: m[4] === undefined ? undefined : Number(m[4].replace(/,/g, '')),
+    format: 'torchtitan',
+  };
+}
+
+// Hugging Face Trainer's log dicts: `{'loss': 2.3, 'grad_norm': 1.2, 'learning_rate': 5e-05, 'epoch': 0.1}`
+const HF_PAIR = /'([\w/.-]+)': ([^,}]+)/g;
+
+/** Key → number of a Python dict literal of scalars, or null when it is not one. */
+export function parsePythonDict(line: string): Record<string, number | string> | null {
+  if (!line.startsWith("{'") || !line.trimEnd().endsWith('}')) return null;
+  const out: Record<string, number | string> = {};
+  let count = 0;
+  for (const m of line.matchAll(HF_PAIR)) {
+    const raw = m[2]!.trim();
+    const v = raw === 'nan' ? Number.NaN : raw === 'inf' ? Number.POSITIVE_INFINITY : Number(raw);
+    out[m[1]!] = Number.isNaN(v) && raw !== 'nan' ? raw.replace(/^'|'$/g, '') : v;
+    count++;
+  }
+  return count > 0 ? out : null;
+}
+
+// A preset's own step regex: named groups `step` and `loss`, optional `toks` and `lr`.
+export function parseWithPresetRegex(line: string, re: RegExp): StepParse {
+  const m = re.exec(line);
+  const g = m?.groups;
+  if (g?.step === undefined || g.loss === undefined) return null;
+  const step = Number(g.step);
+  if (!Number.isInteger(step)) return 'malformed';
+  return {
+    step,
+    loss: num(g.loss.toLowerCase())!,
+    lr: g.lr === undefined ? undefined : num(g.lr),
+    toksPerS: g.toks === undefined ? undefined : Number(g.toks.replace(/,/g, '')),
+    format: 'preset-regex',
+  };
+}
