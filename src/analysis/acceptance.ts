@@ -13,8 +13,12 @@ export function judge(r: AnalysisResult, acc: Acceptance, steps?: number): Accep
   const need = acc.steps ?? steps;
   if (need !== undefined && r.stepsReached < need) reasons.push(`reached step ${r.stepsReached} of ${need}`);
   if (acc.finiteLoss && r.nan) reasons.push(`non-finite loss at step ${r.nan.step} (rank ${r.nan.rank})`);
-  if (acc.noStall && r.stall) reasons.push(`stall at step ${r.stall.step} (${r.stall.where}, rank ${r.stall.rank})`);
-  if (r.crash) reasons.push(`crash: ${r.crash.exception}${r.crash.message ? `: ${r.crash.message.split('\n')[0]}` : ''}`);
+  if (acc.noStall && r.stall)
+    reasons.push(`stall at step ${r.stall.step} (${r.stall.where}, rank ${r.stall.rank})`);
+  if (r.crash)
+    reasons.push(
+      `crash: ${r.crash.exception}${r.crash.message ? `: ${r.crash.message.split('\n')[0]}` : ''}`,
+    );
   if (acc.vramLimitMiB !== undefined && r.memory && r.memory.peakReservedMiB > acc.vramLimitMiB)
     reasons.push(`peak reserved ${r.memory.peakReservedMiB} MiB > limit ${acc.vramLimitMiB} MiB`);
   if (r.verdict !== 'pass' && reasons.length === 0) reasons.push(`verdict ${r.verdict}`);

@@ -2,6 +2,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { packageVersion } from '../util/package-root.js';
 import { analyzeCommand } from './commands/analyze.js';
+import { attachCommand } from './commands/attach.js';
 import { demoCommand } from './commands/demo.js';
 import { lanesCommand } from './commands/lanes.js';
 import { runCommand } from './commands/run.js';
@@ -10,12 +11,15 @@ import type { CliDeps } from './deps.js';
 export async function main(argv: string[], deps: CliDeps): Promise<void> {
   await yargs(hideBin(argv))
     .scriptName('nsa-dbg')
-    .usage('$0 <command> [options]\n\nA terminal debugger for NSA training runs on local and remote GPU boxes.')
+    .usage(
+      '$0 <command> [options]\n\nA terminal debugger for NSA training runs on local and remote GPU boxes.',
+    )
     .command(demoCommand(deps))
     .command(runCommand(deps))
+    .command(attachCommand(deps))
     .command(lanesCommand)
     .command(analyzeCommand)
-    .demandCommand(1, 'Name a command: demo, run, lanes or analyze (see --help).')
+    .demandCommand(1, 'Name a command: demo, run, attach, analyze or lanes (see --help).')
     .strict()
     .help()
     .alias('h', 'help')

@@ -1,7 +1,14 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, relative } from 'node:path';
 import { loadPresets } from '../presets/load.js';
-import { demoShimPath } from '../runs/build-spec.js';
+import { DEMO_DIR_IN_RUN, demoShimPath } from '../runs/build-spec.js';
+import type { RunSpec } from '../runs/launcher.js';
+import { mirrorFollower } from '../runs/mirror-follower.js';
 import { Session } from '../session/session.js';
 import { LocalTarget } from '../targets/local.js';
+import type { Target } from '../targets/target.js';
+import { packageRoot } from '../util/package-root.js';
 
 export interface OpenOptions {
   lane: string;
@@ -13,28 +20,104 @@ export interface OpenOptions {
   outDir?: string;
   cwd?: string;
   publishMs?: number;
+  /** re-attach to this run dir instead of starting a run */
+  attachRunDir?: string;
+}
+
+function terminalSize() {
+  return { cols: process.stdout.columns || 120, rows: process.stdout.rows || 40 };
 }
 
 /** A Session on this machine. The demo points the GPU panel at the simulated nvidia-smi. */
 export function openLocalSession(o: OpenOptions): Session {
-  const presets = loadPresets();
-  const target = new LocalTarget();
-  const spec = {
-    steps: o.steps,
-    command: o.command,
-    demo: o.demo ? { stepMs: o.stepMs } : undefined,
-    runsRoot: o.runsRoot,
-    outDir: o.outDir,
-    cwd: o.cwd,
-  };
   return new Session({
-    target,
-    presets,
+    target: new LocalTarget(),
+    presets: loadPresets(),
     lane: o.lane,
-    spec,
-    smi: (outDir) => (o.demo ? ['python3', demoShimPath(), '--demo-run-dir', outDir] : ['nvidia-smi']),
+    spec: {
+      steps: o.steps,
+      command: o.command,
+      demo: o.demo ? { stepMs: o.stepMs } : undefined,
+      runsRoot: o.runsRoot,
+      outDir: o.outDir,
+      cwd: o.cwd,
+    },
+    smi: (spec) => (o.demo ? ['python3', demoShimPath(), '--demo-run-dir', spec.outDir] : ['nvidia-smi']),
     simulated: o.demo,
     publishMs: o.publishMs,
-    terminal: { cols: process.stdout.columns || 120, rows: process.stdout.rows || 40 },
+    terminal: terminalSize(),
+    attachRunDir: o.attachRunDir,
+    // an attached local run was started detached by someone else: leave it running
+    leaveRunningOnQuit: !!o.attachRunDir,
+  });
+}
+
+/** the remote login's home, so run dirs get absolute paths (SFTP does not expand ~) */
+export async function remoteHome(target: Target): Promise<string> {
+  const r = await target.exec(['sh', '-c', 'printf %s "$HOME"'], { timeoutMs: 15_000 });
+  const home = r.stdout.trim();
+  if (r.code !== 0 || !home.startsWith('/')) throw new Error(`cannot read $HOME on ${target.label}`);
+  return home;
+}
+
+export function defaultRemoteRunsRoot(home: string): string {
+  return `${home}/.nsa-dbg/runs`;
+}
+
+/** the local evidence folder a remote run is mirrored into */
+export function localMirrorDir(targetLabel: string, runId: string, env = process.env): string {
+  const base = env.NSA_DBG_HOME ?? join(env.HOME || homedir(), '.nsa-dbg');
+  return join(base, 'mirror', targetLabel.replace(/[^\w.@-]/g, '_'), runId);
+}
+
+/** copy the bundled demo (trainer, its fake nsa package, the nvidia-smi shim) into the run dir */
+async function copyDemo(target: Target, spec: RunSpec): Promise<void> {
+  const root = join(packageRoot(), 'src', 'demo');
+  const walk = (d: string): string[] =>
+    readdirSync(d).flatMap((n) => {
+      const p = join(d, n);
+      if (n === '__pycache__') return [];
+      return statSync(p).isDirectory() ? walk(p) : n.endsWith('.py') ? [p] : [];
+    });
+  for (const f of walk(root)) {
+    await target.writeFile(`${spec.runDir}/${DEMO_DIR_IN_RUN}/${relative(root, f)}`, readFileSync(f));
+  }
+}
+
+/**
+ * A Session on a remote box: runs start detached (tmux or setsid+nohup), evidence is mirrored into
+ * a local folder as it arrives, and quitting leaves the run running for `attach`.
+ */
+export function openRemoteSession(target: Target, home: string, o: OpenOptions): Session {
+  const runsRoot = o.runsRoot ?? defaultRemoteRunsRoot(home);
+  return new Session({
+    target,
+    presets: loadPresets(),
+    lane: o.lane,
+    spec: {
+      steps: o.steps,
+      command: o.command,
+      demo: o.demo ? { stepMs: o.stepMs, inRunDir: true } : undefined,
+      runsRoot,
+      outDir: o.outDir,
+      cwd: o.cwd ?? home,
+    },
+    smi: (spec) =>
+      o.demo || spec.demo
+        ? ['python3', `${spec.runDir}/${DEMO_DIR_IN_RUN}/nvidia_smi_shim.py`, '--demo-run-dir', spec.outDir]
+        : ['nvidia-smi'],
+    simulated: o.demo,
+    publishMs: o.publishMs,
+    terminal: terminalSize(),
+    detached: 'auto',
+    leaveRunningOnQuit: true,
+    attachRunDir: o.attachRunDir,
+    prepareRun: o.demo ? (spec) => copyDemo(target, spec) : undefined,
+    follower: (spec) => {
+      const local = localMirrorDir(target.label, spec.runId);
+      const byDir = new Map([[spec.runDir, local]]);
+      if (spec.outDir !== spec.runDir) byDir.set(spec.outDir, join(local, 'out'));
+      return (t, dir, onChunk) => mirrorFollower(byDir.get(dir) ?? local)(t, dir, onChunk);
+    },
   });
 }

@@ -10,7 +10,11 @@ export interface SpecOptions {
   command?: string[];
   steps?: number;
   /** run the bundled demo trainer */
-  demo?: { stepMs?: number; trainerPath?: string };
+  demo?: {
+    stepMs?: number;
+    trainerPath?: string /** a copy inside the run dir (remote boxes) */;
+    inRunDir?: boolean;
+  };
   cwd?: string;
   /** where run dirs live on the target (default ~/.nsa-dbg/runs) */
   runsRoot?: string;
@@ -22,6 +26,9 @@ export interface SpecOptions {
 export function defaultRunsRoot(env = process.env): string {
   return env.NSA_DBG_HOME ? join(env.NSA_DBG_HOME, 'runs') : join(env.HOME || homedir(), '.nsa-dbg', 'runs');
 }
+
+/** where a remote demo's copy of the bundled trainer goes, inside the run dir */
+export const DEMO_DIR_IN_RUN = 'demo';
 
 export function demoTrainerPath(): string {
   return join(packageRoot(), 'src', 'demo', 'nsa_demo_trainer.py');
@@ -45,7 +52,9 @@ export function buildRunSpec(o: SpecOptions): RunSpec {
     argv = [
       'python3',
       '-u',
-      o.demo.trainerPath ?? demoTrainerPath(),
+      o.demo.inRunDir
+        ? `${runDir}/${DEMO_DIR_IN_RUN}/nsa_demo_trainer.py`
+        : (o.demo.trainerPath ?? demoTrainerPath()),
       '--dataset',
       'synthetic',
       '--ddp',

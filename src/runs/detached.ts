@@ -21,7 +21,9 @@ export function tmuxSessionName(runId: string): string {
 }
 
 export async function hasTmux(target: Target): Promise<boolean> {
-  const r = await target.exec(['sh', '-c', 'command -v tmux >/dev/null 2>&1 && echo yes'], { timeoutMs: 10_000 });
+  const r = await target.exec(['sh', '-c', 'command -v tmux >/dev/null 2>&1 && echo yes'], {
+    timeoutMs: 10_000,
+  });
   return r.stdout.trim() === 'yes';
 }
 
@@ -39,7 +41,18 @@ export async function launchDetached(
   let r;
   if (mode === 'tmux') {
     r = await target.exec(
-      ['tmux', 'new-session', '-d', '-s', info.session!, '-x', String(size.cols), '-y', String(size.rows), `sh ${shQuote(script)}`],
+      [
+        'tmux',
+        'new-session',
+        '-d',
+        '-s',
+        info.session!,
+        '-x',
+        String(size.cols),
+        '-y',
+        String(size.rows),
+        `sh ${shQuote(script)}`,
+      ],
       { timeoutMs: 15_000 },
     );
   } else {
@@ -47,7 +60,8 @@ export async function launchDetached(
     const cmd = `if command -v setsid >/dev/null 2>&1; then S=setsid; else S=; fi; $S nohup sh ${shQuote(script)} </dev/null >/dev/null 2>&1 &`;
     r = await target.exec(['sh', '-c', cmd], { timeoutMs: 15_000 });
   }
-  if (r.code !== 0) throw new Error(`could not start the run (${mode}): ${r.stderr.trim() || `exit ${r.code}`}`);
+  if (r.code !== 0)
+    throw new Error(`could not start the run (${mode}): ${r.stderr.trim() || `exit ${r.code}`}`);
   return info;
 }
 

@@ -6,6 +6,21 @@ import { RunWatcher } from './run-watcher.js';
 import { handlersFor, SIGNUM } from './signals.js';
 import { type StopStep, stopRun } from './stop.js';
 
+/** Something that follows a directory's files and hands over their bytes in order. */
+export interface Follower {
+  start(): void | Promise<void>;
+  stop(): Promise<void>;
+}
+
+export type FollowerFactory = (
+  target: Target,
+  dir: string,
+  onChunk: (name: string, chunk: Buffer) => void,
+) => Follower;
+
+/** the plain follower: tail every evidence file of the directory from byte 0 */
+export const watchFollower: FollowerFactory = (target, dir, onChunk) => new RunWatcher(target, dir, onChunk);
+
 export interface RunEvents {
   /** a chunk of a file in the run dir ('run') or the trainer's out dir ('out'; same dir by default) */
   onFileChunk(name: string, chunk: Buffer, where: 'run' | 'out'): void;
@@ -21,7 +36,7 @@ export interface RunEvents {
  */
 export class RunController {
   private pty: PtyHandle | null = null;
-  private watchers: RunWatcher[] = [];
+  private watchers: Follower[] = [];
   private _pid: number | undefined;
   private _exit: number | null | undefined;
   private exitWaiters: Array<() => void> = [];
@@ -32,6 +47,7 @@ export class RunController {
     private readonly target: Target,
     readonly spec: RunSpec,
     private readonly events: RunEvents,
+    private readonly follower: FollowerFactory = watchFollower,
   ) {}
 
   get pid(): number | undefined {
@@ -79,11 +95,12 @@ export class RunController {
     runDir: string,
     events: RunEvents,
     size: { cols: number; rows: number } = { cols: 120, rows: 40 },
+    follower: FollowerFactory = watchFollower,
   ): Promise<RunController> {
     const cmd = await target.readFile(`${runDir}/command.json`);
     if (!cmd) throw new Error(`${target.label}:${runDir} is not an nsa-dbg run (no command.json)`);
     const spec = JSON.parse(cmd.toString('utf8')) as RunSpec;
-    const rc = new RunController(target, spec, events);
+    const rc = new RunController(target, spec, events, follower);
     rc.launch = await readLaunchInfo(target, runDir);
     rc.watchAll();
     if (rc.launch && !(await target.readFile(`${runDir}/exit_code`))) await rc.follow(size);
@@ -108,13 +125,13 @@ export class RunController {
   }
 
   private watch(dir: string, where: 'run' | 'out'): void {
-    const w = new RunWatcher(this.target, dir, (name, chunk) => {
+    const w = this.follower(this.target, dir, (name, chunk) => {
       if (where === 'run' && name === 'pid') this.setPid(chunk.toString('utf8'));
       else if (where === 'run' && name === 'exit_code') this.setExit(chunk.toString('utf8'));
       this.events.onFileChunk(name, chunk, where);
     });
-    w.start();
     this.watchers.push(w);
+    void Promise.resolve(w.start()).catch(() => undefined);
   }
 
   private setPid(text: string): void {
@@ -171,7 +188,10 @@ export class RunController {
     return `SIGUSR1 → ${procs.map((p) => `pid ${p.pid}`).join(', ')}; waiting for stackdump_*.txt`;
   }
 
-  async stop(policy: StopPolicy, opts: { stalled: boolean; onStep?: (s: StopStep) => void }): Promise<string> {
+  async stop(
+    policy: StopPolicy,
+    opts: { stalled: boolean; onStep?: (s: StopStep) => void },
+  ): Promise<string> {
     if (this.exited) return 'already-exited';
     const pid = this._pid ?? (await this.waitForPid(2000));
     if (pid === undefined) {
@@ -201,7 +221,7 @@ export class RunController {
 
   /** stop following files (after a final drain) and release the PTY (a detached run keeps going) */
   async dispose(): Promise<void> {
-    await Promise.all(this.watchers.map((w) => w.stop()));
+    await Promise.all(this.watchers.map((w) => w.stop().catch(() => undefined)));
     this.watchers = [];
     this.pty?.close();
     this.pty = null;

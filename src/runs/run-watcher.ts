@@ -5,9 +5,7 @@ import type { TailHandle, Target } from '../targets/target.js';
  * directory, and each is tailed from byte 0 (or a saved offset), so the engine sees every byte of
  * stdout.log, heartbeat_rank*.jsonl and stack dumps exactly once, in order.
  */
-export interface WatchedFileFilter {
-  (name: string): boolean;
-}
+export type WatchedFileFilter = (name: string) => boolean;
 
 /** Files the engine parses live. Big binary artifacts (checkpoints, tb events) are not followed. */
 export const EVIDENCE_FILES: WatchedFileFilter = (n) =>
@@ -31,7 +29,12 @@ export class RunWatcher {
     private readonly target: Target,
     private readonly dir: string,
     private readonly onChunk: (name: string, chunk: Buffer) => void,
-    private readonly opts: { filter?: WatchedFileFilter; listEveryMs?: number; pollMs?: number; offsets?: Record<string, number> } = {},
+    private readonly opts: {
+      filter?: WatchedFileFilter;
+      listEveryMs?: number;
+      pollMs?: number;
+      offsets?: Record<string, number>;
+    } = {},
   ) {}
 
   start(): void {

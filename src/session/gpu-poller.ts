@@ -41,7 +41,11 @@ export class GpuPoller {
     const stale = this.opts.staleMs ?? 10_000;
     this.watchdog = setInterval(() => {
       if (this.stream && Date.now() - this.lastLineAt > stale) {
-        this.onUpdate({ ...this.snapshot(), available: false, message: `nvidia-smi silent for ${stale / 1000}s (hung driver?); restarting it` });
+        this.onUpdate({
+          ...this.snapshot(),
+          available: false,
+          message: `nvidia-smi silent for ${stale / 1000}s (hung driver?); restarting it`,
+        });
         this.stream.kill();
       }
     }, stale / 2);
@@ -49,7 +53,11 @@ export class GpuPoller {
   }
 
   private snapshot(): GpuUpdate {
-    return { available: true, gpus: [...this.latest.values()].sort((a, b) => a.index - b.index), processes: this.processes };
+    return {
+      available: true,
+      gpus: [...this.latest.values()].sort((a, b) => a.index - b.index),
+      processes: this.processes,
+    };
   }
 
   private startStream(): void {

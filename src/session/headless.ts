@@ -13,9 +13,11 @@ export interface HeadlessOutcome {
  */
 export async function runHeadless(
   session: Session,
-  opts: { localDir: (runDir: string) => string; dumpWaitMs?: number; onProgress?: (line: string) => void } = {
-    localDir: (d) => d,
-  },
+  opts: {
+    localDir: (runDir: string, runId: string) => string;
+    dumpWaitMs?: number;
+    onProgress?: (line: string) => void;
+  } = { localDir: (d) => d },
 ): Promise<HeadlessOutcome> {
   await session.start();
   const run = session.currentRun();
@@ -27,7 +29,9 @@ export async function runHeadless(
     const stall = st.ranks.find((r) => r.stall);
     if (stall && !tookEvidence) {
       tookEvidence = true;
-      opts.onProgress?.(`stall confirmed: rank ${stall.rank} step ${stall.stall!.step} (${stall.stall!.where})`);
+      opts.onProgress?.(
+        `stall confirmed: rank ${stall.rank} step ${stall.stall!.step} (${stall.stall!.where})`,
+      );
       const before = st.dump?.file;
       opts.onProgress?.(await session.requestDump());
       const deadline = Date.now() + (opts.dumpWaitMs ?? 3000);
@@ -47,7 +51,7 @@ export async function runHeadless(
       ...r,
       lane: preset.name,
       runDir: run.spec.runDir,
-      localDir: opts.localDir(run.spec.runDir),
+      localDir: opts.localDir(run.spec.runDir, run.spec.runId),
       go: verdict.go,
       reasons: verdict.reasons,
     },

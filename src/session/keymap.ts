@@ -43,7 +43,12 @@ export const BINDINGS: readonly Binding[] = [
     description: 'stack dump: SIGUSR1 to the trainer (after a SigCgt check)',
     matches: ch('d'),
   },
-  { command: 'lanes', keys: ['l'], description: 'switch lane: pick, confirm, restart the run', matches: ch('l') },
+  {
+    command: 'lanes',
+    keys: ['l'],
+    description: 'switch lane: pick, confirm, restart the run',
+    matches: ch('l'),
+  },
   {
     command: 'scrollUp',
     keys: ['↑', 'k'],

@@ -44,7 +44,9 @@ export class LiveModel {
   readonly rankPids = new Map<number, number>();
 
   constructor(opts: { stepRegex?: string; k?: number; floorS?: number } = {}) {
-    this.stdoutParser = new StdoutParser(opts.stepRegex ? { stepRegex: new RegExp(opts.stepRegex) } : undefined);
+    this.stdoutParser = new StdoutParser(
+      opts.stepRegex ? { stepRegex: new RegExp(opts.stepRegex) } : undefined,
+    );
     this.detector = new StallDetector({ k: opts.k, floorS: opts.floorS });
   }
 
@@ -139,7 +141,12 @@ export class LiveModel {
     this.syncSkipped();
   }
 
-  result(opts: { nowMs: number; processAlive: boolean; exitCode?: number | null; stopped?: boolean }): AnalysisResult {
+  result(opts: {
+    nowMs: number;
+    processAlive: boolean;
+    exitCode?: number | null;
+    stopped?: boolean;
+  }): AnalysisResult {
     return this.evidence.result({
       nowS: this.trainerNowS(opts.nowMs),
       processAlive: opts.processAlive,
@@ -164,7 +171,9 @@ function toDumpView(d: DumpEvent): DumpView {
   let frames = main ? [...main.frames].reverse() : [];
   // start at the interrupted frame, not inside the dump handler itself
   if (top) {
-    const i = frames.findIndex((f) => f.file === top.file && f.line === top.line && f.function === top.function);
+    const i = frames.findIndex(
+      (f) => f.file === top.file && f.line === top.line && f.function === top.function,
+    );
     if (i > 0) frames = frames.slice(i);
   }
   return {

@@ -1,7 +1,9 @@
 import type { AnalysisResult } from '../analysis/evidence.js';
 import type { Preset } from '../presets/preset.js';
 import { buildRunSpec, type SpecOptions } from '../runs/build-spec.js';
-import { RunController } from '../runs/run-controller.js';
+import type { LaunchMode } from '../runs/detached.js';
+import type { RunSpec } from '../runs/launcher.js';
+import { type FollowerFactory, RunController } from '../runs/run-controller.js';
 import type { Target } from '../targets/target.js';
 import { CpuSampler } from './cpu-sampler.js';
 import { GpuPoller, type GpuUpdate } from './gpu-poller.js';
@@ -21,15 +23,25 @@ export interface SessionOptions {
   lane: string;
   /** everything buildRunSpec needs besides the preset */
   spec: Omit<SpecOptions, 'preset'>;
-  /** nvidia-smi argv on the target for a run's out dir (the demo passes its shim, which needs it) */
-  smi: (outDir: string) => string[];
+  /** nvidia-smi argv on the target for a run (the demo passes its shim, which needs the run's dirs) */
+  smi: (spec: RunSpec) => string[];
   simulated: boolean;
   /** publish at most this often (ms); 50 = 20 Hz */
   publishMs?: number;
   /** what quitting does: local runs are stopped, detached remote runs are left running */
   leaveRunningOnQuit?: boolean;
   terminal?: { cols: number; rows: number };
+  /** start runs detached (remote): they outlive the connection and this process */
+  detached?: LaunchMode | 'auto';
+  /** how a run's files are followed (remote: mirrored into a local evidence folder) */
+  follower?: (spec: RunSpec) => FollowerFactory;
+  /** work before the launch (remote demo: copy the demo trainer into the run dir) */
+  prepareRun?: (spec: RunSpec) => Promise<void>;
+  /** re-attach to this existing run dir instead of starting the lane */
+  attachRunDir?: string;
 }
+
+export type ConnectionView = NonNullable<DashboardState['connection']>;
 
 /**
  * The live engine behind the TUI: owns the current run, its evidence model, the GPU poller and the
@@ -54,16 +66,20 @@ export class Session implements SessionController {
   private cpu: CpuSampler;
   private cpuBusy = new Map<number, boolean | null>();
   private lastResult: AnalysisResult | null = null;
+  private connection: ConnectionView | undefined;
+  private attachPending: string | undefined;
 
   constructor(private readonly o: SessionOptions) {
     this.preset = this.presetOf(o.lane);
+    this.attachPending = o.attachRunDir;
     this.cpu = new CpuSampler(o.target);
     this.state = this.build(Date.now());
   }
 
   private presetOf(name: string): Preset {
     const p = this.o.presets.get(name);
-    if (!p) throw new Error(`unknown lane "${name}". Known lanes: ${[...this.o.presets.keys()].sort().join(', ')}`);
+    if (!p)
+      throw new Error(`unknown lane "${name}". Known lanes: ${[...this.o.presets.keys()].sort().join(', ')}`);
     return p;
   }
 
@@ -84,38 +100,69 @@ export class Session implements SessionController {
     this.stoppedByUser = false;
     this.lastResult = null;
     this.cpuBusy.clear();
-    const spec = buildRunSpec({ ...this.o.spec, preset: this.preset });
     const model = this.model;
-    const run = new RunController(this.o.target, spec, {
-      onFileChunk: (name, chunk) => {
+    const events = {
+      onFileChunk: (name: string, chunk: Buffer) => {
         model.onFileChunk(name, chunk, Date.now());
         this.dirty = true;
       },
       onPid: () => {
-        this.phase = 'running';
+        if (this.phase === 'starting') this.phase = 'running';
         this.dirty = true;
       },
       onExit: () => {
         if (this.run !== run) return;
         this.phase = 'exited';
-        // the last lines of stdout may still be in flight: drain the watchers, then conclude
+        // the last lines of stdout may still be in flight: drain the followers, then conclude
         void run.dispose().then(() => {
           model.finish();
           this.conclude();
         });
       },
-    });
+    };
+    let run: RunController;
+    this.phase = 'starting';
+    this.startedAt = Date.now();
+    this.dirty = true;
+    const size = this.o.terminal;
+    if (this.attachPending) {
+      const dir = this.attachPending;
+      this.attachPending = undefined;
+      const cmd = await this.o.target.readFile(`${dir}/command.json`);
+      const spec = cmd ? (JSON.parse(cmd.toString('utf8')) as RunSpec) : null;
+      if (spec && this.o.presets.has(spec.lane)) this.preset = this.presetOf(spec.lane);
+      run = await RunController.attach(
+        this.o.target,
+        dir,
+        events,
+        size,
+        spec ? this.o.follower?.(spec) : undefined,
+      );
+      this.run = run;
+      this.startPoller(run.spec);
+      return;
+    }
+    const spec = buildRunSpec({ ...this.o.spec, preset: this.preset });
+    await this.o.prepareRun?.(spec);
+    run = new RunController(this.o.target, spec, events, this.o.follower?.(spec));
     this.run = run;
+    this.startPoller(spec);
+    await run.start(size, { detached: this.o.detached });
+  }
+
+  private startPoller(spec: RunSpec): void {
     this.poller?.stop();
-    this.poller = new GpuPoller(this.o.target, this.o.smi(spec.outDir), (u) => {
+    this.poller = new GpuPoller(this.o.target, this.o.smi(spec), (u) => {
       this.gpu = u;
       this.dirty = true;
     });
     this.poller.start();
-    this.phase = 'starting';
-    this.startedAt = Date.now();
+  }
+
+  /** link state from the SSH connection, shown as an outage in the header */
+  setConnection(c: ConnectionView): void {
+    this.connection = c;
     this.dirty = true;
-    await run.start(this.o.terminal);
   }
 
   private conclude(): void {
@@ -133,7 +180,9 @@ export class Session implements SessionController {
   private async tick(): Promise<void> {
     const run = this.run;
     if (run && !run.exited && run.pid !== undefined) {
-      const pids = this.model.rankPids.size ? [...this.model.rankPids.entries()] : [[0, run.pid] as [number, number]];
+      const pids = this.model.rankPids.size
+        ? [...this.model.rankPids.entries()]
+        : [[0, run.pid] as [number, number]];
       for (const [rank, pid] of pids) {
         const use = await this.cpu.sample(pid);
         const busy = use === null ? null : use > 0.5;
@@ -153,7 +202,9 @@ export class Session implements SessionController {
       const s = stalls[0]!;
       return { verdict: 'hang', summary: `hang at step ${s.step} (${s.where}), rank ${s.rank}` };
     }
-    return this.phase === 'running' ? { verdict: 'running', summary: `running, step ${this.model.step}` } : null;
+    return this.phase === 'running'
+      ? { verdict: 'running', summary: `running, step ${this.model.step}` }
+      : null;
   }
 
   private build(now: number): DashboardState {
@@ -188,6 +239,7 @@ export class Session implements SessionController {
       dump: m.dump,
       verdict: this.verdictView(now),
       notice: this.notice,
+      connection: this.connection,
     });
   }
 
@@ -243,7 +295,10 @@ export class Session implements SessionController {
     const stalled = this.model.stalled(Date.now());
     await run.stop(this.preset.stop, {
       stalled,
-      onStep: (s) => this.setNotice(`stopping run: ${s === 'halt' ? 'wrote .HALT' : s === 'sigint' ? 'SIGINT' : 'SIGKILL'}`),
+      onStep: (s) =>
+        this.setNotice(
+          `stopping run: ${s === 'halt' ? 'wrote .HALT' : s === 'sigint' ? 'SIGINT' : 'SIGKILL'}`,
+        ),
     });
     await run.waitForExit();
     await run.dispose();

@@ -70,7 +70,11 @@ export class LocalTarget implements Target {
       child.stderr.on('data', (c: Buffer) => err.push(c));
       child.on('error', reject);
       child.on('close', (code) =>
-        resolve({ stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), code }),
+        resolve({
+          stdout: Buffer.concat(out).toString('utf8'),
+          stderr: Buffer.concat(err).toString('utf8'),
+          code,
+        }),
       );
     });
   }

@@ -1,9 +1,11 @@
 import type { CommandModule } from 'yargs';
 import type { CliDeps } from '../deps.js';
-import { openLocalSession } from '../open-session.js';
+import { openFromArgs } from '../open-from-args.js';
 import { requirePython } from '../preflight.js';
+import { type HostArgs, withHostOptions } from '../remote.js';
+import { reportFailure } from '../report-failure.js';
 
-interface DemoArgs {
+interface DemoArgs extends HostArgs {
   'step-ms'?: number;
   lane: string;
   steps?: number;
@@ -15,23 +17,32 @@ export function demoCommand(deps: CliDeps): CommandModule<object, DemoArgs> {
     command: 'demo',
     describe: 'open the dashboard on the bundled demo trainer (simulated trainer and GPU, no GPU needed)',
     builder: (y) =>
-      y
-        .option('step-ms', { type: 'number', describe: 'milliseconds per training step (default 300)' })
-        .option('lane', { type: 'string', default: 'baseline', describe: 'lane to start with' })
-        .option('steps', { type: 'number', describe: 'steps to run (default: the lane’s)' })
-        .option('runs-dir', { type: 'string', describe: 'where run directories go (default ~/.nsa-dbg/runs)' }) as never,
+      withHostOptions(
+        y
+          .option('step-ms', { type: 'number', describe: 'milliseconds per training step (default 300)' })
+          .option('lane', { type: 'string', default: 'baseline', describe: 'lane to start with' })
+          .option('steps', { type: 'number', describe: 'steps to run (default: the lane’s)' })
+          .option('runs-dir', {
+            type: 'string',
+            describe: 'where run directories go (default ~/.nsa-dbg/runs)',
+          }),
+      ) as never,
     handler: async (a) => {
-      await requirePython();
-      const session = openLocalSession({
-        lane: a.lane,
-        steps: a.steps,
-        demo: true,
-        stepMs: a['step-ms'],
-        runsRoot: a['runs-dir'],
-      });
-      const tui = await deps.loadTui();
-      await session.start();
-      await tui.runTui(session);
+      if (!a.host) await requirePython();
+      try {
+        const { session } = await openFromArgs(a, {
+          lane: a.lane,
+          steps: a.steps,
+          demo: true,
+          stepMs: a['step-ms'],
+          runsRoot: a['runs-dir'],
+        });
+        const tui = await deps.loadTui();
+        await session.start();
+        await tui.runTui(session);
+      } catch (e) {
+        reportFailure(e);
+      }
     },
   };
 }

@@ -1,11 +1,12 @@
 import type { CommandModule } from 'yargs';
-import { PresetError } from '../../presets/preset.js';
 import { runHeadless } from '../../session/headless.js';
 import type { CliDeps } from '../deps.js';
-import { openLocalSession } from '../open-session.js';
+import { openFromArgs } from '../open-from-args.js';
 import { requirePython } from '../preflight.js';
+import { type HostArgs, withHostOptions } from '../remote.js';
+import { reportFailure } from '../report-failure.js';
 
-interface RunArgs {
+interface RunArgs extends HostArgs {
   lane: string;
   steps?: number;
   headless?: boolean;
@@ -16,7 +17,6 @@ interface RunArgs {
   'out-dir'?: string;
   cwd?: string;
   '--'?: string[];
-  _: (string | number)[];
 }
 
 export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
@@ -24,25 +24,44 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
     command: 'run',
     describe: 'run a trainer command with a lane’s env: nsa-dbg run --lane NAME [--steps N] -- COMMAND...',
     builder: (y) =>
-      y
-        .parserConfiguration({ 'populate--': true })
-        .option('lane', { type: 'string', demandOption: true, describe: 'lane (env preset) name, see `nsa-dbg lanes`' })
-        .option('steps', { type: 'number', describe: 'steps to run (appended as --steps N)' })
-        .option('headless', { type: 'boolean', describe: 'no dashboard: run to the end (or a confirmed stall) and report' })
-        .option('json', { type: 'boolean', describe: 'with --headless: print one JSON object' })
-        .option('demo', { type: 'boolean', describe: 'run the bundled demo trainer instead of a command' })
-        .option('step-ms', { type: 'number', describe: 'with --demo: milliseconds per step' })
-        .option('runs-dir', { type: 'string', describe: 'where run directories go (default ~/.nsa-dbg/runs)' })
-        .option('out-dir', { type: 'string', describe: 'the trainer’s out_dir (where heartbeats go), if not the run dir' })
-        .option('cwd', { type: 'string', describe: 'working directory for the command (default: here)' })
-        .example('$0 run --lane batched-prefill --steps 200 -- python -u scripts/train_showcase.py', '')
-        .example('$0 run --headless --json --lane baseline --demo --steps 20', '') as never,
+      withHostOptions(
+        y
+          .parserConfiguration({ 'populate--': true })
+          .option('lane', {
+            type: 'string',
+            demandOption: true,
+            describe: 'lane (env preset), see `nsa-dbg lanes`',
+          })
+          .option('steps', { type: 'number', describe: 'steps to run (appended as --steps N)' })
+          .option('headless', {
+            type: 'boolean',
+            describe: 'no dashboard: run to the end (or a confirmed stall) and report',
+          })
+          .option('json', { type: 'boolean', describe: 'with --headless: print one JSON object' })
+          .option('demo', { type: 'boolean', describe: 'run the bundled demo trainer instead of a command' })
+          .option('step-ms', { type: 'number', describe: 'with --demo: milliseconds per step' })
+          .option('runs-dir', {
+            type: 'string',
+            describe: 'where run directories go (default ~/.nsa-dbg/runs)',
+          })
+          .option('out-dir', { type: 'string', describe: 'the trainer’s out_dir, if not the run dir' })
+          .option('cwd', {
+            type: 'string',
+            describe: 'working directory for the command (default: here / remote home)',
+          })
+          .example('$0 run --lane batched-prefill --steps 200 -- python -u scripts/train_showcase.py', '')
+          .example('$0 run --headless --json --host gpu1 --lane baseline --demo --steps 20', ''),
+      ) as never,
     handler: async (a) => {
       const command = (a['--'] ?? []).map(String);
-      if (a.demo) await requirePython();
-      let session: ReturnType<typeof openLocalSession>;
+      if (a.demo && command.length) {
+        process.stderr.write('nsa-dbg: give either --demo or a command after --, not both\n');
+        process.exitCode = 2;
+        return;
+      }
+      if (a.demo && !a.host) await requirePython();
       try {
-        session = openLocalSession({
+        const opened = await openFromArgs(a, {
           lane: a.lane,
           steps: a.steps,
           demo: !!a.demo,
@@ -52,30 +71,30 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
           outDir: a['out-dir'],
           cwd: a.cwd,
         });
-      } catch (e) {
-        process.stderr.write(`nsa-dbg: ${(e as Error).message}\n`);
-        process.exitCode = 2;
-        if (!(e instanceof PresetError) && !/unknown lane/.test((e as Error).message)) throw e;
-        return;
-      }
-      if (a.headless) {
-        const out = await runHeadless(session, {
-          localDir: (d) => d,
+        if (!a.headless) {
+          const tui = await deps.loadTui();
+          await opened.session.start();
+          await tui.runTui(opened.session);
+          return;
+        }
+        const out = await runHeadless(opened.session, {
+          localDir: opened.localDirOf,
           onProgress: (l) => {
             if (!a.json) process.stderr.write(`nsa-dbg: ${l}\n`);
           },
         });
-        if (a.json) process.stdout.write(`${JSON.stringify(out.result)}\n`);
+        const r = out.result;
+        if (a.json) process.stdout.write(`${JSON.stringify(r)}\n`);
         else
           process.stdout.write(
-            `${out.result.go ? 'GO' : 'NO-GO'} lane ${out.result.lane}: ${out.result.verdict}, ${out.result.stepsReached} steps${out.result.reasons.length ? ` (${out.result.reasons.join('; ')})` : ''}\n  run dir: ${out.result.runDir}\n`,
+            `${r.go ? 'GO' : 'NO-GO'} lane ${r.lane}: ${r.verdict}, ${r.stepsReached} steps${r.reasons.length ? ` (${r.reasons.join('; ')})` : ''}\n  run dir: ${opened.label}:${r.runDir}\n  evidence: ${r.localDir}\n`,
           );
         process.exitCode = out.exitCode;
-        return;
+        // the SSH connection and timers must not keep the process alive
+        process.exit(out.exitCode);
+      } catch (e) {
+        reportFailure(e);
       }
-      const tui = await deps.loadTui();
-      await session.start();
-      await tui.runTui(session);
     },
   };
 }

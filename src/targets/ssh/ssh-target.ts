@@ -134,7 +134,12 @@ export class SshTarget implements Target {
     return { kill: () => proc.kill(), done };
   }
 
-  readFile(path: string): Promise<Buffer | null> {
+  async readFile(path: string): Promise<Buffer | null> {
+    if (path.startsWith('/proc/')) {
+      // /proc files report size 0, so SFTP's readFile would come back empty; cat reads them properly
+      const r = await this.exec(['cat', path]);
+      return r.code === 0 ? Buffer.from(r.stdout, 'utf8') : null;
+    }
     return this.connection.withSftp((sftp) => sftpReadFile(sftp, path), this.downTimeoutMs);
   }
 
