@@ -80,6 +80,15 @@ function routePicker(input: string, key: InkKeyFlags, ui: UiState, ctx: KeyConte
   if (key.downArrow) return { actions: [{ type: 'pickerMove', delta: 1, count: matches.length }] };
   if (key.backspace || key.delete) return { actions: [{ type: 'pickerBackspace' }] };
   if (key.ctrl || key.meta) return NOTHING;
+  // Typed fast (or over a slow link), "batch" and Enter can arrive as one chunk "batch\r": the
+  // text goes into the filter and the Enter still chooses from the filtered list.
+  const enter = input.search(/[\r\n]/);
+  if (enter >= 0) {
+    const text = printable(input.slice(0, enter));
+    const lane = filterLanes(ctx.lanes, ui.picker.filter + text)[text ? 0 : ui.picker.index];
+    const typed: UiAction[] = text ? [{ type: 'pickerType', text }] : [];
+    return lane ? { actions: [...typed, { type: 'pickerChoose', lane: lane.name }] } : { actions: typed };
+  }
   const text = printable(input);
   return text ? { actions: [{ type: 'pickerType', text }] } : NOTHING;
 }

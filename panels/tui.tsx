@@ -15,7 +15,7 @@ export async function runTui(controller: SessionController): Promise<void> {
     exitOnCtrlC: false,
     patchConsole: false,
     maxFps: 20,
-    incrementalRendering: true,
+    incrementalRendering: false,
   });
   await done;
   ink.unmount();

@@ -32,7 +32,7 @@ describe.each([
     tmux.key('l');
     await tmux.waitFor((s) => s.includes('batched-prefill'), 'lane picker');
     tmux.type('batch');
-    await tmux.waitFor((s) => !/\bconservative\b/.test(s) || /batch/.test(s), 'filtered picker');
+    await tmux.waitFor((s) => /filter: batch/.test(s) && !/\bconservative\b/.test(s), 'filtered picker');
     tmux.key('Enter');
     await tmux.waitFor((s) => /\by\/n\b|\[y\]/i.test(s), 'lane confirm');
     tmux.key('y');

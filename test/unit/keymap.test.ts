@@ -29,3 +29,18 @@ describe('the binding table', () => {
     expect(confirm.effect).toEqual({ kind: 'quit' });
   });
 });
+
+describe('the lane picker under fast input', () => {
+  it('a chunk "batch\\r" filters and chooses in one go', () => {
+    const lanes = [
+      { name: 'baseline', description: 'seq', env: {} },
+      { name: 'batched-prefill', description: 'fix', env: {} },
+    ];
+    const ui = { ...initialUiState, overlay: 'lanes' as const };
+    const r = routeKey('batch\r', {}, ui, { lanes, logPage: 10, maxScroll: 0 });
+    expect(r.actions).toEqual([
+      { type: 'pickerType', text: 'batch' },
+      { type: 'pickerChoose', lane: 'batched-prefill' },
+    ]);
+  });
+});
