@@ -66,9 +66,8 @@ export class LiveModel {
         this.dump = toDumpView(d);
       }
     } else if (WHOLE_FILES.test(name)) {
-      const text = (this.wholeFiles.get(name) ?? '') + chunk.toString('utf8');
-      this.wholeFiles.set(name, text);
-      this.evidence.noteFile(name, text);
+      // handed to the evidence once complete (finish): a growing file must not count twice
+      this.wholeFiles.set(name, (this.wholeFiles.get(name) ?? '') + chunk.toString('utf8'));
     }
     this.syncSkipped();
   }
@@ -134,10 +133,15 @@ export class LiveModel {
     return { loss: toSeries(this.lossByStep), toks: toSeries(this.toksByStep) };
   }
 
-  /** flush partial lines at the end of the run */
+  /** flush partial lines at the end of the run and hand over the files that are now complete */
   finish(): void {
     for (const line of this.stdoutSplit.flush()) this.onStdoutLine(line);
     for (const e of this.stdoutParser.flush()) this.onEvent(e);
+    for (const [name, text] of this.dumpTexts) {
+      const d = parseStackDump(text, name);
+      if (d) this.evidence.addEvent(d);
+    }
+    for (const [name, text] of this.wholeFiles) this.evidence.noteFile(name, text);
     this.syncSkipped();
   }
 
