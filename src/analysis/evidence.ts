@@ -124,7 +124,8 @@ export class Evidence {
         }
         for (const sig of matchOutput(e.text)) {
           this.hit(sig, e.text, e.rank);
-          if (sig.implies === 'nan') s.nanHits.push({ rank, step: null, order: s.order });
+          // the FATAL line comes before the step is logged: the step it is about is the current one
+          if (sig.implies === 'nan') s.nanHits.push({ rank, step: this.currentStep(rank), order: s.order });
         }
         return;
       }

@@ -24,40 +24,61 @@ export const CONSUMED_KEYS = [
 ] as const;
 
 export class HeartbeatRecord implements BeatEvent {
-  readonly kind = 'beat' as const;
-  #source: string | null;
-  #extra: Record<string, unknown> | undefined;
+  // `declare` + plain assignments: a million of these are built per file, and class-field
+  // definitions are slower to construct than assignments in the constructor
+  declare kind: 'beat';
+  declare rank: number;
+  declare step: number;
+  declare ts: number;
+  declare pid: number | undefined;
+  declare msg: string;
+  declare phase: string | undefined;
+  declare gpuMemAllocMiB: number | undefined;
+  declare gpuMemReservedMiB: number | undefined;
+  declare loss: number | undefined;
+  declare toksPerS: number | undefined;
+  /** the record's JSON text until `extra` is first read, then the parsed extra keys */
+  #lazy: string | Record<string, unknown> | null;
 
   constructor(
-    public rank: number,
-    public step: number,
-    public ts: number,
-    public pid: number | undefined,
-    public msg: string,
-    public phase: string | undefined,
-    public gpuMemAllocMiB: number | undefined,
-    public gpuMemReservedMiB: number | undefined,
-    public loss: number | undefined,
-    public toksPerS: number | undefined,
+    rank: number,
+    step: number,
+    ts: number,
+    pid: number | undefined,
+    msg: string,
+    phase: string | undefined,
+    gpuMemAllocMiB: number | undefined,
+    gpuMemReservedMiB: number | undefined,
+    loss: number | undefined,
+    toksPerS: number | undefined,
     /** the record's JSON text, or null when it has no other keys */
     source: string | null,
   ) {
-    this.#source = source;
+    this.#lazy = source;
+    this.kind = 'beat';
+    this.rank = rank;
+    this.step = step;
+    this.ts = ts;
+    this.pid = pid;
+    this.msg = msg;
+    this.phase = phase;
+    this.gpuMemAllocMiB = gpuMemAllocMiB;
+    this.gpuMemReservedMiB = gpuMemReservedMiB;
+    this.loss = loss;
+    this.toksPerS = toksPerS;
   }
 
   get extra(): Record<string, unknown> {
-    if (this.#extra === undefined) {
-      const all = this.#source === null ? {} : (parsePythonJson(this.#source) as Record<string, unknown>);
+    if (this.#lazy === null || typeof this.#lazy === 'string') {
+      const all = this.#lazy === null ? {} : (parsePythonJson(this.#lazy) as Record<string, unknown>);
       for (const k of CONSUMED_KEYS) delete all[k];
-      this.#extra = all;
-      this.#source = null;
+      this.#lazy = all;
     }
-    return this.#extra;
+    return this.#lazy;
   }
 
   set extra(value: Record<string, unknown>) {
-    this.#extra = value;
-    this.#source = null;
+    this.#lazy = value;
   }
 
   toJSON(): BeatEvent {

@@ -20,103 +20,93 @@ const SCALAR = `(?:${STR}|${NUM}|true|false|null)`;
 const VALUE = `(?:${SCALAR}|\\[(?:${SCALAR}(?:, ${SCALAR})*)?\\])`;
 // a consumed key may not appear again among the other keys (JSON.parse would keep the later one)
 const CONSUMED = '"(?:ts|pid|rank|step|msg|phase|gpu_mem_alloc|gpu_mem_reserved|loss|toks_per_s)"';
-// Validation only (no captures: test() is much cheaper than exec()); fastParse then reads the
-// fields at the positions this shape guarantees.
-const FAST_RECORD = new RegExp(
-  `^\\{"ts": ${NUM}, "iso": ${STR}, "pid": ${INT}, "rank": ${INT}, "step": ${INT}, "msg": "[a-z_]*"` +
-    `(?:, "gpu_mem_alloc": ${INT}, "gpu_mem_reserved": ${INT})?` +
-    `(?:, "phase": "[a-z_]*"|, "loss": ${NUM}, "toks_per_s": ${NUM})?` +
-    `(?:, (?!${CONSUMED})${STR}: ${VALUE})*\\}[ \\t\\r]*$`,
-);
+// One record of the common shape. Validation only (no captures: test() is much cheaper than exec());
+// the fields are then read at the positions this shape guarantees.
+const RECORD =
+  `\\{"ts": ${NUM}, "iso": ${STR}, "pid": ${INT}, "rank": ${INT}, "step": ${INT}, "msg": "[a-z_]*"` +
+  `(?:, "gpu_mem_alloc": ${INT}, "gpu_mem_reserved": ${INT})?` +
+  `(?:, "phase": "[a-z_]*"|, "loss": ${NUM}, "toks_per_s": ${NUM})?` +
+  `(?:, (?!${CONSUMED})${STR}: ${VALUE})*\\}[ \\t\\r]*`;
+const FAST_RECORD = new RegExp(`^${RECORD}$`);
+/** A run of such lines, each with its newline: one regex call validates a whole chunk's worth. */
+const FAST_RUN = new RegExp(`(?:${RECORD}\\n)*`, 'y');
 
 const POW10 = [
   1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17,
 ];
 const EXACT_LIMIT = 2 ** 53;
 
+/** Where the last readNumber stopped (the `,` or `}` after the number). */
+let numEnd = 0;
+
 /**
- * The JSON number (or NaN/Infinity) in line[s, e), exactly as Number() gives it: a plain decimal whose
- * digits form an integer below 2^53 is that exact integer divided by an exact power of ten, which
- * IEEE division rounds correctly; anything else goes through Number().
+ * The JSON number (or NaN/Infinity) starting at line[s], up to the next `,` or `}` (the record was
+ * validated, so one follows), exactly as Number() reads it: a plain decimal whose digits form an
+ * integer below 2^53 is that exact integer divided by an exact power of ten, which IEEE division
+ * rounds correctly; anything else goes through Number(). Sets numEnd.
  */
-function numberAt(line: string, s: number, e: number): number {
+function readNumber(line: string, s: number): number {
   let i = s;
   const neg = line.charCodeAt(i) === 45;
   if (neg) i++;
   let mant = 0;
   let digits = 0;
   let frac = -1;
-  for (; i < e; i++) {
+  let plain = true;
+  for (; ; i++) {
     const c = line.charCodeAt(i);
     if (c >= 48 && c <= 57) {
       mant = mant * 10 + (c - 48);
       digits++;
       if (frac >= 0) frac++;
     } else if (c === 46 && frac < 0) frac = 0;
-    else return Number(line.slice(s, e));
+    else if (c === 44 || c === 125) break;
+    else plain = false;
   }
+  numEnd = i;
   // 17+ digits may have been rounded while accumulating; 16 are exact iff the result is below 2^53
-  if (digits > 16 || mant >= EXACT_LIMIT) return Number(line.slice(s, e));
+  if (!plain || digits > 16 || mant >= EXACT_LIMIT) return Number(line.slice(s, i));
   const v = frac > 0 ? mant / POW10[frac]! : mant;
   return neg ? -v : v;
 }
 
-/** Index of the first of `,` `}` at or after s (the end of a scalar value in a validated record). */
-function valueEnd(line: string, s: number): number {
-  for (let i = s; ; i++) {
-    const c = line.charCodeAt(i);
-    if (c === 44 || c === 125) return i;
-  }
-}
-
-function fastParse(line: string): HeartbeatRecord | null | undefined {
-  if (!FAST_RECORD.test(line)) return undefined;
+/** Fields of the validated record at line[s] (its newline, or the end, at e). null: ts not finite. */
+function extract(line: string, s: number, e: number): HeartbeatRecord | null {
   // {"ts": N, "iso": "…", "pid": N, "rank": N, "step": N, "msg": "…"[, "gpu_mem_alloc": N, …]
-  let p = 7;
-  let e = valueEnd(line, p);
-  const ts = numberAt(line, p, e);
+  const ts = readNumber(line, s + 7);
   if (!Number.isFinite(ts)) return null;
-  p = line.indexOf('"', e + 10) + 10; // past `", "pid": `
-  e = valueEnd(line, p);
-  const pid = numberAt(line, p, e);
-  p = e + 10; // `, "rank": `
-  e = valueEnd(line, p);
-  const rank = numberAt(line, p, e);
-  p = e + 10; // `, "step": `
-  e = valueEnd(line, p);
-  const step = numberAt(line, p, e);
-  p = e + 10; // `, "msg": "`
-  e = line.indexOf('"', p);
-  const msg = line.slice(p, e);
-  p = e + 1;
+  const pid = readNumber(line, line.indexOf('"', numEnd + 10) + 10); // past `", "pid": `
+  const rank = readNumber(line, numEnd + 10); // `, "rank": `
+  const step = readNumber(line, numEnd + 10); // `, "step": `
+  let p = numEnd + 10; // `, "msg": "`
+  let q = line.indexOf('"', p);
+  const msg = line.slice(p, q);
+  p = q + 1;
   let alloc: number | undefined;
   let reserved: number | undefined;
   if (line.startsWith(', "gpu_mem_alloc": ', p)) {
-    p += 19;
-    e = valueEnd(line, p);
-    alloc = numberAt(line, p, e);
-    p = e + 22; // `, "gpu_mem_reserved": `
-    e = valueEnd(line, p);
-    reserved = numberAt(line, p, e);
-    p = e;
+    alloc = readNumber(line, p + 19);
+    reserved = readNumber(line, numEnd + 22); // `, "gpu_mem_reserved": `
+    p = numEnd;
   }
   let phase: string | undefined;
   let loss: number | undefined;
   let toks: number | undefined;
   if (line.startsWith(', "phase": "', p)) {
     p += 12;
-    e = line.indexOf('"', p);
-    phase = line.slice(p, e);
+    q = line.indexOf('"', p);
+    phase = line.slice(p, q);
   } else if (line.startsWith(', "loss": ', p)) {
-    p += 10;
-    e = valueEnd(line, p);
-    loss = numberAt(line, p, e);
-    p = e + 16; // `, "toks_per_s": `
-    e = valueEnd(line, p);
-    toks = numberAt(line, p, e);
+    loss = readNumber(line, p + 10);
+    toks = readNumber(line, numEnd + 16); // `, "toks_per_s": `
   }
   // `iso` is always there, so `extra` is never empty: keep the text for the lazy parse
-  return new HeartbeatRecord(rank, step, ts, pid, msg, phase, alloc, reserved, loss, toks, line);
+  const source = s === 0 && e === line.length ? line : line.slice(s, e);
+  return new HeartbeatRecord(rank, step, ts, pid, msg, phase, alloc, reserved, loss, toks, source);
+}
+
+function fastParse(line: string): HeartbeatRecord | null | undefined {
+  return FAST_RECORD.test(line) ? extract(line, 0, line.length) : undefined;
 }
 
 /**
@@ -168,7 +158,7 @@ export class HeartbeatReader {
       start = first + 1;
     }
     const last = buf.lastIndexOf(10);
-    if (last >= start) this.lines(buf, start, last, false, out);
+    if (last >= start) this.lines(buf, start, last + 1, false, out);
     if (last + 1 < buf.length) this.hold(buf.subarray(last + 1));
     return out;
   }
@@ -196,26 +186,42 @@ export class HeartbeatReader {
   }
 
   /**
-   * Lines in bytes [from, to) (`to` is a newline, or the end when `single`). Decoded as latin1 once,
-   * so string offsets equal byte offsets; the fast regex rejects non-ASCII, which then goes through
-   * the byte scanner (UTF-8 aware).
+   * Lines in bytes [from, to) (each ending with a newline, or one line without when `single`). Decoded as latin1 once,
+   * so string offsets equal byte offsets. Runs of common-shape records are validated by one regex
+   * call; any other line goes through the byte scanner (UTF-8 aware, the whole JSON grammar).
    */
   private lines(buf: Buffer, from: number, to: number, single: boolean, out: BeatEvent[]): void {
     const text = (buf as unknown as { latin1Slice(s: number, e: number): string }).latin1Slice(from, to);
-    let s = 0;
     const n = text.length;
-    while (s <= n) {
+    let s = 0;
+    while (s < n) {
+      FAST_RUN.lastIndex = s;
+      const valid = single || !FAST_RUN.test(text) ? s : FAST_RUN.lastIndex;
+      while (s < valid) {
+        const nl = text.indexOf('\n', s);
+        const beat = extract(text, s, nl);
+        if (beat !== null) out.push(beat);
+        else this.skippedLines++;
+        s = nl + 1;
+      }
+      if (s >= n) break;
       let nl = single ? -1 : text.indexOf('\n', s);
       if (nl < 0) nl = n;
-      if (nl - s > MAX_LINE_CHARS) this.skippedLines++;
-      else if (nl > s) {
-        const line = text.slice(s, nl);
-        let beat: BeatEvent | null | undefined = fastParse(line);
-        if (beat === undefined) beat = parseHeartbeatBytes(buf, from + s, from + nl, this.defaultRank);
-        if (beat !== null) out.push(beat);
-        else if (line.trim().length > 0) this.skippedLines++;
-      }
+      this.slowLine(buf, text, from, s, nl, out);
       s = nl + 1;
     }
+  }
+
+  private slowLine(buf: Buffer, text: string, from: number, s: number, e: number, out: BeatEvent[]): void {
+    if (e - s > MAX_LINE_CHARS) {
+      this.skippedLines++;
+      return;
+    }
+    if (e === s) return;
+    const line = text.slice(s, e);
+    let beat: BeatEvent | null | undefined = fastParse(line);
+    if (beat === undefined) beat = parseHeartbeatBytes(buf, from + s, from + e, this.defaultRank);
+    if (beat !== null) out.push(beat);
+    else if (line.trim().length > 0) this.skippedLines++;
   }
 }

@@ -22,7 +22,8 @@ import {
 } from './step-formats.js';
 import { ROOT_CAUSE_HEADER, TracebackBuilder } from './traceback-parser.js';
 
-const RANK_PREFIX = /^\[rank(\d+)\]:\s?/;
+// torchrun's per-rank prefix; some versions add one space after the colon, others none
+const RANK_PREFIX = /^\[rank(\d+)\]:(?: (?=\S))?/;
 const TAG = /^\[([A-Za-z][\w-]*)\]/;
 const DEBUG_STEP = /^\[debug\] step (\d+):/;
 const GRAD_TRACE = /^\[GRAD-TRACE\] \S*?(\d*) arrived=\d+ missing=\d+/;
@@ -126,8 +127,11 @@ export class StdoutParser {
     if (c === 115 /* s */ && line.startsWith('step ')) {
       if (this.emitStep(parseNsaStep(line), line, rank, out)) return;
     } else if (c === 91 /* [ */) {
-      this.emitTagged(line, rank, out);
-      return;
+      const name = TAG.exec(line)?.[1];
+      if (name !== undefined && TAGS[name] !== undefined) {
+        this.emitTagged(line, name, rank, out);
+        return;
+      }
     } else if (c === 84 /* T */ && line.startsWith('Traceback (most recent call last)')) {
       this.tracebacks.set(rank ?? -1, new TracebackBuilder(rank));
       return;
@@ -178,10 +182,8 @@ export class StdoutParser {
     return true;
   }
 
-  private emitTagged(line: string, rank: number | undefined, out: IngestEvent[]): void {
-    const m = TAG.exec(line);
-    const name = m?.[1];
-    let tag = name === undefined ? 'other' : (TAGS[name] ?? 'other');
+  private emitTagged(line: string, name: string, rank: number | undefined, out: IngestEvent[]): void {
+    let tag = TAGS[name] ?? 'other';
     let step: number | undefined;
     if (name === 'train' && line.startsWith('[train][FATAL]')) tag = 'fatal';
     else if (tag === 'debug') {

@@ -46,7 +46,7 @@ export class TracebackBuilder {
   }
 
   private feedFrames(line: string): FeedResult {
-    const f = line.startsWith('  File "') || line.startsWith('File "') ? FRAME.exec(line) : null;
+    const f = line.trimStart().startsWith('File "') ? FRAME.exec(line) : null;
     if (f !== null) {
       if (this.frames.length < MAX_FRAMES)
         this.frames.push({ file: f[1]!, line: Number(f[2]), function: f[3]! });

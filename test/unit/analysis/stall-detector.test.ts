@@ -1,0 +1,142 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { StallDetector } from '../../../src/analysis/stall-detector.js';
+import type { BeatEvent } from '../../../src/ingest/events.js';
+import { parseHeartbeatLine } from '../../../src/ingest/heartbeat.js';
+
+const beat = (rank: number, step: number, ts: number, msg: string, phase?: string): BeatEvent => ({
+  kind: 'beat',
+  rank,
+  step,
+  ts,
+  msg,
+  phase,
+  extra: {},
+});
+
+/** boot, then steps of `dt` seconds with beat/progress/step_end (or without beats). */
+function run(
+  d: StallDetector,
+  rank: number,
+  steps: number,
+  dt: number,
+  opts: { beats?: boolean; t0?: number } = {},
+): number {
+  let t = opts.t0 ?? 0;
+  d.observe(beat(rank, 0, t, 'boot', 'start'));
+  for (let s = 1; s <= steps; s++) {
+    if (opts.beats !== false) d.observe(beat(rank, s, t + 0.001, 'beat', 'step_start'));
+    t += dt;
+    d.observe(beat(rank, s, t, 'progress'));
+    d.observe(beat(rank, s, t + 0.001, 'step_end', 'end'));
+    t += 0.002;
+  }
+  return t;
+}
+
+describe('StallDetector on the real batched heartbeat', () => {
+  const beats = readFileSync('/work/shared/fixtures/nsa-vibe-h200/batched/heartbeat_rank0.jsonl', 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => parseHeartbeatLine(l)!);
+
+  it('declares a stall during the 20 s freeze in step 5 and clears it when beats resume; normal steps never', () => {
+    const d = new StallDetector();
+    const stalledAt: number[] = [];
+    let prev: BeatEvent | null = null;
+    for (const b of beats) {
+      if (prev !== null) {
+        // between beats, every 0.25 s
+        for (let t = prev.ts + 0.25; t < b.ts; t += 0.25) {
+          const s = d.stalls(t);
+          if (s.length > 0) {
+            expect(s[0]).toMatchObject({ rank: 0, step: 5, where: 'in-step' });
+            stalledAt.push(t);
+          }
+        }
+      }
+      d.observe(b);
+      expect(d.stalls(b.ts)).toEqual([]);
+      expect(d.check(b.ts)[0]!.stall).toBeNull();
+      prev = b;
+    }
+    const step5 = beats.find((b) => b.step === 5 && b.msg === 'beat')!;
+    const progress5 = beats.find((b) => b.step === 5 && b.msg === 'progress')!;
+    expect(stalledAt.length).toBeGreaterThan(0);
+    // declared after 3 × the longest recent step (~20.5 s), before the step finished at 26.4 s
+    expect(stalledAt[0]! - step5.ts).toBeGreaterThan(20);
+    expect(stalledAt[0]! - step5.ts).toBeLessThan(21);
+    expect(stalledAt.at(-1)!).toBeLessThan(progress5.ts);
+    expect(d.pastStalls()).toMatchObject([{ rank: 0, step: 5, where: 'in-step' }]);
+    expect(d.pastStalls()[0]!.silenceS).toBeCloseTo(26.37, 1);
+  });
+});
+
+describe('StallDetector localisation', () => {
+  it('in-step: step_start without progress', () => {
+    const d = new StallDetector();
+    const t = run(d, 0, 5, 2);
+    d.observe(beat(0, 6, t, 'beat', 'step_start'));
+    expect(d.stalls(t + 5)).toEqual([]);
+    const [s] = d.stalls(t + 7);
+    expect(s).toMatchObject({ rank: 0, step: 6, where: 'in-step', cpuBusy: null });
+    expect(s!.thresholdS).toBeCloseTo(6, 1);
+    const view = d.check(t + 7)[0]!;
+    expect(view.stall).toMatchObject({ step: 6, where: 'in-step' });
+    expect(view.expectedS).toBeCloseTo(2, 2);
+    expect(view.gaps.length).toBeGreaterThan(0);
+  });
+
+  it('end-of-step: progress without step_end; rollover: step_end without the next step_start', () => {
+    const d = new StallDetector();
+    let t = run(d, 0, 5, 2);
+    d.observe(beat(0, 6, t, 'beat', 'step_start'));
+    t += 2;
+    d.observe(beat(0, 6, t, 'progress'));
+    expect(d.stalls(t + 7)[0]).toMatchObject({ step: 6, where: 'end-of-step' });
+    d.observe(beat(0, 6, t + 0.001, 'step_end', 'end'));
+    expect(d.stalls(t + 7)[0]).toMatchObject({ step: 6, where: 'rollover' });
+  });
+
+  it('boot: nothing after boot, with the first-step allowance', () => {
+    const d = new StallDetector({ firstStepAllowanceS: 30 });
+    d.observe(beat(0, 0, 100, 'boot', 'start'));
+    expect(d.stalls(125)).toEqual([]);
+    expect(d.stalls(131)[0]).toMatchObject({ step: 0, where: 'boot' });
+  });
+
+  it('allows a slow first step', () => {
+    const d = new StallDetector({ firstStepAllowanceS: 60 });
+    d.observe(beat(0, 0, 0, 'boot', 'start'));
+    d.observe(beat(0, 1, 0.01, 'beat', 'step_start'));
+    expect(d.stalls(50)).toEqual([]);
+    expect(d.stalls(61)[0]).toMatchObject({ step: 1, where: 'in-step' });
+  });
+
+  it('works with log-step-only heartbeats (no beat records): progress → progress', () => {
+    const d = new StallDetector();
+    const t = run(d, 0, 6, 3, { beats: false });
+    expect(d.stalls(t + 8)).toEqual([]);
+    expect(d.stalls(t + 10)[0]).toMatchObject({ step: 7, where: 'in-step' });
+  });
+
+  it('multi-rank: the rank that stalled first is named first, with its cpu state', () => {
+    const d = new StallDetector();
+    run(d, 0, 3, 2);
+    const t1 = run(d, 1, 3, 2);
+    // rank 1 starts step 4 and stalls in it; rank 0 starts step 4 a bit later and waits on rank 1
+    d.observe(beat(1, 4, t1, 'beat', 'step_start'));
+    d.observe(beat(0, 4, t1 + 1.5, 'beat', 'step_start'));
+    d.setCpuBusy(1, true);
+    const stalls = d.stalls(t1 + 30);
+    expect(stalls.map((s) => s.rank)).toEqual([1, 0]);
+    expect(stalls[0]).toMatchObject({ step: 4, where: 'in-step', cpuBusy: true });
+  });
+
+  it('a boot of a new process resets what was learned', () => {
+    const d = new StallDetector();
+    const t = run(d, 0, 5, 2);
+    d.observe(beat(0, 0, t + 100, 'boot', 'start'));
+    expect(d.check(t + 100)[0]).toMatchObject({ step: 0, phase: 'start', gaps: [] });
+  });
+});

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { LineSplitter, MAX_LINE_CHARS, TRUNCATION_MARK } from '../../../src/ingest/line-splitter.js';
+
+describe('LineSplitter', () => {
+  it('splits on \\n and drops the \\r of \\r\\n', () => {
+    const s = new LineSplitter();
+    expect(s.push('a\r\nb\nc')).toEqual(['a', 'b']);
+    expect(s.flush()).toEqual(['c']);
+  });
+
+  it('keeps only the last segment of a carriage-return progress bar', () => {
+    const s = new LineSplitter();
+    expect(s.push('10%\r20%\r')).toEqual([]);
+    expect(s.push('30%\nnext\n')).toEqual(['30%', 'next']);
+    expect(new LineSplitter().push('a\rb\rc\n')).toEqual(['c']);
+  });
+
+  it('is byte-safe across chunk boundaries inside a UTF-8 sequence', () => {
+    const bytes = Buffer.from('loss — ok\n', 'utf8');
+    const s = new LineSplitter();
+    const out: string[] = [];
+    for (let i = 0; i < bytes.length; i++) out.push(...s.push(bytes.subarray(i, i + 1)));
+    expect(out).toEqual(['loss — ok']);
+  });
+
+  it('holds a partial line until its newline', () => {
+    const s = new LineSplitter();
+    expect(s.push('step 00')).toEqual([]);
+    expect(s.push('01 | x\n')).toEqual(['step 0001 | x']);
+  });
+
+  it('caps an overlong line, marks it, and drops the rest up to the newline', () => {
+    const s = new LineSplitter({ maxLineChars: 10 });
+    const out = [...s.push('0123456789abcdef'), ...s.push('ghij\nok\n')];
+    expect(out).toEqual([`0123456789${TRUNCATION_MARK}`, 'ok']);
+    expect(s.overlong).toBe(1);
+    const big = new LineSplitter();
+    const lines = big.push(`${'x'.repeat(MAX_LINE_CHARS + 5)}\n`);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.endsWith(TRUNCATION_MARK)).toBe(true);
+    expect(big.overlong).toBe(1);
+  });
+});
