@@ -168,7 +168,9 @@ export class Evidence {
   noteFile(name: string, content: string): void {
     const base = name.split('/').pop() ?? name;
     const s = this.s;
+    const unchanged = s.files.get(base) === content;
     s.files.set(base, content);
+    if (unchanged) return; // live callers re-send a file whenever it is polled
     if (base === '.anomaly_type' || base === '.HALT') {
       for (const sig of matchSource(base === '.HALT' ? 'halt' : 'anomaly', content))
         this.hit(sig, content.trim(), 0);
