@@ -18,9 +18,10 @@ export interface DumpPaneProps {
 
 export const NO_DUMP_TEXT = 'no stack dump yet: press d for a stack dump';
 
-/** Short location: the last 3 path parts, or 2 in a narrow pane. */
-function where(f: Frame, width: number): string {
-  return `${shortenPath(f.file, width < 70 ? 2 : 3)}:${f.line}`;
+/** Short location: the last 3 path parts, or 2 in a narrow pane, or just the file when even that is too long. */
+function where(f: Frame, width: number, room = width): string {
+  const full = `${shortenPath(f.file, width < 70 ? 2 : 3)}:${f.line}`;
+  return full.length <= room ? full : `${baseName(f.file)}:${f.line}`;
 }
 
 const SIGNAL_NAMES: Record<number, string> = {
@@ -53,7 +54,7 @@ function FrameRow({ f, fnWidth, width, first, color }: FrameRowProps) {
       <Text bold={first} color={first ? tone(color, 'warn') : undefined}>
         {padCut(f.function, fnWidth)}
       </Text>
-      <Text dimColor> {where(f, width)}</Text>
+      <Text dimColor> {where(f, width, width - fnWidth - 1)}</Text>
     </Text>
   );
 }
@@ -74,12 +75,9 @@ export function DumpPane({ dump, width, height, color }: DumpPaneProps) {
   const mainRows = Math.max(0, height - 2 - otherRows);
   const main = dump.mainThread.slice(0, mainRows);
   const hiddenMain = dump.mainThread.length - main.length;
-  // Function names get what the locations leave; a cut name keeps its start, which is what identifies it.
-  const longestWhere = Math.max(0, ...main.map((f) => where(f, width).length));
-  const fnWidth = Math.min(
-    Math.max(8, ...main.map((f) => f.function.length)),
-    Math.max(12, width - longestWhere - 1),
-  );
+  // The function name is what identifies a hang, so it wins the space; the location after it
+  // shrinks to a file name, then the row's end-truncation shortens it further.
+  const fnWidth = Math.min(Math.max(8, ...main.map((f) => f.function.length)), Math.max(12, width - 12));
   return (
     <Rows width={width} height={height}>
       <Text bold wrap="truncate-end">

@@ -31,9 +31,14 @@ describe('DumpPane', () => {
   });
 
   it('shortens paths to their last two parts in a narrow pane', () => {
-    const text = pane(DUMP, 60).join('\n');
-    expect(text).toContain('core/attention_kernels.py:298');
+    const text = pane(DUMP, 66).join('\n');
+    expect(text).toContain('grouped_selection_attention_packed core/attention_kernels.py:298');
     expect(text).toContain('Thread-1: wait python3.12/threading.py:359');
+  });
+
+  it('keeps the innermost function whole and shortens its location first when space is short', () => {
+    const text = pane(DUMP, 50).join('\n');
+    expect(text).toContain('grouped_selection_attention_packed attention_kern…');
   });
 
   it('keeps the innermost frames and says how many outer ones are hidden when short of room', () => {

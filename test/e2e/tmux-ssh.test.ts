@@ -1,0 +1,66 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN } from '../helpers/cli.js';
+import { startSshd, type TestSshd } from '../helpers/sshd.js';
+import { TmuxSession } from '../helpers/tmux.js';
+
+let sshd: TestSshd;
+let tmux: TmuxSession | null = null;
+beforeAll(async () => {
+  sshd = await startSshd();
+  sshd.trustHostKey();
+});
+afterAll(async () => {
+  tmux?.kill();
+  await sshd?.stop();
+});
+
+describe('the dashboard over SSH in real tmux', () => {
+  it('live dashboard, d dump, l lane switch, q leaves the run running, attach shows it again', async () => {
+    expect(TmuxSession.available(), 'tmux is required: apt-get install -y tmux').toBe(true);
+    const runs = mkdtempSync(join(tmpdir(), 'nsa-e2e-remote-'));
+    const home = mkdtempSync(join(tmpdir(), 'nsa-e2e-home-'));
+    const host = `--host target --ssh-config ${sshd.configPath} --runs-dir ${runs}`;
+    tmux = new TmuxSession('ssh', 100, 30);
+    tmux.start(`node ${BIN} demo ${host} --step-ms 150 --steps 400`, { NSA_DBG_HOME: home });
+
+    await tmux.waitFor((s) => s.includes('@target') && /DEMO/.test(s), 'remote dashboard');
+    await tmux.waitFor((s) => /STALL[^\n]*step 6/.test(s), 'STALL at step 6 over ssh', 40_000);
+    tmux.key('d');
+    await tmux.waitFor((s) => s.includes('_forward_prefill_sequential'), 'remote stack dump', 8000);
+
+    tmux.key('l');
+    await tmux.waitFor((s) => s.includes('batched-prefill'), 'lane picker');
+    tmux.type('batched');
+    await tmux.waitFor((s) => /filter: batched/.test(s), 'filtered picker');
+    tmux.key('Enter');
+    await tmux.waitFor((s) => /y\/n/.test(s), 'lane confirm');
+    tmux.key('y');
+    await tmux.waitFor((s) => /lane batched-prefill/.test(s) && /step 0*(?:[7-9]|\d\d)\b/.test(s), 'new lane past step 5', 40_000);
+
+    tmux.key('q');
+    const confirm = await tmux.waitFor((s) => /y\/n/.test(s), 'quit confirm');
+    expect(confirm).toMatch(/keeps running/);
+    tmux.key('y');
+    await tmux.waitFor((s) => s.includes('[app exited 0]'), 'clean exit', 30_000);
+
+    // the batched run is still alive on the box after the UI left
+    const ids = readdirSync(runs).sort();
+    expect(ids).toHaveLength(2);
+    const batchedDir = join(runs, ids[1]!);
+    const pid = Number(readFileSync(join(batchedDir, 'pid'), 'utf8'));
+    expect(existsSync(`/proc/${pid}`)).toBe(true);
+
+    tmux.kill();
+    tmux = new TmuxSession('ssh2', 100, 30);
+    tmux.start(`node ${BIN} attach ${host} ${ids[1]}`, { NSA_DBG_HOME: home });
+    await tmux.waitFor((s) => /lane batched-prefill/.test(s) && /running/.test(s), 'attached dashboard', 30_000);
+    tmux.key('q');
+    await tmux.waitFor((s) => /keeps running/.test(s), 'quit confirm after attach');
+    tmux.key('y');
+    await tmux.waitFor((s) => s.includes('[app exited 0]'), 'clean exit after attach', 30_000);
+    process.kill(pid, 'SIGKILL');
+  });
+});
