@@ -106,7 +106,8 @@ export function routeKey(input: string, key: InkKeyFlags, ui: UiState, ctx: KeyC
         : NOTHING;
     case 'quit':
       // a second Ctrl+C confirms, as users expect from terminal tools
-      if (ch === 'y' || ch === 'Y' || (key.ctrl && input === 'c')) return { actions: [], effect: { kind: 'quit' } };
+      if (ch === 'y' || ch === 'Y' || (key.ctrl && input === 'c'))
+        return { actions: [], effect: { kind: 'quit' } };
       return key.escape || ch === 'n' || ch === 'N' ? { actions: [{ type: 'close' }] } : NOTHING;
     case 'lanes':
       return routePicker(input, key, ui, ctx);

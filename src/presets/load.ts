@@ -12,7 +12,11 @@ import { type Preset, PresetError, validatePreset } from './preset.js';
  */
 export function presetDirs(cwd = process.cwd(), env = process.env): string[] {
   const configHome = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config');
-  return [join(packageRoot(), 'presets'), join(configHome, 'nsa-dbg', 'presets'), join(cwd, '.nsa-dbg', 'presets')];
+  return [
+    join(packageRoot(), 'presets'),
+    join(configHome, 'nsa-dbg', 'presets'),
+    join(cwd, '.nsa-dbg', 'presets'),
+  ];
 }
 
 export function loadPresetFile(file: string): Preset {

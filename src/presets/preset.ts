@@ -53,7 +53,15 @@ export interface Preset {
 export const DEFAULT_STOP: StopPolicy = { halt: true, haltWaitS: 15, sigintWaitS: 10 };
 
 /** The real nsa-vibe trainer, run from the repo root (PYTHONPATH=. is required: reference §0.3 #2). */
-export const DEFAULT_COMMAND = ['python3', '-u', 'scripts/train_showcase.py', '--dataset', 'synthetic', '--ddp', '0'];
+export const DEFAULT_COMMAND = [
+  'python3',
+  '-u',
+  'scripts/train_showcase.py',
+  '--dataset',
+  'synthetic',
+  '--ddp',
+  '0',
+];
 
 export class PresetError extends Error {
   constructor(
@@ -91,7 +99,8 @@ function envMap(file: string, field: string, v: unknown): Record<string, string>
   if (!isObj(v)) throw new PresetError(file, field, 'must be a mapping of NAME: value');
   const out: Record<string, string> = {};
   for (const [k, val] of Object.entries(v)) {
-    if (!ENV_KEY.test(k)) throw new PresetError(file, `${field}.${k}`, 'is not a valid environment variable name');
+    if (!ENV_KEY.test(k))
+      throw new PresetError(file, `${field}.${k}`, 'is not a valid environment variable name');
     if (typeof val !== 'string' && typeof val !== 'number' && typeof val !== 'boolean')
       throw new PresetError(file, `${field}.${k}`, 'must be a string or number');
     out[k] = String(val);
@@ -128,7 +137,8 @@ function section(file: string, field: string, v: unknown): Obj {
 /** Validate one parsed YAML document. Every error names the file and the field. */
 export function validatePreset(doc: unknown, file: string): Preset {
   if (!isObj(doc)) throw new PresetError(file, '(root)', 'must be a mapping with at least `name`');
-  for (const k of Object.keys(doc)) if (!KNOWN_KEYS.has(k)) throw new PresetError(file, k, 'is not a known field');
+  for (const k of Object.keys(doc))
+    if (!KNOWN_KEYS.has(k)) throw new PresetError(file, k, 'is not a known field');
   const name = doc.name;
   if (typeof name !== 'string' || !NAME.test(name))
     throw new PresetError(file, 'name', 'must be lower-case letters, digits, ".", "_" or "-"');

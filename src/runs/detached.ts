@@ -1,4 +1,4 @@
-import type { Target } from '../targets/target.js';
+import type { ExecResult, Target } from '../targets/target.js';
 import { shQuote } from '../util/sh-quote.js';
 import { launcherScript, type RunSpec } from './launcher.js';
 
@@ -38,7 +38,7 @@ export async function launchDetached(
   await target.writeFile(script, launcherScript(spec, mode === 'tmux' ? 'tee' : 'file'));
   const info: LaunchInfo = mode === 'tmux' ? { mode, session: tmuxSessionName(spec.runId) } : { mode };
   await target.writeFile(`${spec.runDir}/launch.json`, `${JSON.stringify(info)}\n`);
-  let r;
+  let r: ExecResult;
   if (mode === 'tmux') {
     r = await target.exec(
       [

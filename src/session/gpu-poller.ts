@@ -83,7 +83,11 @@ export class GpuPoller {
           this.onUpdate(this.snapshot());
         }
       },
-      { onStderr: (c) => (stderr += c.toString('utf8')).slice(-2000) },
+      {
+        onStderr: (c) => {
+          stderr = (stderr + c.toString('utf8')).slice(-2000);
+        },
+      },
     );
     this.stream = s;
     void s.done.then((code) => {

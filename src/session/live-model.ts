@@ -55,7 +55,10 @@ export class LiveModel {
       for (const line of this.stdoutSplit.push(chunk)) this.onStdoutLine(line);
     } else if (/^heartbeat_rank\d+\.jsonl$/.test(name)) {
       let r = this.beats.get(name);
-      if (!r) this.beats.set(name, (r = new HeartbeatReader()));
+      if (!r) {
+        r = new HeartbeatReader();
+        this.beats.set(name, r);
+      }
       for (const b of r.push(chunk)) this.onBeat(b, nowMs);
     } else if (/stackdump_.*\.txt$/.test(name)) {
       const text = (this.dumpTexts.get(name) ?? '') + chunk.toString('utf8');

@@ -13,7 +13,10 @@ export function packageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const pkg = join(dir, 'package.json');
-    if (existsSync(pkg) && JSON.parse(readFileSync(pkg, 'utf8')).name === 'nsa-dbg') return (cached = dir);
+    if (existsSync(pkg) && JSON.parse(readFileSync(pkg, 'utf8')).name === 'nsa-dbg') {
+      cached = dir;
+      return dir;
+    }
     const up = dirname(dir);
     if (up === dir) throw new Error('nsa-dbg: cannot find the package root (package.json named nsa-dbg)');
     dir = up;

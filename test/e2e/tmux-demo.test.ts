@@ -27,7 +27,11 @@ describe.each([
     expect(stalled).toMatch(/in-step/);
 
     tmux.key('d');
-    await tmux.waitFor((s) => s.includes('_forward_prefill_sequential'), 'dump pane with the main thread', 5000);
+    await tmux.waitFor(
+      (s) => s.includes('_forward_prefill_sequential'),
+      'dump pane with the main thread',
+      5000,
+    );
 
     tmux.key('l');
     await tmux.waitFor((s) => s.includes('batched-prefill'), 'lane picker');

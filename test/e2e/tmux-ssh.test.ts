@@ -38,7 +38,11 @@ describe('the dashboard over SSH in real tmux', () => {
     tmux.key('Enter');
     await tmux.waitFor((s) => /y\/n/.test(s), 'lane confirm');
     tmux.key('y');
-    await tmux.waitFor((s) => /lane batched-prefill/.test(s) && /step 0*(?:[7-9]|\d\d)\b/.test(s), 'new lane past step 5', 40_000);
+    await tmux.waitFor(
+      (s) => /lane batched-prefill/.test(s) && /step 0*(?:[7-9]|\d\d)\b/.test(s),
+      'new lane past step 5',
+      40_000,
+    );
 
     tmux.key('q');
     const confirm = await tmux.waitFor((s) => /y\/n/.test(s), 'quit confirm');
@@ -56,7 +60,11 @@ describe('the dashboard over SSH in real tmux', () => {
     tmux.kill();
     tmux = new TmuxSession('ssh2', 100, 30);
     tmux.start(`node ${BIN} attach ${host} ${ids[1]}`, { NSA_DBG_HOME: home });
-    await tmux.waitFor((s) => /lane batched-prefill/.test(s) && /running/.test(s), 'attached dashboard', 30_000);
+    await tmux.waitFor(
+      (s) => /lane batched-prefill/.test(s) && /running/.test(s),
+      'attached dashboard',
+      30_000,
+    );
     tmux.key('q');
     await tmux.waitFor((s) => /keeps running/.test(s), 'quit confirm after attach');
     tmux.key('y');

@@ -12,7 +12,12 @@ export interface CliResult {
 /** Run the built CLI as a user would, with a private NSA_DBG_HOME. */
 export function runCli(
   args: string[],
-  opts: { env?: Record<string, string>; cwd?: string; timeoutMs?: number; onSpawn?: (pid: number) => void } = {},
+  opts: {
+    env?: Record<string, string>;
+    cwd?: string;
+    timeoutMs?: number;
+    onSpawn?: (pid: number) => void;
+  } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {

@@ -29,7 +29,19 @@ export class TmuxSession {
       .join(' ');
     // `; echo` keeps the pane around after the app exits so the final screen can be read
     const shell = `unset CI CONTINUOUS_INTEGRATION; ${exports} ${command}; echo "[app exited $?]"; sleep 600`;
-    this.tmux('-f', '/dev/null', 'new-session', '-d', '-s', this.name, '-x', String(this.cols), '-y', String(this.rows), shell);
+    this.tmux(
+      '-f',
+      '/dev/null',
+      'new-session',
+      '-d',
+      '-s',
+      this.name,
+      '-x',
+      String(this.cols),
+      '-y',
+      String(this.rows),
+      shell,
+    );
   }
 
   screen(): string {

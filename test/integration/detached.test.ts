@@ -24,7 +24,16 @@ function spec(): RunSpec {
     "import os, sys, time\nfor i in range(1, 31):\n    print(f'step {i:04d} | loss 5.70 | lr 1.00e-04 | toks/s 80', flush=True)\n    time.sleep(0.05)\n",
   );
   const runDir = join(root, 'run');
-  return { runId: newRunId('det'), runDir, argv: ['python3', py], env: {}, cwd: root, lane: 'det', outDir: runDir, createdAt: '' };
+  return {
+    runId: newRunId('det'),
+    runDir,
+    argv: ['python3', py],
+    env: {},
+    cwd: root,
+    lane: 'det',
+    outDir: runDir,
+    createdAt: '',
+  };
 }
 
 const noop = { onFileChunk: () => {}, onPid: () => {}, onExit: () => {} };

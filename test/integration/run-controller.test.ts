@@ -124,7 +124,10 @@ describe('launcher + run controller on a real PTY', () => {
     await r.start();
     await r.waitForPid();
     const steps: string[] = [];
-    const step = await r.stop({ halt: true, haltWaitS: 30, sigintWaitS: 0.5 }, { stalled: true, onStep: (x) => steps.push(x) });
+    const step = await r.stop(
+      { halt: true, haltWaitS: 30, sigintWaitS: 0.5 },
+      { stalled: true, onStep: (x) => steps.push(x) },
+    );
     expect(steps).toEqual(['sigint', 'sigkill']);
     expect(step).toBe('sigkill');
     await waitUntil(() => r.exited, { what: 'exit' });

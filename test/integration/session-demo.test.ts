@@ -63,7 +63,10 @@ describe('the demo story through the engine (real node-pty, real demo trainer)',
     expect(await new LocalTarget().isAlive(firstRun.pid!)).toBe(false);
     expect(state().lane).toBe('batched-prefill');
     const done = await waitUntil(
-      () => (state().runState === 'exited' && state().verdict?.verdict !== 'running' ? (state() as DashboardState) : null),
+      () =>
+        state().runState === 'exited' && state().verdict?.verdict !== 'running'
+          ? (state() as DashboardState)
+          : null,
       { timeoutMs: 30_000, what: 'batched run to finish' },
     );
     expect(done.step).toBe(10);
@@ -87,7 +90,8 @@ describe('the demo story through the engine (real node-pty, real demo trainer)',
     const s = open('batched-prefill', 500);
     await s.start();
     const g = await waitUntil(
-      () => (state().gpu.available && state().gpu.gpus[0] && state().gpu.torchReservedMiB ? state().gpu : null),
+      () =>
+        state().gpu.available && state().gpu.gpus[0] && state().gpu.torchReservedMiB ? state().gpu : null,
       { what: 'gpu sample', timeoutMs: 15_000 },
     );
     expect(g.gpus[0]!.memTotalMiB).toBe(143771);

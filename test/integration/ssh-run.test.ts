@@ -1,5 +1,13 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,7 +30,9 @@ const sha = (p: string) => createHash('sha256').update(readFileSync(p)).digest('
 
 /** every mirrored file is byte-identical to the remote one (the "remote" is this machine) */
 function expectMirrorIdentical(remoteDir: string, localDir: string): void {
-  const remote = readdirSync(remoteDir).filter((n) => statSync(join(remoteDir, n)).isFile() && !n.includes('.tmp'));
+  const remote = readdirSync(remoteDir).filter(
+    (n) => statSync(join(remoteDir, n)).isFile() && !n.includes('.tmp'),
+  );
   expect(remote.length).toBeGreaterThan(3);
   for (const n of remote) {
     expect(existsSync(join(localDir, n)), `${n} mirrored`).toBe(true);
@@ -38,7 +48,19 @@ describe('headless runs on a box over real OpenSSH', () => {
   it('batched-prefill demo: GO, verdict pass, local mirror byte-identical', async () => {
     const runs = mkdtempSync(join(tmpdir(), 'nsa-remote-runs-'));
     const r = await runCli(
-      ['run', '--headless', '--json', ...remoteArgs(runs), '--lane', 'batched-prefill', '--demo', '--steps', '8', '--step-ms', '80'],
+      [
+        'run',
+        '--headless',
+        '--json',
+        ...remoteArgs(runs),
+        '--lane',
+        'batched-prefill',
+        '--demo',
+        '--steps',
+        '8',
+        '--step-ms',
+        '80',
+      ],
       { env: { NSA_DBG_HOME: home } },
     );
     expect(r.stderr).toBe('');
@@ -53,7 +75,19 @@ describe('headless runs on a box over real OpenSSH', () => {
   it('baseline demo: stall confirmed, dump taken, run stopped, NO-GO with the localisation', async () => {
     const runs = mkdtempSync(join(tmpdir(), 'nsa-remote-runs-'));
     const r = await runCli(
-      ['run', '--headless', '--json', ...remoteArgs(runs), '--lane', 'baseline', '--demo', '--steps', '20', '--step-ms', '80'],
+      [
+        'run',
+        '--headless',
+        '--json',
+        ...remoteArgs(runs),
+        '--lane',
+        'baseline',
+        '--demo',
+        '--steps',
+        '20',
+        '--step-ms',
+        '80',
+      ],
       { env: { NSA_DBG_HOME: home }, timeoutMs: 90_000 },
     );
     expect(r.code).toBe(1);
@@ -80,8 +114,16 @@ describe('headless runs on a box over real OpenSSH', () => {
     const runs = mkdtempSync(join(tmpdir(), 'nsa-remote-runs-'));
     const r = await runCli(
       [
-        'run', '--headless', '--json', ...remoteArgs(runs), '--lane', 'hostile', '--',
-        'python3', '-c', 'import json, os; print("VAL=" + json.dumps(os.environ["HOSTILE"]))',
+        'run',
+        '--headless',
+        '--json',
+        ...remoteArgs(runs),
+        '--lane',
+        'hostile',
+        '--',
+        'python3',
+        '-c',
+        'import json, os; print("VAL=" + json.dumps(os.environ["HOSTILE"]))',
       ],
       { env: { NSA_DBG_HOME: home }, cwd: project },
     );
@@ -109,14 +151,28 @@ async function waitForStep(runs: string, step: number): Promise<string> {
 }
 
 function stepLines(runDir: string): number[] {
-  return [...readFileSync(join(runDir, 'stdout.log'), 'utf8').matchAll(/^step (\d{4}) \|/gm)].map((m) => Number(m[1]));
+  return [...readFileSync(join(runDir, 'stdout.log'), 'utf8').matchAll(/^step (\d{4}) \|/gm)].map((m) =>
+    Number(m[1]),
+  );
 }
 
 describe('links that drop and processes that die', () => {
   it('survives the connection being cut several times mid-run: nothing lost or duplicated', async () => {
     const runs = mkdtempSync(join(tmpdir(), 'nsa-remote-runs-'));
     const pending = runCli(
-      ['run', '--headless', '--json', ...remoteArgs(runs), '--lane', 'batched-prefill', '--demo', '--steps', '40', '--step-ms', '100'],
+      [
+        'run',
+        '--headless',
+        '--json',
+        ...remoteArgs(runs),
+        '--lane',
+        'batched-prefill',
+        '--demo',
+        '--steps',
+        '40',
+        '--step-ms',
+        '100',
+      ],
       { env: { NSA_DBG_HOME: home }, timeoutMs: 120_000 },
     );
     for (const step of [5, 12, 20, 28]) {
@@ -137,7 +193,19 @@ describe('links that drop and processes that die', () => {
     const runs = mkdtempSync(join(tmpdir(), 'nsa-remote-runs-'));
     let cliPid = 0;
     const first = runCli(
-      ['run', '--headless', '--json', ...remoteArgs(runs), '--lane', 'batched-prefill', '--demo', '--steps', '30', '--step-ms', '100'],
+      [
+        'run',
+        '--headless',
+        '--json',
+        ...remoteArgs(runs),
+        '--lane',
+        'batched-prefill',
+        '--demo',
+        '--steps',
+        '30',
+        '--step-ms',
+        '100',
+      ],
       { env: { NSA_DBG_HOME: home }, onSpawn: (p) => (cliPid = p) },
     );
     const runDir = await waitForStep(runs, 6);
@@ -172,7 +240,9 @@ describe('host keys over real OpenSSH', () => {
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain(sshd.hostFingerprint());
     expect(refused.stderr).toMatch(/--accept-new/);
-    const accepted = await runCli(['attach', ...remoteArgs(runs), '--accept-new'], { env: { NSA_DBG_HOME: home } });
+    const accepted = await runCli(['attach', ...remoteArgs(runs), '--accept-new'], {
+      env: { NSA_DBG_HOME: home },
+    });
     expect(accepted.code).toBe(0);
     expect(accepted.stdout).toMatch(/no runs/);
     expect(readFileSync(sshd.knownHostsPath, 'utf8')).toContain(`[127.0.0.1]:${sshd.port}`);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { validatePreset } from '../../src/presets/preset.js';
 import { buildRunSpec } from '../../src/runs/build-spec.js';
 import { launcherScript, newRunId } from '../../src/runs/launcher.js';
 import { catchesSignal, parseProcTable, processTree } from '../../src/runs/signals.js';
-import { validatePreset } from '../../src/presets/preset.js';
 import { cpuTicks } from '../../src/session/cpu-sampler.js';
 import { shJoin, shQuote } from '../../src/util/sh-quote.js';
 
@@ -48,7 +48,9 @@ describe('signals', () => {
   });
 
   it('walks the process tree from the run’s pid', () => {
-    const procs = parseProcTable('1 0 0 init\n10 1 0 sh\n11 10 200 python3\n12 11 0 worker\n20 1 200 other\n');
+    const procs = parseProcTable(
+      '1 0 0 init\n10 1 0 sh\n11 10 200 python3\n12 11 0 worker\n20 1 200 other\n',
+    );
     expect(processTree(procs, 10).map((p) => p.pid)).toEqual([10, 11, 12]);
     expect(processTree(procs, 99)).toEqual([]);
   });

@@ -61,7 +61,9 @@ describe('preset validation', () => {
     expect(() => validatePreset({ name: 'x', acceptance: { vramLimitMiB: 'lots' } }, 'c.yaml')).toThrow(
       'field "acceptance.vramLimitMiB"',
     );
-    expect(() => validatePreset({ name: 'x', stepz: 3 }, 'd.yaml')).toThrow('field "stepz": is not a known field');
+    expect(() => validatePreset({ name: 'x', stepz: 3 }, 'd.yaml')).toThrow(
+      'field "stepz": is not a known field',
+    );
     expect(() => validatePreset({ name: 'x', stepRegex: '(' }, 'e.yaml')).toThrow('field "stepRegex"');
     expect(() => validatePreset({ name: 'x', stepRegex: 'step (\\d+)' }, 'f.yaml')).toThrow('named groups');
   });
