@@ -1,4 +1,5 @@
 import type { AnalysisResult } from '../analysis/evidence.js';
+import type { GpuSample } from '../ingest/events.js';
 import type { Preset } from '../presets/preset.js';
 import { buildRunSpec, type SpecOptions } from '../runs/build-spec.js';
 import type { LaunchMode } from '../runs/detached.js';
@@ -152,8 +153,16 @@ export class Session implements SessionController {
 
   private startPoller(spec: RunSpec): void {
     this.poller?.stop();
+    const seen = new WeakSet<GpuSample>();
+    const model = this.model;
     this.poller = new GpuPoller(this.o.target, this.o.smi(spec), (u) => {
       this.gpu = u;
+      // each sample once into the evidence (the report's GPU section), however often it is re-sent
+      for (const g of u.gpus) {
+        if (seen.has(g)) continue;
+        seen.add(g);
+        model.evidence.addGpuSample(g);
+      }
       this.dirty = true;
     });
     this.poller.start();

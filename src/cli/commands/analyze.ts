@@ -15,6 +15,14 @@ interface AnalyzeArgs {
 const fmtFrame = (f: { file: string; line: number; function: string } | null | undefined) =>
   f ? `${f.function} (${f.file}:${f.line})` : '?';
 
+const SIGNAL_NAMES: Record<number, string> = {
+  2: 'SIGINT',
+  6: 'SIGABRT',
+  10: 'SIGUSR1',
+  11: 'SIGSEGV',
+  15: 'SIGTERM',
+};
+
 /** The short human report. */
 export function formatReport(r: AnalysisResult): string {
   const out: string[] = [];
@@ -54,8 +62,9 @@ export function formatReport(r: AnalysisResult): string {
   if (r.throughput) out.push(`median toks/s: ${r.throughput.medianToksPerS}`);
   if (r.memory) out.push(`peak reserved: ${r.memory.peakReservedMiB} MiB`);
   for (const d of r.dumps) {
-    const sig = d.signal === undefined ? '' : ` signal ${d.signal}`;
-    out.push(`dump: ${d.file} (${d.kind}${sig}) main thread in ${fmtFrame(d.mainThreadTop)}`);
+    const name = d.signal === undefined ? undefined : SIGNAL_NAMES[d.signal];
+    const sig = d.signal === undefined ? '' : `, signal ${d.signal}${name ? ` ${name}` : ''}`;
+    out.push(`dump: ${d.file} (${d.kind} dump${sig}) main thread in ${fmtFrame(d.mainThreadTop)}`);
   }
   for (const s of r.signatures) out.push(`signature: ${s.name} ×${s.count} — ${s.meaning}`);
   for (const m of r.missingGrads)
