@@ -48,6 +48,8 @@ export function launcherScript(spec: RunSpec, mode: OutputMode = 'tee'): string 
     `cd ${shQuote(spec.cwd)} || { echo "nsa-dbg: cannot cd to ${spec.cwd.replace(/[^\w./-]/g, '?')}" >&2; exit 97; }`,
     // Output goes through a pipe (tee), so Python must not block-buffer it.
     'export PYTHONUNBUFFERED=1',
+    // where the run's evidence belongs, for trainers that take their out dir from the env
+    shExports({ NSA_DBG_RUN_DIR: spec.runDir, NSA_DBG_OUT_DIR: spec.outDir }),
     shExports(spec.env),
     body,
     '',

@@ -1,5 +1,6 @@
 import type { AnalysisResult } from '../analysis/evidence.js';
 import type { GpuSample } from '../ingest/events.js';
+import { debugLog } from '../util/debug-log.js';
 import type { Preset } from '../presets/preset.js';
 import { buildRunSpec, type SpecOptions } from '../runs/build-spec.js';
 import type { LaunchMode } from '../runs/detached.js';
@@ -107,11 +108,13 @@ export class Session implements SessionController {
         model.onFileChunk(name, chunk, Date.now());
         this.dirty = true;
       },
-      onPid: () => {
+      onPid: (pid: number) => {
+        debugLog(`run ${run.spec.runId}: pid ${pid}`);
         if (this.phase === 'starting') this.phase = 'running';
         this.dirty = true;
       },
-      onExit: () => {
+      onExit: (code: number | null) => {
+        debugLog(`run ${run.spec.runId}: exited ${code}`);
         if (this.run !== run) return;
         this.phase = 'exited';
         // the last lines of stdout may still be in flight: drain the followers, then conclude
@@ -284,6 +287,7 @@ export class Session implements SessionController {
     if (!this.run) return 'no run';
     try {
       const msg = await this.run.requestDump();
+      debugLog(`dump: ${msg}`);
       this.setNotice(msg);
       return msg;
     } catch (e) {
@@ -302,14 +306,17 @@ export class Session implements SessionController {
     this.phase = 'stopping';
     this.dirty = true;
     const stalled = this.model.stalled(Date.now());
-    await run.stop(this.preset.stop, {
+    debugLog(`run ${run.spec.runId}: stopping (stalled=${stalled}, byUser=${byUser})`);
+    const how = await run.stop(this.preset.stop, {
       stalled,
-      onStep: (s) =>
-        this.setNotice(
-          `stopping run: ${s === 'halt' ? 'wrote .HALT' : s === 'sigint' ? 'SIGINT' : 'SIGKILL'}`,
-        ),
+      onStep: (s) => {
+        debugLog(`run ${run.spec.runId}: stop step ${s}`);
+        this.setNotice(`stopping run: ${s === 'halt' ? 'wrote .HALT' : s === 'sigint' ? 'SIGINT' : 'SIGKILL'}`);
+      },
     });
+    debugLog(`run ${run.spec.runId}: stop ended by ${how}`);
     await run.waitForExit();
+    debugLog(`run ${run.spec.runId}: exit seen`);
     await run.dispose();
   }
 

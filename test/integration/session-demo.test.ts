@@ -90,8 +90,8 @@ describe('the demo story through the engine (real node-pty, real demo trainer)',
     const s = open('batched-prefill', 500);
     await s.start();
     const g = await waitUntil(
-      () =>
-        state().gpu.available && state().gpu.gpus[0] && state().gpu.torchReservedMiB ? state().gpu : null,
+      // the shim reports memory once the trainer's first heartbeat names its pid
+      () => ((state().gpu.gpus[0]?.memUsedMiB ?? 0) > 0 && state().gpu.torchReservedMiB ? state().gpu : null),
       { what: 'gpu sample', timeoutMs: 15_000 },
     );
     expect(g.gpus[0]!.memTotalMiB).toBe(143771);

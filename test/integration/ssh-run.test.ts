@@ -64,7 +64,7 @@ describe('headless runs on a box over real OpenSSH', () => {
       { env: { NSA_DBG_HOME: home } },
     );
     expect(r.stderr).toBe('');
-    expect(r.code).toBe(0);
+    expect(r.code, r.stdout).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out).toMatchObject({ verdict: 'pass', stepsReached: 8, go: true, lane: 'batched-prefill' });
     expect(out.runDir.startsWith(runs)).toBe(true);

@@ -1,0 +1,16 @@
+import { appendFileSync } from 'node:fs';
+
+/**
+ * Engine diagnostics for a UI that owns the terminal: with NSA_DBG_LOG=FILE set, timestamped lines
+ * are appended there (nothing is ever printed around the Ink frame). Off by default.
+ */
+const file = process.env.NSA_DBG_LOG;
+
+export function debugLog(msg: string): void {
+  if (!file) return;
+  try {
+    appendFileSync(file, `${new Date().toISOString()} ${msg}\n`);
+  } catch {
+    // a diagnostics file that cannot be written must not break the run
+  }
+}
