@@ -34,6 +34,8 @@ export interface DumpReport {
   signal?: number;
   ts?: number;
   mainThreadTop: Frame | null;
+  /** the innermost main-thread frame in the user's code (not site-packages/torch): where to look */
+  mainThreadUserTop: Frame | null;
 }
 
 export interface SignatureHit {

@@ -13,7 +13,7 @@
  *            still making progress)
  */
 import type { Frame } from '../ingest/events.js';
-import { mainThreadTop } from '../ingest/stackdump.js';
+import { mainThread, mainThreadTop } from '../ingest/stackdump.js';
 import type { EvidenceState, OrderedTraceback } from './evidence.js';
 import type { AnalysisResult, CrashReport, DumpReport, StallReport } from './result.js';
 import type { Verdict } from './signatures.js';
@@ -108,7 +108,12 @@ function nanOf(s: EvidenceState): { rank: number; step: number } | null {
 
 function dumpsOf(s: EvidenceState): DumpReport[] {
   return s.dumps.map((d) => {
-    const r: DumpReport = { file: d.file, kind: d.dumpKind, mainThreadTop: mainThreadTop(d) ?? null };
+    const top = mainThreadTop(d) ?? null;
+    // frames up to the interrupted one (the dump handler's own frames are not the user's code)
+    const frames = mainThread(d)?.frames ?? [];
+    const upTo = top ? frames.lastIndexOf(top) : frames.length - 1;
+    const user = userFrame(frames.slice(0, upTo + 1));
+    const r: DumpReport = { file: d.file, kind: d.dumpKind, mainThreadTop: top, mainThreadUserTop: user };
     if (d.signal !== undefined) r.signal = d.signal;
     if (d.ts !== undefined) r.ts = d.ts;
     return r;

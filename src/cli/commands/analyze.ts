@@ -64,7 +64,11 @@ export function formatReport(r: AnalysisResult): string {
   for (const d of r.dumps) {
     const name = d.signal === undefined ? undefined : SIGNAL_NAMES[d.signal];
     const sig = d.signal === undefined ? '' : `, signal ${d.signal}${name ? ` ${name}` : ''}`;
-    out.push(`dump: ${d.file} (${d.kind} dump${sig}) main thread in ${fmtFrame(d.mainThreadTop)}`);
+    const user =
+      d.mainThreadUserTop && d.mainThreadUserTop !== d.mainThreadTop
+        ? `; your code: ${fmtFrame(d.mainThreadUserTop)}`
+        : '';
+    out.push(`dump: ${d.file} (${d.kind} dump${sig}) main thread in ${fmtFrame(d.mainThreadTop)}${user}`);
   }
   for (const s of r.signatures) out.push(`signature: ${s.name} ×${s.count} — ${s.meaning}`);
   for (const m of r.missingGrads)

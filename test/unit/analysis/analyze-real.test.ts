@@ -31,6 +31,7 @@ describe('analyzeDir on the real H200 captures', () => {
       kind: 'signal',
       signal: 10,
       mainThreadTop: { function: 'grouped_selection_attention_packed', line: 298 },
+      mainThreadUserTop: { function: 'grouped_selection_attention_packed', line: 298 },
     });
     expect(r.skippedLines).toBe(0);
   });
