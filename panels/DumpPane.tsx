@@ -45,13 +45,15 @@ interface FrameRowProps {
   fnWidth: number;
   width: number;
   first: boolean;
+  /** the innermost frame in the user's code, when the innermost one is a library's */
+  user: boolean;
   color: boolean;
 }
 
-function FrameRow({ f, fnWidth, width, first, color }: FrameRowProps) {
+function FrameRow({ f, fnWidth, width, first, user, color }: FrameRowProps) {
   return (
     <Text wrap="truncate-end">
-      <Text bold={first} color={first ? tone(color, 'warn') : undefined}>
+      <Text bold={first || user} color={first || user ? tone(color, 'warn') : undefined} underline={user}>
         {padCut(f.function, fnWidth)}
       </Text>
       <Text dimColor> {where(f, width, width - fnWidth - 1)}</Text>
@@ -87,7 +89,15 @@ export function DumpPane({ dump, width, height, color }: DumpPaneProps) {
         main thread, innermost first{hiddenMain > 0 ? ` (+${hiddenMain} outer frames)` : ''}
       </Text>
       {positional(main).map(({ key, item: f }) => (
-        <FrameRow key={key} f={f} fnWidth={fnWidth} width={width} first={f === main[0]} color={color} />
+        <FrameRow
+          key={key}
+          f={f}
+          fnWidth={fnWidth}
+          width={width}
+          first={f === main[0]}
+          user={dump.userFrame !== undefined && f === dump.mainThread[dump.userFrame]}
+          color={color}
+        />
       ))}
       {otherRows > 0 ? (
         <Text dimColor wrap="truncate-end">

@@ -1,6 +1,7 @@
 import type { AnalysisResult } from '../analysis/evidence.js';
 import { Evidence } from '../analysis/evidence.js';
 import { StallDetector } from '../analysis/stall-detector.js';
+import { userFrame } from '../analysis/verdict.js';
 import type { BeatEvent, DumpEvent, IngestEvent } from '../ingest/events.js';
 import { HeartbeatReader } from '../ingest/heartbeat.js';
 import { LineSplitter } from '../ingest/line-splitter.js';
@@ -183,11 +184,14 @@ function toDumpView(d: DumpEvent): DumpView {
     );
     if (i > 0) frames = frames.slice(i);
   }
+  const user = userFrame([...frames].reverse());
+  const userIdx = user ? frames.indexOf(user) : -1;
   return {
     file: d.file,
     kind: d.dumpKind,
     signal: d.signal,
     mainThread: frames,
+    ...(userIdx > 0 ? { userFrame: userIdx } : {}),
     otherThreads: d.threads
       .filter((t) => t !== main)
       .map((t) => ({ name: t.name, top: t.frames[t.frames.length - 1] })),

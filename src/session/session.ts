@@ -1,12 +1,12 @@
 import type { AnalysisResult } from '../analysis/evidence.js';
 import type { GpuSample } from '../ingest/events.js';
-import { debugLog } from '../util/debug-log.js';
 import type { Preset } from '../presets/preset.js';
 import { buildRunSpec, type SpecOptions } from '../runs/build-spec.js';
 import type { LaunchMode } from '../runs/detached.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { type FollowerFactory, RunController } from '../runs/run-controller.js';
 import type { Target } from '../targets/target.js';
+import { debugLog } from '../util/debug-log.js';
 import { CpuSampler } from './cpu-sampler.js';
 import { GpuPoller, type GpuUpdate } from './gpu-poller.js';
 import { LiveModel } from './live-model.js';
@@ -311,7 +311,9 @@ export class Session implements SessionController {
       stalled,
       onStep: (s) => {
         debugLog(`run ${run.spec.runId}: stop step ${s}`);
-        this.setNotice(`stopping run: ${s === 'halt' ? 'wrote .HALT' : s === 'sigint' ? 'SIGINT' : 'SIGKILL'}`);
+        this.setNotice(
+          `stopping run: ${s === 'halt' ? 'wrote .HALT' : s === 'sigint' ? 'SIGINT' : 'SIGKILL'}`,
+        );
       },
     });
     debugLog(`run ${run.spec.runId}: stop ended by ${how}`);

@@ -61,6 +61,8 @@ export interface DumpView {
   signal?: number;
   /** the main thread's frames, innermost first */
   mainThread: Frame[];
+  /** index in mainThread of the innermost frame in the user's code (not site-packages/torch) */
+  userFrame?: number;
   otherThreads: { name: string; top?: Frame }[];
 }
 
