@@ -19,6 +19,10 @@ export interface AppProps {
   onExit: () => void;
   /** colours on/off; defaults to the NO_COLOR convention */
   color?: boolean;
+  /** hand the terminal to the run's own PTY (the caller unmounts the UI meanwhile) */
+  onTerminal?: () => void;
+  /** a line to show first (e.g. why the terminal hand-over could not happen) */
+  initialNotice?: string;
 }
 
 const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
@@ -32,7 +36,7 @@ function useSnapshot(controller: SessionController): DashboardState {
   return state;
 }
 
-export function App({ controller, onExit, color = colorFromEnv() }: AppProps) {
+export function App({ controller, onExit, color = colorFromEnv(), onTerminal, initialNotice }: AppProps) {
   const state = useSnapshot(controller);
   const { columns, rows } = useTerminalSize();
   const lanes = useMemo(() => controller.lanes(), [controller]);
@@ -67,8 +71,12 @@ export function App({ controller, onExit, color = colorFromEnv() }: AppProps) {
     ]);
   }
 
-  const latest = useRef({ controller, onExit, keyContext, lane: state.lane, quitting });
-  latest.current = { controller, onExit, keyContext, lane: state.lane, quitting };
+  useEffect(() => {
+    if (initialNotice) showNotice(initialNotice);
+  }, [initialNotice, showNotice]);
+
+  const latest = useRef({ controller, onExit, onTerminal, keyContext, lane: state.lane, quitting });
+  latest.current = { controller, onExit, onTerminal, keyContext, lane: state.lane, quitting };
 
   const runEffect = useCallback(
     (effect: KeyEffect) => {
@@ -84,6 +92,10 @@ export function App({ controller, onExit, color = colorFromEnv() }: AppProps) {
             () => showNotice(`lane ${effect.lane} started`),
             (e: unknown) => showNotice(`lane switch failed: ${errorText(e)}`),
           );
+          return;
+        case 'terminal':
+          if (latest.current.onTerminal) latest.current.onTerminal();
+          else showNotice('no terminal to hand over here');
           return;
         case 'quit': {
           setQuitting(true);

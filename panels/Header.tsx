@@ -74,7 +74,13 @@ export function Header(p: HeaderProps) {
           </Text>
         ) : null}
         {p.verdict ? (
-          <Text bold color={tone(p.color, p.verdict.verdict === 'pass' ? 'ok' : 'bad')}>
+          <Text
+            bold
+            color={tone(
+              p.color,
+              p.verdict.verdict === 'pass' || p.verdict.verdict === 'running' ? 'ok' : 'bad',
+            )}
+          >
             {p.verdict.verdict.toUpperCase()}: {p.verdict.summary}
             {'  '}
           </Text>

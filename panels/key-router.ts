@@ -13,7 +13,11 @@ export interface InkKeyFlags extends KeyFlags {
   delete?: boolean;
 }
 
-export type KeyEffect = { kind: 'dump' } | { kind: 'switchLane'; lane: string } | { kind: 'quit' };
+export type KeyEffect =
+  | { kind: 'dump' }
+  | { kind: 'switchLane'; lane: string }
+  | { kind: 'quit' }
+  | { kind: 'terminal' };
 
 export interface KeyContext {
   lanes: readonly LaneSummary[];
@@ -50,6 +54,8 @@ function routeDashboard(command: Command | null, ctx: KeyContext): Routed {
       return { actions: [], effect: { kind: 'dump' } };
     case 'lanes':
       return { actions: [{ type: 'openLanes' }] };
+    case 'terminal':
+      return { actions: [], effect: { kind: 'terminal' } };
     case 'quit':
       return { actions: [{ type: 'openQuit' }] };
     case 'help':

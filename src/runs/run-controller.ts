@@ -1,5 +1,6 @@
 import type { StopPolicy } from '../presets/preset.js';
 import type { PtyHandle, Target } from '../targets/target.js';
+import { debugLog } from '../util/debug-log.js';
 import { followArgv, type LaunchInfo, type LaunchMode, launchDetached, readLaunchInfo } from './detached.js';
 import { launcherScript, type RunSpec } from './launcher.js';
 import { RunWatcher } from './run-watcher.js';
@@ -77,7 +78,6 @@ export class RunController {
     this.watchAll();
     if (opts.detached) {
       this.launch = await launchDetached(target, spec, size, opts.detached);
-      await this.follow(size);
       return;
     }
     await target.writeFile(`${spec.runDir}/run.sh`, launcherScript(spec, 'tee'));
@@ -94,7 +94,6 @@ export class RunController {
     target: Target,
     runDir: string,
     events: RunEvents,
-    size: { cols: number; rows: number } = { cols: 120, rows: 40 },
     follower: FollowerFactory = watchFollower,
   ): Promise<RunController> {
     const cmd = await target.readFile(`${runDir}/command.json`);
@@ -102,9 +101,15 @@ export class RunController {
     const spec = JSON.parse(cmd.toString('utf8')) as RunSpec;
     const rc = new RunController(target, spec, events, follower);
     rc.launch = await readLaunchInfo(target, runDir);
-    rc.watchAll();
-    if (rc.launch && !(await target.readFile(`${runDir}/exit_code`))) await rc.follow(size);
     return rc;
+  }
+
+  /**
+   * Start following an attached run's evidence. Separate from attach() so the caller holds the
+   * controller before the first event (a finished run's exit_code arrives in the first replay).
+   */
+  followEvidence(): void {
+    if (this.watchers.length === 0) this.watchAll();
   }
 
   private watchAll(): void {
@@ -112,16 +117,23 @@ export class RunController {
     if (this.spec.outDir !== this.spec.runDir) this.watch(this.spec.outDir, 'out');
   }
 
-  /** a PTY that shows a detached run; its end says nothing about the run (exit_code does) */
-  private async follow(size: { cols: number; rows: number }): Promise<void> {
-    if (!this.launch) return;
-    try {
-      this.pty = await this.target.spawnPty({ argv: followArgv(this.launch, this.spec.runDir), ...size });
-      this.pty.onData((d) => this.events.onPtyData?.(d));
-    } catch {
-      // showing the terminal is a convenience; the evidence followers carry the run
-      this.pty = null;
+  /**
+   * A terminal on the run for the user to look at and type into. Detached runs get a fresh
+   * `tmux attach` (or a follower of stdout.log) each time, so a dropped link never leaves a dead
+   * one behind; an attached local run hands over its launcher PTY, which must stay open.
+   */
+  async openTerminal(size: { cols: number; rows: number }): Promise<{ pty: PtyHandle; release: () => void }> {
+    if (this.launch) {
+      // TMUX is unset so a tmux client inside the user's own tmux attaches instead of refusing
+      const pty = await this.target.spawnPty({
+        argv: ['env', '-u', 'TMUX', ...followArgv(this.launch, this.spec.runDir)],
+        ...size,
+      });
+      return { pty, release: () => pty.close() };
     }
+    if (!this.pty) throw new Error('the run has no terminal');
+    this.pty.resize(size.cols, size.rows);
+    return { pty: this.pty, release: () => {} };
   }
 
   private watch(dir: string, where: 'run' | 'out'): void {
@@ -131,7 +143,9 @@ export class RunController {
       this.events.onFileChunk(name, chunk, where);
     });
     this.watchers.push(w);
-    void Promise.resolve(w.start()).catch(() => undefined);
+    void Promise.resolve()
+      .then(() => w.start())
+      .catch((e: unknown) => debugLog(`follower of ${dir} failed: ${(e as Error)?.stack ?? e}`));
   }
 
   private setPid(text: string): void {

@@ -6,6 +6,7 @@
 export type Command =
   | 'dump'
   | 'lanes'
+  | 'terminal'
   | 'quit'
   | 'help'
   | 'scrollUp'
@@ -48,6 +49,12 @@ export const BINDINGS: readonly Binding[] = [
     keys: ['l'],
     description: 'switch lane: pick, confirm, restart the run',
     matches: ch('l'),
+  },
+  {
+    command: 'terminal',
+    keys: ['t'],
+    description: "the run's own terminal (tmux pane: progress bars, typing); Ctrl-] comes back",
+    matches: ch('t'),
   },
   {
     command: 'scrollUp',

@@ -5,7 +5,7 @@ import { buildRunSpec, type SpecOptions } from '../runs/build-spec.js';
 import type { LaunchMode } from '../runs/detached.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { type FollowerFactory, RunController } from '../runs/run-controller.js';
-import type { Target } from '../targets/target.js';
+import type { PtyHandle, Target } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
 import { CpuSampler } from './cpu-sampler.js';
 import { GpuPoller, type GpuUpdate } from './gpu-poller.js';
@@ -109,12 +109,13 @@ export class Session implements SessionController {
         this.dirty = true;
       },
       onPid: (pid: number) => {
-        debugLog(`run ${run.spec.runId}: pid ${pid}`);
+        // `run` is not assigned yet while an attach replays the local mirror: log without it
+        debugLog(`run pid ${pid}`);
         if (this.phase === 'starting') this.phase = 'running';
         this.dirty = true;
       },
       onExit: (code: number | null) => {
-        debugLog(`run ${run.spec.runId}: exited ${code}`);
+        debugLog(`run exited ${code}`);
         if (this.run !== run) return;
         this.phase = 'exited';
         // the last lines of stdout may still be in flight: drain the followers, then conclude
@@ -139,10 +140,10 @@ export class Session implements SessionController {
         this.o.target,
         dir,
         events,
-        size,
         spec ? this.o.follower?.(spec) : undefined,
       );
       this.run = run;
+      run.followEvidence();
       this.startPoller(run.spec);
       return;
     }
@@ -215,7 +216,7 @@ export class Session implements SessionController {
       return { verdict: 'hang', summary: `hang at step ${s.step} (${s.where}), rank ${s.rank}` };
     }
     return this.phase === 'running'
-      ? { verdict: 'running', summary: `running, step ${this.model.step}` }
+      ? { verdict: 'running', summary: `no stall seen, step ${this.model.step}` }
       : null;
   }
 
@@ -328,6 +329,17 @@ export class Session implements SessionController {
     this.preset = next;
     this.setNotice(`lane ${lane}: starting`);
     await this.startRun();
+  }
+
+  async openTerminal(cols: number, rows: number): Promise<{ pty: PtyHandle; release: () => void } | string> {
+    const run = this.run;
+    if (!run) return 'no run';
+    if (run.exited) return 'the run has ended: its output is in the log pane';
+    try {
+      return await run.openTerminal({ cols, rows });
+    } catch (e) {
+      return `no terminal: ${(e as Error).message}`;
+    }
   }
 
   quitConsequence(): string {

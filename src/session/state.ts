@@ -3,6 +3,7 @@
  * immutable snapshot at most every 50 ms; panels in `panels/` are pure views of it.
  */
 import type { Frame, GpuProcess, GpuSample } from '../ingest/events.js';
+import type { PtyHandle } from '../targets/target.js';
 
 export type RunPhase = 'idle' | 'starting' | 'running' | 'stopping' | 'exited';
 
@@ -119,6 +120,12 @@ export interface SessionController {
   requestDump(): Promise<string>;
   /** stop the current run by the lane's stop policy, then start `lane` */
   switchLane(lane: string): Promise<void>;
+  /**
+   * The run's own terminal for a hand-over: a fresh `tmux attach` for detached runs, the launcher's
+   * PTY for local ones. `release` gives it back (closing only what was opened for the hand-over).
+   * A string says why there is none.
+   */
+  openTerminal(cols: number, rows: number): Promise<{ pty: PtyHandle; release: () => void } | string>;
   /** what quitting does to the run, for the confirm prompt */
   quitConsequence(): string;
   /** stop (local) or leave running (detached remote) per quitConsequence, then resolve */

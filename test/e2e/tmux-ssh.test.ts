@@ -44,6 +44,16 @@ describe('the dashboard over SSH in real tmux', () => {
       40_000,
     );
 
+    // the run's own terminal: the remote tmux pane with the trainer's output, then back
+    tmux.key('t');
+    await tmux.waitFor(
+      (s) => /step 00\d\d \| loss/.test(s) && !/heartbeats/.test(s),
+      'remote tmux pane',
+      15_000,
+    );
+    tmux.key('C-]');
+    await tmux.waitFor((s) => /heartbeats/.test(s) && /back from the run/.test(s), 'dashboard again', 15_000);
+
     tmux.key('q');
     const confirm = await tmux.waitFor((s) => /y\/n/.test(s), 'quit confirm');
     expect(confirm).toMatch(/keeps running/);

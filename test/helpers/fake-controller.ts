@@ -90,6 +90,11 @@ export class FakeController implements SessionController {
     this.push({ lane, runState: 'starting', step: 0 });
   }
 
+  async openTerminal(): Promise<string> {
+    this.calls.push({ method: 'openTerminal' } as never);
+    return 'no terminal in tests';
+  }
+
   quitConsequence(): string {
     return this.opts.consequence;
   }

@@ -5,7 +5,7 @@
  * can cut live connections by SIGKILLing the per-connection sshd processes (the listener stays up).
  */
 
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
   appendFileSync,
   existsSync,
@@ -123,6 +123,8 @@ export async function startSshd(): Promise<TestSshd> {
   writeFileSync(authorizedKeys, readFileSync(`${userKey}.pub`), { mode: 0o600 });
   const port = await freePort();
   const sshdConfig = join(dir, 'sshd_config');
+  const tmuxDir = join(dir, 'tmux');
+  mkdirSync(tmuxDir, { mode: 0o700 });
   writeFileSync(
     sshdConfig,
     [
@@ -142,6 +144,8 @@ export async function startSshd(): Promise<TestSshd> {
       'MaxSessions 30',
       'LogLevel ERROR',
       `Subsystem sftp ${existsSync(SFTP_SERVER) ? SFTP_SERVER : 'internal-sftp'}`,
+      // detached runs go to a tmux server of this sshd's own, which stop() takes down with them
+      `SetEnv TMUX_TMPDIR=${tmuxDir}`,
       '',
     ].join('\n'),
   );
@@ -196,7 +200,10 @@ export async function startSshd(): Promise<TestSshd> {
 
   const agents: ChildProcess[] = [];
   // a test that times out never reaches stop(): do not leave a listener or agent behind
+  const killRuns = () =>
+    spawnSync('tmux', ['kill-server'], { env: { ...process.env, TMUX_TMPDIR: tmuxDir }, stdio: 'ignore' });
   const onExit = () => {
+    killRuns();
     (listener as ChildProcess | null)?.kill('SIGKILL');
     for (const a of agents) a.kill('SIGKILL');
   };
@@ -271,6 +278,8 @@ export async function startSshd(): Promise<TestSshd> {
     },
     stop: async () => {
       process.removeListener('exit', onExit);
+      // runs left detached by a test (or by a failed one) end with their tmux server
+      killRuns();
       sshd.killSessions();
       await halt();
       for (const a of agents) a.kill('SIGTERM');

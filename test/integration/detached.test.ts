@@ -61,6 +61,7 @@ describe.each(['tmux', 'nohup'] as const)('detached run (%s)', (mode) => {
         exitCode = c;
       },
     });
+    again.followEvidence();
     await waitUntil(() => exitCode !== undefined, { timeoutMs: 15_000, what: 'exit_code' });
     await again.dispose();
     expect(exitCode).toBe(0);

@@ -118,11 +118,14 @@ describe('launcher + run controller on a real PTY', () => {
 
   it('skips .HALT for a stalled run and escalates SIGINT → SIGKILL when SIGINT is ignored', async () => {
     const s = spec(
-      'import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True: pass\n',
+      "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('ignoring', flush=True)\nwhile True: pass\n",
     );
-    const r = start(s);
+    const chunks: string[] = [];
+    const r = start(s, chunks);
     await r.start();
     await r.waitForPid();
+    // a SIGINT before Python installs SIG_IGN would end it the ordinary way
+    await waitUntil(() => chunks.join('').includes('ignoring'), { what: 'handlers installed' });
     const steps: string[] = [];
     const step = await r.stop(
       { halt: true, haltWaitS: 30, sigintWaitS: 0.5 },
