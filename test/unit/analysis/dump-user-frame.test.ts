@@ -1,29 +1,23 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Evidence } from '../../../src/analysis/evidence.js';
 import { parseStackDump } from '../../../src/ingest/stackdump.js';
 
-// The shape a real CUDA process gives when SIGUSR1 lands inside torch.cuda.synchronize():
-// the innermost frame is torch's, the frame to look at is the caller in the user's code.
-const DUMP = `Signal 10 at 2026-11-22T04:01:43.026000Z
-
---- Thread: MainThread (140000000000000) ---
-  File "/work/test/device/cuda_trainer.py", line 82, in <module>
-    out = _forward_prefill_batched(a) if batched else _forward_prefill_sequential(a, step)
-  File "/work/test/device/cuda_trainer.py", line 70, in _forward_prefill_sequential
-    torch.cuda.synchronize()
-  File "/opt/torch/.venv/lib/python3.12/site-packages/torch/cuda/__init__.py", line 1161, in synchronize
-    with torch.cuda.device(device):
-  File "/work/test/device/cuda_trainer.py", line 44, in dump_stack
-    f.write("".join(traceback.format_stack(stack)))
-`;
+// A real SIGUSR1 dump of a CUDA process on an H100 (test/device/cuda_trainer.py, stalled at step 6):
+// the signal landed inside torch.cuda.synchronize(), so the innermost frame is torch's and the
+// frame to look at is its caller in the user's code.
+const FILE = join(import.meta.dirname, '..', '..', 'fixtures', 'h100-cuda', 'stackdump_1795321260.txt');
 
 describe('dump frames', () => {
   it('names the innermost frame and the innermost frame in the user’s code', () => {
-    const d = parseStackDump(DUMP, 'stackdump_1795320103.txt')!;
+    const d = parseStackDump(readFileSync(FILE, 'utf8'), 'stackdump_1795321260.txt')!;
     const ev = new Evidence();
     ev.addEvent(d);
     const [dump] = ev.result({ exitCode: 130 }).dumps;
-    expect(dump!.mainThreadTop).toMatchObject({ function: 'synchronize', line: 1161 });
+    expect(dump!.signal).toBe(10);
+    expect(dump!.mainThreadTop).toMatchObject({ function: 'synchronize', line: 1162 });
+    expect(dump!.mainThreadTop!.file).toMatch(/site-packages\/torch\/cuda\/__init__\.py$/);
     expect(dump!.mainThreadUserTop).toMatchObject({ function: '_forward_prefill_sequential', line: 70 });
   });
 });
