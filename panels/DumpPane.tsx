@@ -4,6 +4,7 @@
  */
 import { Text } from 'ink';
 import type { Frame } from '../src/ingest/events.js';
+import { signalName } from '../src/runs/signals.js';
 import type { DumpView } from '../src/session/state.js';
 import { baseName, padCut, positional, shortenPath } from './format.js';
 import { Rows } from './Rows.js';
@@ -24,18 +25,10 @@ function where(f: Frame, width: number, room = width): string {
   return full.length <= room ? full : `${baseName(f.file)}:${f.line}`;
 }
 
-const SIGNAL_NAMES: Record<number, string> = {
-  2: 'SIGINT',
-  6: 'SIGABRT',
-  10: 'SIGUSR1',
-  11: 'SIGSEGV',
-  15: 'SIGTERM',
-};
-
 function dumpTitle(dump: DumpView): string {
   const cause =
     dump.signal !== undefined
-      ? `${dump.kind} ${SIGNAL_NAMES[dump.signal] ?? `signal ${dump.signal}`}`
+      ? `${dump.kind} ${signalName(dump.signal) ?? `signal ${dump.signal}`}`
       : dump.kind;
   return `stack dump · ${cause} · ${baseName(dump.file)}`;
 }

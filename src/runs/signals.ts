@@ -4,7 +4,21 @@ import type { Target } from '../targets/target.js';
  * Signal numbers are Linux's (the GPU boxes are Linux). SigCgt in /proc/PID/status is a hex mask
  * whose bit N-1 is set when signal N has a handler installed.
  */
-export const SIGNUM: Record<string, number> = { HUP: 1, INT: 2, KILL: 9, USR1: 10, TERM: 15 };
+export const SIGNUM: Record<string, number> = {
+  HUP: 1,
+  INT: 2,
+  ABRT: 6,
+  KILL: 9,
+  USR1: 10,
+  SEGV: 11,
+  TERM: 15,
+};
+
+/** `SIGUSR1` for 10; undefined for a number we do not name */
+export function signalName(signum: number): string | undefined {
+  const hit = Object.entries(SIGNUM).find(([, n]) => n === signum);
+  return hit ? `SIG${hit[0]}` : undefined;
+}
 
 export function catchesSignal(sigCgtHex: string, signum: number): boolean {
   const mask = BigInt(`0x${sigCgtHex.trim() || '0'}`);

@@ -10,14 +10,8 @@ import { debugLog } from '../util/debug-log.js';
 import { CpuSampler } from './cpu-sampler.js';
 import { GpuPoller, type GpuUpdate } from './gpu-poller.js';
 import { LiveModel } from './live-model.js';
-import {
-  type DashboardState,
-  emptyDashboardState,
-  type LaneSummary,
-  type RunPhase,
-  type SessionController,
-  type VerdictView,
-} from './state.js';
+import { buildSnapshot } from './snapshot.js';
+import type { DashboardState, LaneSummary, RunPhase, SessionController } from './state.js';
 
 export interface SessionOptions {
   target: Target;
@@ -66,7 +60,6 @@ export class Session implements SessionController {
   private timers: NodeJS.Timeout[] = [];
   private poller: GpuPoller | null = null;
   private cpu: CpuSampler;
-  private cpuBusy = new Map<number, boolean | null>();
   private lastResult: AnalysisResult | null = null;
   private connection: ConnectionView | undefined;
   private attachPending: string | undefined;
@@ -101,7 +94,6 @@ export class Session implements SessionController {
     });
     this.stoppedByUser = false;
     this.lastResult = null;
-    this.cpuBusy.clear();
     const model = this.model;
     const events = {
       onFileChunk: (name: string, chunk: Buffer) => {
@@ -199,60 +191,27 @@ export class Session implements SessionController {
       for (const [rank, pid] of pids) {
         const use = await this.cpu.sample(pid);
         const busy = use === null ? null : use > 0.5;
-        this.cpuBusy.set(rank, busy);
         this.model.detector.setCpuBusy(rank, busy);
       }
     }
     this.dirty = true;
   }
 
-  private verdictView(now: number): VerdictView | null {
-    if (this.phase === 'exited' && this.lastResult) {
-      return { verdict: this.lastResult.verdict, summary: summaryOf(this.lastResult) };
-    }
-    const stalls = this.model.detector.stalls(this.model.trainerNowS(now));
-    if (stalls.length) {
-      const s = stalls[0]!;
-      return { verdict: 'hang', summary: `hang at step ${s.step} (${s.where}), rank ${s.rank}` };
-    }
-    return this.phase === 'running'
-      ? { verdict: 'running', summary: `no stall seen, step ${this.model.step}` }
-      : null;
-  }
-
   private build(now: number): DashboardState {
-    const m = this.model;
-    const { loss, toks } = m.series();
     if (this.notice && now - this.noticeAt > 8000) this.notice = null;
-    return emptyDashboardState({
+    return buildSnapshot({
+      now,
       target: this.o.target.label,
       simulated: this.o.simulated,
-      lane: this.preset.name,
-      laneDescription: this.preset.description,
-      runId: this.run?.spec.runId ?? null,
-      runState: this.phase,
+      preset: this.preset,
+      run: this.run,
+      phase: this.phase,
       startedAt: this.startedAt,
-      now,
-      step: m.step,
-      totalSteps: this.run?.spec.steps,
-      pid: this.run?.pid,
-      exitCode: this.run?.exitCode,
-      loss,
-      toks,
-      ranks: m.ranks(now),
-      gpu: {
-        ...this.gpu,
-        simulated: this.o.simulated,
-        vramLimitMiB: this.preset.acceptance.vramLimitMiB,
-        torchAllocMiB: m.torchAllocMiB,
-        torchReservedMiB: m.torchReservedMiB,
-        peakReservedMiB: m.peakReservedMiB,
-      },
-      log: { lines: m.logLines.slice(-2000), total: m.logTotal },
-      dump: m.dump,
-      verdict: this.verdictView(now),
+      model: this.model,
+      gpu: this.gpu,
       notice: this.notice,
       connection: this.connection,
+      result: this.lastResult,
     });
   }
 
@@ -383,9 +342,4 @@ export class Session implements SessionController {
   currentRun(): RunController | null {
     return this.run;
   }
-}
-
-function summaryOf(r: AnalysisResult): string {
-  const extra = (r as { summary?: string }).summary;
-  return extra ?? `${r.verdict}, ${r.stepsReached} steps`;
 }

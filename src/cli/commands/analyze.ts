@@ -5,6 +5,7 @@
 import type { CommandModule } from 'yargs';
 import { analyzeDir, UnusableInputError } from '../../analysis/analyze-dir.js';
 import type { AnalysisResult } from '../../analysis/result.js';
+import { signalName } from '../../runs/signals.js';
 
 interface AnalyzeArgs {
   dir: string;
@@ -14,14 +15,6 @@ interface AnalyzeArgs {
 
 const fmtFrame = (f: { file: string; line: number; function: string } | null | undefined) =>
   f ? `${f.function} (${f.file}:${f.line})` : '?';
-
-const SIGNAL_NAMES: Record<number, string> = {
-  2: 'SIGINT',
-  6: 'SIGABRT',
-  10: 'SIGUSR1',
-  11: 'SIGSEGV',
-  15: 'SIGTERM',
-};
 
 /** The short human report. */
 export function formatReport(r: AnalysisResult): string {
@@ -62,7 +55,7 @@ export function formatReport(r: AnalysisResult): string {
   if (r.throughput) out.push(`median toks/s: ${r.throughput.medianToksPerS}`);
   if (r.memory) out.push(`peak reserved: ${r.memory.peakReservedMiB} MiB`);
   for (const d of r.dumps) {
-    const name = d.signal === undefined ? undefined : SIGNAL_NAMES[d.signal];
+    const name = d.signal === undefined ? undefined : signalName(d.signal);
     const sig = d.signal === undefined ? '' : `, signal ${d.signal}${name ? ` ${name}` : ''}`;
     const user =
       d.mainThreadUserTop && d.mainThreadUserTop !== d.mainThreadTop
