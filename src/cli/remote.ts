@@ -80,11 +80,7 @@ export async function connectFromArgs(a: HostArgs, session?: () => Session | nul
             : s.state === 'reconnecting' || s.state === 'connecting'
               ? 'reconnecting'
               : 'down';
-        session?.()?.setConnection({
-          state,
-          outageS: state === 'up' ? undefined : (Date.now() - s.since) / 1000,
-          attempts: s.attempts,
-        });
+        session?.()?.setConnection({ state, since: s.since, attempts: s.attempts });
       },
     });
   } catch (e) {

@@ -37,7 +37,13 @@ export interface SessionOptions {
   attachRunDir?: string;
 }
 
-export type ConnectionView = NonNullable<DashboardState['connection']>;
+/** the SSH link as the connection reports it; the snapshot turns `since` into a live outage length */
+export interface LinkView {
+  state: 'up' | 'down' | 'reconnecting';
+  /** epoch ms when this state began */
+  since: number;
+  attempts: number;
+}
 
 /**
  * The live engine behind the TUI: owns the current run, its evidence model, the GPU poller and the
@@ -61,7 +67,7 @@ export class Session implements SessionController {
   private poller: GpuPoller | null = null;
   private cpu: CpuSampler;
   private lastResult: AnalysisResult | null = null;
-  private connection: ConnectionView | undefined;
+  private connection: LinkView | undefined;
   private attachPending: string | undefined;
 
   constructor(private readonly o: SessionOptions) {
@@ -165,7 +171,7 @@ export class Session implements SessionController {
   }
 
   /** link state from the SSH connection, shown as an outage in the header */
-  setConnection(c: ConnectionView): void {
+  setConnection(c: LinkView): void {
     this.connection = c;
     this.dirty = true;
   }

@@ -17,7 +17,7 @@ export interface SnapshotInput {
   model: LiveModel;
   gpu: GpuUpdate;
   notice: string | null;
-  connection: DashboardState['connection'];
+  connection: { state: 'up' | 'down' | 'reconnecting'; since: number; attempts: number } | undefined;
   /** the verdict of the run once it has exited and every file was drained */
   result: AnalysisResult | null;
 }
@@ -75,6 +75,10 @@ export function buildSnapshot(i: SnapshotInput): DashboardState {
     dump: m.dump,
     verdict: verdictView(i),
     notice: i.notice,
-    connection: i.connection,
+    connection: i.connection && {
+      state: i.connection.state,
+      attempts: i.connection.attempts,
+      outageS: i.connection.state === 'up' ? undefined : (i.now - i.connection.since) / 1000,
+    },
   });
 }

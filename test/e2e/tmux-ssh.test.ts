@@ -81,4 +81,39 @@ describe('the dashboard over SSH in real tmux', () => {
     await tmux.waitFor((s) => s.includes('[app exited 0]'), 'clean exit after attach', 30_000);
     process.kill(pid, 'SIGKILL');
   });
+
+  it('shows an outage while the box is unreachable and carries on when it is back', async () => {
+    const runs = mkdtempSync(join(tmpdir(), 'nsa-e2e-remote-'));
+    const home = mkdtempSync(join(tmpdir(), 'nsa-e2e-home-'));
+    tmux?.kill();
+    tmux = new TmuxSession('outage', 100, 30);
+    tmux.start(
+      `node ${BIN} demo --host target --ssh-config ${sshd.configPath} --runs-dir ${runs} --lane batched-prefill --step-ms 150 --steps 400`,
+      { NSA_DBG_HOME: home },
+    );
+    const stepOf = (s: string) => Number(/step (\d+)\/400/.exec(s)?.[1] ?? 0);
+    await tmux.waitFor((s) => stepOf(s) >= 3, 'remote run under way', 30_000);
+    await sshd.stopListener();
+    const down = await tmux.waitFor(
+      (s) => /connection (reconnecting|down)/.test(s),
+      'outage in the header',
+      20_000,
+    );
+    const stepAtOutage = stepOf(down);
+    await tmux.waitFor(
+      (s) => /connection (reconnecting|down) · for [1-9]/.test(s),
+      'outage length counting',
+      10_000,
+    );
+    await sshd.startListener();
+    await tmux.waitFor(
+      (s) => !/connection (reconnecting|down)/.test(s) && stepOf(s) > stepAtOutage + 3,
+      'back and following',
+      40_000,
+    );
+    tmux.key('q');
+    await tmux.waitFor((s) => /keeps running/.test(s), 'quit confirm');
+    tmux.key('y');
+    await tmux.waitFor((s) => s.includes('[app exited 0]'), 'clean exit', 30_000);
+  });
 });
