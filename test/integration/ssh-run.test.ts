@@ -229,6 +229,15 @@ describe('links that drop and processes that die', () => {
     expect(out).toMatchObject({ verdict: 'pass', stepsReached: 30, runDir });
     expectMirrorIdentical(runDir, out.localDir);
     expect(stepLines(out.localDir)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+
+    // a finished run attaches too: the same verdict at once, the mirror untouched
+    const finished = await runCli(['attach', ...remoteArgs(runs), runId, '--headless', '--json'], {
+      env: { NSA_DBG_HOME: home },
+    });
+    expect(finished.code).toBe(0);
+    expect(JSON.parse(finished.stdout)).toMatchObject({ verdict: 'pass', stepsReached: 30, exitCode: 0 });
+    expectMirrorIdentical(runDir, out.localDir);
+    expect(stepLines(out.localDir)).toHaveLength(30);
   });
 });
 
