@@ -1,0 +1,38 @@
+import type { Preset } from '../presets/preset.js';
+import type { SpecOptions } from '../runs/build-spec.js';
+import type { LaunchMode } from '../runs/detached.js';
+import type { RunSpec } from '../runs/launcher.js';
+import type { FollowerFactory } from '../runs/run-controller.js';
+import type { Target } from '../targets/target.js';
+
+export interface SessionOptions {
+  target: Target;
+  presets: Map<string, Preset>;
+  lane: string;
+  /** everything buildRunSpec needs besides the preset */
+  spec: Omit<SpecOptions, 'preset'>;
+  /** nvidia-smi argv on the target for a run (the demo passes its shim, which needs the run's dirs) */
+  smi: (spec: RunSpec) => string[];
+  simulated: boolean;
+  /** publish at most this often (ms); 50 = 20 Hz */
+  publishMs?: number;
+  /** what quitting does: local runs are stopped, detached remote runs are left running */
+  leaveRunningOnQuit?: boolean;
+  terminal?: { cols: number; rows: number };
+  /** start runs detached (remote): they outlive the connection and this process */
+  detached?: LaunchMode | 'auto';
+  /** how a run's files are followed (remote: mirrored into a local evidence folder) */
+  follower?: (spec: RunSpec) => FollowerFactory;
+  /** work before the launch (remote demo: copy the demo trainer into the run dir) */
+  prepareRun?: (spec: RunSpec) => Promise<void>;
+  /** re-attach to this existing run dir instead of starting the lane */
+  attachRunDir?: string;
+}
+
+/** the SSH link as the connection reports it; the snapshot turns `since` into a live outage length */
+export interface LinkView {
+  state: 'up' | 'down' | 'reconnecting';
+  /** epoch ms when this state began */
+  since: number;
+  attempts: number;
+}
