@@ -16,7 +16,7 @@ import { basename, join } from 'node:path';
 import { HeartbeatReader } from '../ingest/heartbeat.js';
 import { LineSplitter } from '../ingest/line-splitter.js';
 import { parseNvidiaSmiLine } from '../ingest/nvidia-smi.js';
-import { parseStackDump } from '../ingest/stackdump.js';
+import { DUMP_FILE, parseStackDump } from '../ingest/stackdump.js';
 import { StdoutParser } from '../ingest/stdout-parser.js';
 import { Evidence } from './evidence.js';
 import type { AnalysisResult } from './result.js';
@@ -27,8 +27,6 @@ export class UnusableInputError extends Error {
 }
 
 const HEARTBEAT = /^heartbeat(?:_rank(\d+))?\.jsonl$/;
-const DUMP =
-  /^(?:(?:watchdog_)?stackdump_.*\.txt|.*\.pyspy\.txt|pyspy.*\.txt|faulthandler.*\.txt|.*\.faulthandler\.txt)$/;
 const NVSMI = /^(?:nvsmi|nvidia-smi).*\.csv$/;
 const WHOLE =
   /^(?:mem_.*\.json|env\.json|training(?:_fsdp)?\.csv|metrics(?:_fsdp)?\.json|\.HALT|\.anomaly_type|exit_code)$/;
@@ -75,12 +73,12 @@ export async function analyzeDir(dir: string, opts: AnalyzeOptions = {}): Promis
 
   for (const name of names) {
     const path = join(dir, name);
-    if (DUMP.test(name) || NVSMI.test(name) || WHOLE.test(name)) {
+    if (DUMP_FILE.test(name) || NVSMI.test(name) || WHOLE.test(name)) {
       const info = await stat(path).catch(() => null);
       if (info === null || !info.isFile() || info.size > MAX_WHOLE_FILE) continue;
       recognised++;
       const text = await readFile(path, 'utf8');
-      if (DUMP.test(name)) {
+      if (DUMP_FILE.test(name)) {
         const d = parseStackDump(text, name);
         if (d !== null) evidence.addEvent(d);
       } else if (NVSMI.test(name)) {

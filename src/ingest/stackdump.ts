@@ -152,6 +152,10 @@ export function mainThread(d: DumpEvent): DumpThread | undefined {
  * The innermost frame of the main thread, leaving out the dump handler itself: nsa-vibe's signal
  * handler runs on top of the interrupted frame, so its `dump_stack` frame comes last.
  */
+/** File names of stack dumps: nsa-vibe signal and watchdog dumps, py-spy and faulthandler output. */
+export const DUMP_FILE =
+  /^(?:(?:watchdog_)?stackdump_.*\.txt|.*\.pyspy\.txt|pyspy.*\.txt|faulthandler.*\.txt|.*\.faulthandler\.txt)$/;
+
 export function mainThreadTop(d: DumpEvent): Frame | undefined {
   const frames = mainThread(d)?.frames ?? [];
   let i = frames.length - 1;

@@ -197,9 +197,26 @@ export class RunController {
     const pid = this._pid;
     if (pid === undefined) return 'the trainer has not started yet: no pid';
     const procs = await handlersFor(this.target, pid, SIGNUM.USR1!);
-    if (!procs.length) return `no SIGUSR1 handler in pid ${pid} or its children yet (SigCgt): not sent`;
+    if (!procs.length) return (await this.pySpyDump(pid)) ?? noHandler(pid);
     for (const p of procs) await this.target.signal(p.pid, 'USR1');
     return `SIGUSR1 → ${procs.map((p) => `pid ${p.pid}`).join(', ')}; waiting for stackdump_*.txt`;
+  }
+
+  /**
+   * Without a SIGUSR1 handler a signal would kill the trainer; py-spy reads the stacks from outside
+   * instead, when the box has it. Its output goes into the run dir like any other dump.
+   */
+  private async pySpyDump(pid: number): Promise<string | null> {
+    const has = await this.target.exec(['sh', '-c', 'command -v py-spy'], { timeoutMs: 10_000 });
+    if (has.code !== 0) return null;
+    const r = await this.target.exec(['py-spy', 'dump', '--pid', String(pid)], { timeoutMs: 30_000 });
+    if (r.code !== 0) {
+      const why = r.stderr.trim().split('\n').pop() ?? `exit ${r.code}`;
+      return `no SIGUSR1 handler in pid ${pid}, and py-spy dump failed: ${why} (it needs ptrace: root, or kernel.yama.ptrace_scope=0)`;
+    }
+    const name = `pyspy_${Math.floor(Date.now() / 1000)}.pyspy.txt`;
+    await this.target.writeFile(`${this.spec.runDir}/${name}`, r.stdout);
+    return `no SIGUSR1 handler in pid ${pid}: took a py-spy dump instead (${name})`;
   }
 
   async stop(
@@ -240,4 +257,8 @@ export class RunController {
     this.pty?.close();
     this.pty = null;
   }
+}
+
+function noHandler(pid: number): string {
+  return `no SIGUSR1 handler in pid ${pid} or its children yet (SigCgt): not sent, it would kill the trainer; install py-spy on the box (pip install py-spy) for dumps without a handler`;
 }

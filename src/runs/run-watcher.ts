@@ -1,3 +1,4 @@
+import { DUMP_FILE } from '../ingest/stackdump.js';
 import type { TailHandle, Target } from '../targets/target.js';
 
 /**
@@ -15,7 +16,7 @@ export const EVIDENCE_FILES: WatchedFileFilter = (n) =>
   n === '.HALT' ||
   n === '.anomaly_type' ||
   /^heartbeat_rank\d+\.jsonl$/.test(n) ||
-  /^(watchdog_)?stackdump_.*\.txt$/.test(n) ||
+  DUMP_FILE.test(n) ||
   /^(metrics|env)\.json$/.test(n) ||
   /^mem_.*\.json$/.test(n) ||
   /\.csv$/.test(n);

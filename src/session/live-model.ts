@@ -5,7 +5,7 @@ import { userFrame } from '../analysis/verdict.js';
 import type { BeatEvent, DumpEvent, IngestEvent } from '../ingest/events.js';
 import { HeartbeatReader } from '../ingest/heartbeat.js';
 import { LineSplitter } from '../ingest/line-splitter.js';
-import { mainThreadTop, parseStackDump } from '../ingest/stackdump.js';
+import { DUMP_FILE, mainThreadTop, parseStackDump } from '../ingest/stackdump.js';
 import { StdoutParser } from '../ingest/stdout-parser.js';
 import { stripTerminalEscapes } from '../util/ansi.js';
 import type { DumpView, LogLine, RankView, SeriesPoint } from './state.js';
@@ -61,7 +61,7 @@ export class LiveModel {
         this.beats.set(name, r);
       }
       for (const b of r.push(chunk)) this.onBeat(b, nowMs);
-    } else if (/stackdump_.*\.txt$/.test(name)) {
+    } else if (DUMP_FILE.test(name)) {
       const text = (this.dumpTexts.get(name) ?? '') + chunk.toString('utf8');
       this.dumpTexts.set(name, text);
       const d = parseStackDump(text, name);

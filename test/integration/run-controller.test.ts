@@ -138,3 +138,50 @@ describe('launcher + run controller on a real PTY', () => {
     expect(existsSync(join(s.outDir, '.HALT'))).toBe(false);
   });
 });
+
+describe('a dump without a SIGUSR1 handler', () => {
+  // py-spy is not packaged for this machine, so a stand-in with py-spy's CLI and output format is
+  // put on PATH; what is tested is that nsa-dbg never signals, runs py-spy instead, and files its
+  // output where the dump parsers pick it up.
+  it('uses py-spy when the box has it, and names the tool to install when it does not', async () => {
+    const s = spec("import time\nprint('up', flush=True)\nwhile True: time.sleep(0.05)\n");
+    const chunks: string[] = [];
+    const names: string[] = [];
+    const r = new RunController(target, s, {
+      onFileChunk: (name, c) => {
+        names.push(name);
+        if (name === 'stdout.log') chunks.push(c.toString());
+      },
+      onPid: () => {},
+      onExit: () => {},
+    });
+    runs.push(r);
+    await r.start();
+    const pid = (await r.waitForPid())!;
+    await waitUntil(() => chunks.join('').includes('up'), { what: 'started' });
+
+    const pathBefore = process.env.PATH;
+    process.env.PATH = '/usr/bin:/bin';
+    try {
+      expect(await r.requestDump()).toMatch(/not sent.*pip install py-spy/);
+    } finally {
+      process.env.PATH = pathBefore;
+    }
+
+    const bin = mkdtempSync(join(tmpdir(), 'nsa-pyspy-'));
+    const fixture = join(import.meta.dirname, '..', 'fixtures', 'synthetic', 'pyspy_dump.pyspy.txt');
+    writeFileSync(
+      join(bin, 'py-spy'),
+      `#!/bin/sh\n[ "$1" = dump ] && [ "$2" = --pid ] && [ "$3" = ${pid} ] || exit 2\ncat '${fixture}'\n`,
+      { mode: 0o755 },
+    );
+    process.env.PATH = `${bin}:${pathBefore}`;
+    try {
+      expect(await r.requestDump()).toMatch(/took a py-spy dump instead \(pyspy_\d+\.pyspy\.txt\)/);
+    } finally {
+      process.env.PATH = pathBefore;
+    }
+    await waitUntil(() => names.some((n) => /^pyspy_\d+\.pyspy\.txt$/.test(n)), { what: 'dump followed' });
+    expect(await target.isAlive(pid)).toBe(true);
+  });
+});
