@@ -264,6 +264,8 @@ export class Session implements SessionController {
     this.preset = next;
     this.setNotice(`lane ${lane}: starting`);
     await this.startRun();
+    // callers that read getState() right after the switch see the new lane, not the last tick's
+    this.publishIfDirty();
   }
 
   async openTerminal(cols: number, rows: number): Promise<{ pty: PtyHandle; release: () => void } | string> {
