@@ -61,7 +61,10 @@ describe('the demo story through the engine (real node-pty, real demo trainer)',
     await s.switchLane('batched-prefill');
     expect(firstRun.exited).toBe(true);
     expect(await new LocalTarget().isAlive(firstRun.pid!)).toBe(false);
-    await waitUntil(() => state().lane === 'batched-prefill', { what: 'new lane published', timeoutMs: 2000 });
+    await waitUntil(() => state().lane === 'batched-prefill', {
+      what: 'new lane published',
+      timeoutMs: 2000,
+    });
     const done = await waitUntil(
       () =>
         state().runState === 'exited' && state().verdict?.verdict !== 'running'
