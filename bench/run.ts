@@ -12,12 +12,14 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { READ_CHUNK } from '../src/analysis/analyze-dir.js';
 import { HeartbeatReader } from '../src/ingest/heartbeat.js';
 import { LineSplitter } from '../src/ingest/line-splitter.js';
 import { StdoutParser } from '../src/ingest/stdout-parser.js';
 
 const LINES = 1_000_000;
-const CHUNK = 256 * 1024;
+/** the read size of the file followers (LocalTail) and of `analyze` (READ_CHUNK) */
+const CHUNK = READ_CHUNK;
 const REPS = 3;
 
 function heartbeatFile(path: string): void {

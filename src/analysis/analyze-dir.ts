@@ -26,6 +26,8 @@ export class UnusableInputError extends Error {
   override name = 'UnusableInputError';
 }
 
+export const READ_CHUNK = 1 << 20;
+
 const HEARTBEAT = /^heartbeat(?:_rank(\d+))?\.jsonl$/;
 const NVSMI = /^(?:nvsmi|nvidia-smi).*\.csv$/;
 const WHOLE =
@@ -49,7 +51,8 @@ async function isDir(path: string): Promise<boolean> {
 }
 
 async function streamFile(path: string, onChunk: (chunk: Buffer) => void): Promise<void> {
-  const stream = createReadStream(path, { highWaterMark: 256 * 1024 });
+  // 1 MiB reads, like the live file followers: per-chunk costs (allocation, decoding) stay small
+  const stream = createReadStream(path, { highWaterMark: READ_CHUNK });
   for await (const chunk of stream) onChunk(chunk as Buffer);
 }
 

@@ -184,6 +184,7 @@ class LocalTail implements TailHandle, Disposable {
     const fd = openSync(this.path, 'r');
     try {
       while (this.pos < size) {
+        // 1 MiB reads: the size the parsers are benchmarked with (bench/run.ts)
         const buf = Buffer.allocUnsafe(Math.min(1 << 20, size - this.pos));
         const n = readSync(fd, buf, 0, buf.length, this.pos);
         if (n <= 0) break;
