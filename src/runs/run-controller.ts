@@ -241,15 +241,6 @@ export class RunController {
     return step;
   }
 
-  resize(cols: number, rows: number): void {
-    this.pty?.resize(cols, rows);
-  }
-
-  /** the PTY showing the run (tmux pane or launcher), for a terminal hand-over */
-  terminal(): PtyHandle | null {
-    return this.pty;
-  }
-
   /** stop following files (after a final drain) and release the PTY (a detached run keeps going) */
   async dispose(): Promise<void> {
     await Promise.all(this.watchers.map((w) => w.stop().catch(() => undefined)));

@@ -3,7 +3,7 @@ import type { TailHandle, Target } from '../targets/target.js';
 
 /**
  * Follows every file of a run directory on any Target: new files are discovered by listing the
- * directory, and each is tailed from byte 0 (or a saved offset), so the engine sees every byte of
+ * directory, and each is tailed from byte 0, so the engine sees every byte of
  * stdout.log, heartbeat_rank*.jsonl and stack dumps exactly once, in order.
  */
 export type WatchedFileFilter = (name: string) => boolean;
@@ -30,12 +30,7 @@ export class RunWatcher {
     private readonly target: Target,
     private readonly dir: string,
     private readonly onChunk: (name: string, chunk: Buffer) => void,
-    private readonly opts: {
-      filter?: WatchedFileFilter;
-      listEveryMs?: number;
-      pollMs?: number;
-      offsets?: Record<string, number>;
-    } = {},
+    private readonly opts: { filter?: WatchedFileFilter; listEveryMs?: number; pollMs?: number } = {},
   ) {}
 
   start(): void {
@@ -43,13 +38,6 @@ export class RunWatcher {
     void this.scan();
     this.timer = setInterval(() => void this.scan(), this.opts.listEveryMs ?? 250);
     this.timer.unref?.();
-  }
-
-  /** byte offsets delivered so far, per file name (to resume elsewhere) */
-  offsets(): Record<string, number> {
-    const o: Record<string, number> = {};
-    for (const [n, t] of this.tails) o[n] = t.offset;
-    return o;
   }
 
   async scan(): Promise<void> {
@@ -60,7 +48,6 @@ export class RunWatcher {
       for (const name of await this.target.listDir(this.dir)) {
         if (this.tails.has(name) || !filter(name) || name.includes('.tmp')) continue;
         const t = this.target.tail(`${this.dir}/${name}`, (c) => this.onChunk(name, c), {
-          fromOffset: this.opts.offsets?.[name] ?? 0,
           pollMs: this.opts.pollMs ?? 100,
         });
         this.tails.set(name, t);

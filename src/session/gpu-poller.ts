@@ -1,6 +1,11 @@
 import type { GpuProcess, GpuSample } from '../ingest/events.js';
 import { LineSplitter } from '../ingest/line-splitter.js';
-import { GPU_QUERY_FIELDS, parseComputeAppsLine, parseGpuCsvLine } from '../ingest/nvidia-smi.js';
+import {
+  COMPUTE_APPS_ARGS,
+  GPU_QUERY_ARGS,
+  parseComputeAppsLine,
+  parseGpuCsvLine,
+} from '../ingest/nvidia-smi.js';
 import type { StreamHandle, Target } from '../targets/target.js';
 
 export interface GpuUpdate {
@@ -65,13 +70,7 @@ export class GpuPoller {
     const split = new LineSplitter();
     let stderr = '';
     this.lastLineAt = Date.now();
-    const argv = [
-      ...this.smi,
-      `--query-gpu=${GPU_QUERY_FIELDS.join(',')}`,
-      '--format=csv,noheader,nounits',
-      '-lms',
-      String(this.opts.intervalMs ?? 1000),
-    ];
+    const argv = [...this.smi, ...GPU_QUERY_ARGS, '-lms', String(this.opts.intervalMs ?? 1000)];
     const s = this.target.stream(
       argv,
       (chunk) => {
@@ -108,10 +107,7 @@ export class GpuPoller {
 
   private async pollProcesses(): Promise<void> {
     try {
-      const r = await this.target.exec(
-        [...this.smi, '--query-compute-apps=pid,process_name,used_memory', '--format=csv,noheader,nounits'],
-        { timeoutMs: 5000 },
-      );
+      const r = await this.target.exec([...this.smi, ...COMPUTE_APPS_ARGS], { timeoutMs: 5000 });
       if (r.code !== 0) return;
       this.processes = r.stdout
         .split('\n')
