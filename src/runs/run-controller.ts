@@ -94,12 +94,13 @@ export class RunController {
     target: Target,
     runDir: string,
     events: RunEvents,
-    follower: FollowerFactory = watchFollower,
+    /** how to follow the run's files, which may depend on the run (its id names the local mirror) */
+    followerFor?: (spec: RunSpec) => FollowerFactory,
   ): Promise<RunController> {
     const cmd = await target.readFile(`${runDir}/command.json`);
     if (!cmd) throw new Error(`${target.label}:${runDir} is not an nsa-dbg run (no command.json)`);
     const spec = JSON.parse(cmd.toString('utf8')) as RunSpec;
-    const rc = new RunController(target, spec, events, follower);
+    const rc = new RunController(target, spec, events, followerFor?.(spec) ?? watchFollower);
     rc.launch = await readLaunchInfo(target, runDir);
     return rc;
   }

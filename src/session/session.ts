@@ -101,15 +101,9 @@ export class Session implements SessionController {
     if (this.attachPending) {
       const dir = this.attachPending;
       this.attachPending = undefined;
-      const cmd = await this.o.target.readFile(`${dir}/command.json`);
-      const spec = cmd ? (JSON.parse(cmd.toString('utf8')) as RunSpec) : null;
-      if (spec && this.o.presets.has(spec.lane)) this.preset = this.presetOf(spec.lane);
-      run = await RunController.attach(
-        this.o.target,
-        dir,
-        events,
-        spec ? this.o.follower?.(spec) : undefined,
-      );
+      run = await RunController.attach(this.o.target, dir, events, this.o.follower);
+      // the lane the run was started with (its stop policy and acceptance), when it is known here
+      if (this.o.presets.has(run.spec.lane)) this.preset = this.presetOf(run.spec.lane);
       this.run = run;
       run.followEvidence();
       this.startPoller(run.spec);
