@@ -177,12 +177,17 @@ def dump_stack(signum, frame):
     path = os.path.join(_OUT_DIR, f"stackdump_{int(time.time())}.txt")
     with open(path, "w") as f:
         f.write(f"Signal {signum} at {_utc_iso()}\n")
-        frames = sys._current_frames()
-        for th in threading.enumerate():
-            f.write(f"\n--- Thread: {th.name} ({th.ident}) ---\n")
-            stack = frames.get(th.ident)
-            if stack is not None:
-                f.write("".join(traceback.format_stack(stack)))
+        # captured here, so the main thread's innermost frame is this handler, as in the real trainer
+        _write_threads(f, sys._current_frames())
+
+
+def _write_threads(f, frames) -> None:
+    """One `--- Thread: name (ident) ---` block per live thread, in the trainer's dump format."""
+    for th in threading.enumerate():
+        f.write(f"\n--- Thread: {th.name} ({th.ident}) ---\n")
+        stack = frames.get(th.ident)
+        if stack is not None:
+            f.write("".join(traceback.format_stack(stack)))
 
 
 def _format_size(sz: int, pref_sz: int) -> str:
@@ -474,12 +479,7 @@ def main():
             try:
                 with open(path, "w") as f:
                     f.write(f"Watchdog at {_utc_iso()}; last_heartbeat={last}\n")
-                    frames = sys._current_frames()
-                    for th in threading.enumerate():
-                        f.write(f"\n--- Thread: {th.name} ({th.ident}) ---\n")
-                        stack = frames.get(th.ident)
-                        if stack is not None:
-                            f.write("".join(traceback.format_stack(stack)))
+                    _write_threads(f, sys._current_frames())
                 hb.write(0, "watchdog_dump", path=path)
             except Exception:  # noqa: BLE001
                 pass
