@@ -44,25 +44,27 @@ function remoteArgs(runs: string): string[] {
   return ['--host', 'target', '--ssh-config', sshd.configPath, '--runs-dir', runs];
 }
 
+/** `nsa-dbg run --headless --json` of the bundled demo on the test box */
+function headlessDemo(runs: string, lane: string, steps: number, stepMs: number): string[] {
+  return [
+    'run',
+    '--headless',
+    '--json',
+    ...remoteArgs(runs),
+    '--lane',
+    lane,
+    '--demo',
+    '--steps',
+    String(steps),
+    '--step-ms',
+    String(stepMs),
+  ];
+}
+
 describe('headless runs on a box over real OpenSSH', () => {
   it('batched-prefill demo: GO, verdict pass, local mirror byte-identical', async () => {
     const runs = mkdtempSync(join(tmpdir(), 'nsa-remote-runs-'));
-    const r = await runCli(
-      [
-        'run',
-        '--headless',
-        '--json',
-        ...remoteArgs(runs),
-        '--lane',
-        'batched-prefill',
-        '--demo',
-        '--steps',
-        '8',
-        '--step-ms',
-        '80',
-      ],
-      { env: { NSA_DBG_HOME: home } },
-    );
+    const r = await runCli(headlessDemo(runs, 'batched-prefill', 8, 80), { env: { NSA_DBG_HOME: home } });
     expect(r.stderr).toBe('');
     expect(r.code, r.stdout).toBe(0);
     const out = JSON.parse(r.stdout);
@@ -74,22 +76,10 @@ describe('headless runs on a box over real OpenSSH', () => {
 
   it('baseline demo: stall confirmed, dump taken, run stopped, NO-GO with the localisation', async () => {
     const runs = mkdtempSync(join(tmpdir(), 'nsa-remote-runs-'));
-    const r = await runCli(
-      [
-        'run',
-        '--headless',
-        '--json',
-        ...remoteArgs(runs),
-        '--lane',
-        'baseline',
-        '--demo',
-        '--steps',
-        '20',
-        '--step-ms',
-        '80',
-      ],
-      { env: { NSA_DBG_HOME: home }, timeoutMs: 90_000 },
-    );
+    const r = await runCli(headlessDemo(runs, 'baseline', 20, 80), {
+      env: { NSA_DBG_HOME: home },
+      timeoutMs: 90_000,
+    });
     expect(r.code).toBe(1);
     const out = JSON.parse(r.stdout);
     expect(out.verdict).toBe('hang');
@@ -159,22 +149,10 @@ function stepLines(runDir: string): number[] {
 describe('links that drop and processes that die', () => {
   it('survives the connection being cut several times mid-run: nothing lost or duplicated', async () => {
     const runs = mkdtempSync(join(tmpdir(), 'nsa-remote-runs-'));
-    const pending = runCli(
-      [
-        'run',
-        '--headless',
-        '--json',
-        ...remoteArgs(runs),
-        '--lane',
-        'batched-prefill',
-        '--demo',
-        '--steps',
-        '40',
-        '--step-ms',
-        '100',
-      ],
-      { env: { NSA_DBG_HOME: home }, timeoutMs: 120_000 },
-    );
+    const pending = runCli(headlessDemo(runs, 'batched-prefill', 40, 100), {
+      env: { NSA_DBG_HOME: home },
+      timeoutMs: 120_000,
+    });
     for (const step of [5, 12, 20, 28]) {
       await waitForStep(runs, step);
       expect(sshd.killSessions()).toBeGreaterThan(0);
@@ -192,22 +170,10 @@ describe('links that drop and processes that die', () => {
   it('the TUI process killed with SIGKILL: the run goes on, and attach resumes the same run', async () => {
     const runs = mkdtempSync(join(tmpdir(), 'nsa-remote-runs-'));
     let cliPid = 0;
-    const first = runCli(
-      [
-        'run',
-        '--headless',
-        '--json',
-        ...remoteArgs(runs),
-        '--lane',
-        'batched-prefill',
-        '--demo',
-        '--steps',
-        '30',
-        '--step-ms',
-        '100',
-      ],
-      { env: { NSA_DBG_HOME: home }, onSpawn: (p) => (cliPid = p) },
-    );
+    const first = runCli(headlessDemo(runs, 'batched-prefill', 30, 100), {
+      env: { NSA_DBG_HOME: home },
+      onSpawn: (p) => (cliPid = p),
+    });
     const runDir = await waitForStep(runs, 6);
     process.kill(cliPid, 'SIGKILL');
     expect((await first).code).toBeNull();
