@@ -1,0 +1,163 @@
+/**
+ * Turning a run into a cell: the lane snapshot when it starts, the summary when it ends. Pure apart
+ * from reading the lane file (for its hash) and the run's evidence folder.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { isAbsolute, relative, resolve } from 'node:path';
+import type { Preset } from '../presets/preset.js';
+import type { RunSpec } from '../runs/launcher.js';
+import { evidenceFiles, scanEvidence } from './evidence-scan.js';
+import type { Cell, CellSummary, LaneSnapshot } from './model.js';
+import type { NewCell } from './reducer.js';
+import { maskArgv, maskEnv } from './secrets.js';
+
+export function fileHash(path: string): string {
+  try {
+    return createHash('sha256').update(readFileSync(path)).digest('hex').slice(0, 16);
+  } catch {
+    return '';
+  }
+}
+
+export function laneSnapshot(p: Preset & { phases?: Array<{ steps: number }> }): LaneSnapshot {
+  return {
+    name: p.name,
+    description: p.description,
+    source: p.source,
+    sourceHash: fileHash(p.source),
+    env: maskEnv(p.env),
+    args: maskArgv(p.args),
+    steps: p.steps,
+    acceptance: { ...p.acceptance },
+    ...(p.phases?.length ? { phases: p.phases } : {}),
+  };
+}
+
+/** the lane file changed (or vanished) since the cell ran: its verdict may not hold any more */
+export function isStale(cell: Pick<Cell, 'lane'>): boolean {
+  return !!cell.lane.source && fileHash(cell.lane.source) !== cell.lane.sourceHash;
+}
+
+/** a path as the notebook stores it: relative to the notebook's folder when inside it */
+export function notebookPath(notebookDir: string, p: string): string {
+  const rel = relative(notebookDir, resolve(p));
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : resolve(p);
+}
+
+export function resolveEvidenceDir(notebookDir: string, cell: Pick<Cell, 'evidenceDir'>): string {
+  return isAbsolute(cell.evidenceDir) ? cell.evidenceDir : resolve(notebookDir, cell.evidenceDir);
+}
+
+export interface StartFacts {
+  spec: RunSpec;
+  preset: Preset;
+  target: string;
+  /** the run's evidence on this machine (the run dir, or its mirror for a remote run) */
+  localDir: string;
+  notebookDir: string;
+  git?: { sha: string; dirty: boolean };
+  started: string;
+  parent?: string;
+  link?: Cell['link'];
+  phase?: number;
+}
+
+/** a cell for a run that has just started */
+export function startedCell(f: StartFacts): NewCell {
+  return {
+    ...(f.parent ? { parent: f.parent, link: f.link } : {}),
+    ...(f.phase !== undefined ? { phase: f.phase } : {}),
+    created: f.spec.createdAt,
+    started: f.started,
+    target: f.target,
+    lane: laneSnapshot(f.preset),
+    env: maskEnv(f.spec.env),
+    command: maskArgv(f.spec.argv),
+    cwd: f.spec.cwd,
+    demo: !!f.spec.demo,
+    runId: f.spec.runId,
+    runDir: f.spec.runDir,
+    evidenceDir: notebookPath(f.notebookDir, f.localDir),
+    ...(f.git ? { git: f.git } : {}),
+    state: 'running',
+    evidence: [],
+    series: { loss: [], toks: [] },
+  };
+}
+
+/** The headless outcome: the analysis fields plus GO/NO-GO. Unknown extra fields pass through. */
+export type Outcome = Record<string, unknown> & {
+  verdict: string;
+  stepsReached: number;
+  go: boolean;
+  reasons: string[];
+};
+
+type Num = number | null | undefined;
+const n = (v: unknown): Num => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const obj = (v: unknown) => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : null);
+
+/** the fields a cell adds when its run ended: verdict, summary, evidence, series, excerpts */
+export function finishedPatch(
+  outcome: Outcome,
+  localDir: string,
+  rawEnv: Record<string, string>,
+  ended: string,
+): Partial<Cell> {
+  const scan = scanEvidence(localDir, rawEnv);
+  const losses = scan.loss.map((p) => p[1]).filter(Number.isFinite);
+  const stall = obj(outcome.stall);
+  const nan = obj(outcome.nan);
+  const crash = obj(outcome.crash);
+  const crashFrame = obj(crash?.frame);
+  const gpus = Array.isArray(outcome.gpus) ? outcome.gpus.map(obj) : [];
+  const summary: CellSummary = {
+    stepsReached: outcome.stepsReached,
+    firstLoss: losses[0] ?? null,
+    lastLoss: losses[losses.length - 1] ?? null,
+    minLoss: losses.length ? Math.min(...losses) : null,
+    medianToksPerS: n(obj(outcome.throughput)?.medianToksPerS) ?? null,
+    peakMemMiB: n(obj(outcome.memory)?.peakReservedMiB) ?? null,
+    stall: stall
+      ? {
+          step: Number(stall.step),
+          rank: Number(stall.rank),
+          where: String(stall.where),
+          ...(n(stall.silenceS) != null ? { silenceS: n(stall.silenceS)! } : {}),
+          ...(n(stall.thresholdS) != null ? { thresholdS: n(stall.thresholdS)! } : {}),
+        }
+      : null,
+    nan: nan ? { step: Number(nan.step), rank: Number(nan.rank) } : null,
+    crash: crash
+      ? {
+          step: Number(crash.step),
+          rank: Number(crash.rank),
+          exception: String(crash.exception),
+          message: String(crash.message ?? '').split('\n')[0] ?? '',
+          ...(crashFrame ? { where: `${crashFrame.function} (${crashFrame.file}:${crashFrame.line})` } : {}),
+        }
+      : null,
+    line: typeof outcome.summary === 'string' ? outcome.summary : outcome.verdict,
+    exitCode: n(outcome.exitCode) ?? null,
+  };
+  const { runDir: _r, localDir: _l, ...analysis } = outcome;
+  const gpu = gpus[0];
+  return {
+    ended,
+    state: 'done',
+    verdict: outcome.verdict,
+    go: outcome.go,
+    reasons: outcome.reasons,
+    summary,
+    evidence: evidenceFiles(localDir),
+    series: { loss: scan.loss, toks: scan.toks },
+    excerpts: scan.excerpts,
+    platform: {
+      ...scan.platform,
+      ...(typeof gpu?.name === 'string' ? { gpu: scan.platform.gpu ?? gpu.name } : {}),
+      ...(n(gpu?.totalMiB) ? { gpuMemMiB: n(gpu?.totalMiB)! } : {}),
+    },
+    analysis,
+  };
+}

@@ -1,0 +1,120 @@
+/**
+ * The notebook: one versioned JSON file holding cells, each cell one run (its run dir, the lane as
+ * it was when the run started, the resolved env and command, and what the evidence said). Plain
+ * data only, so the file, the reducer, the report and the panels all read the same shape.
+ */
+
+/** bump when the file shape changes; add a step to migrate.ts for the old one */
+export const NOTEBOOK_VERSION = 2;
+
+export type CellState = 'running' | 'done' | 'failed';
+
+/** how a cell came from another one */
+export type CellLink = 'rerun' | 'toggle' | 'phase';
+
+export interface LaneSnapshot {
+  name: string;
+  description: string;
+  /** the lane file, and a hash of its bytes when the cell started (stale marking) */
+  source: string;
+  sourceHash: string;
+  env: Record<string, string>;
+  args: string[];
+  steps?: number;
+  acceptance: { steps?: number; finiteLoss: boolean; noStall: boolean; vramLimitMiB?: number };
+  phases?: Array<{ steps: number }>;
+}
+
+export interface StallDetail {
+  step: number;
+  rank: number;
+  where: string;
+  silenceS?: number;
+  thresholdS?: number;
+}
+
+export interface CellSummary {
+  stepsReached: number;
+  firstLoss: number | null;
+  lastLoss: number | null;
+  minLoss: number | null;
+  medianToksPerS: number | null;
+  peakMemMiB: number | null;
+  stall: StallDetail | null;
+  nan: { step: number; rank: number } | null;
+  crash: { step: number; rank: number; exception: string; message: string; where?: string } | null;
+  /** the analysis one-liner ("hang at step 6 (in-step), rank 0") */
+  line: string;
+  exitCode: number | null;
+}
+
+/** [step, value] pairs, at most SERIES_POINTS of them */
+export type Series = Array<[number, number]>;
+
+export interface Cell {
+  id: string;
+  /** the cell this one was made from, and how */
+  parent?: string;
+  link?: CellLink;
+  /** phase index of a smoke-ladder lane (0-based) */
+  phase?: number;
+  created: string;
+  started?: string;
+  ended?: string;
+  /** "local" or user@host */
+  target: string;
+  lane: LaneSnapshot;
+  /** the fully resolved env and argv, secrets masked */
+  env: Record<string, string>;
+  command: string[];
+  cwd: string;
+  demo: boolean;
+  runId: string;
+  /** the run dir on the target */
+  runDir: string;
+  /** where the evidence is on this machine: relative to the notebook's folder when inside it */
+  evidenceDir: string;
+  git?: { sha: string; dirty: boolean };
+  state: CellState;
+  verdict?: string;
+  go?: boolean;
+  reasons?: string[];
+  summary?: CellSummary;
+  /** evidence files, relative to evidenceDir */
+  evidence: string[];
+  series: { loss: Series; toks: Series };
+  /** the analysis result as `analyze --json` gave it; fields this version does not know pass through */
+  analysis?: Record<string, unknown>;
+  /** evidence lines for the report, taken when the run ended (secret values masked) */
+  excerpts?: Excerpts;
+  /** platform facts from env.json and nvidia-smi, for the report */
+  platform?: { gpu?: string; gpuMemMiB?: number; torch?: string; cuda?: string; python?: string };
+}
+
+export interface Excerpts {
+  /** the first and last step lines of stdout */
+  steps: string[];
+  /** the last lines before a stall, or the lines around a NaN */
+  tail: string[];
+  /** main-thread frames of the newest stack dump, innermost first ("file:line in function") */
+  dumpTop: string[];
+  dumpFile?: string;
+  /** the crash's exception line and innermost frames */
+  crash: string[];
+}
+
+export interface Notebook {
+  version: number;
+  /** the report's subject; defaults to the file name */
+  subject?: string;
+  created: string;
+  /** for cell ids: c1, c2, ... never reused after a delete */
+  nextId: number;
+  cells: Cell[];
+}
+
+export const SERIES_POINTS = 200;
+
+export function emptyNotebook(created: string): Notebook {
+  return { version: NOTEBOOK_VERSION, created, nextId: 1, cells: [] };
+}

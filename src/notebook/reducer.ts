@@ -1,0 +1,46 @@
+/**
+ * Every change to a notebook is one of these actions, applied by a pure reducer; the store writes
+ * the result atomically. The TUI, `run --headless --notebook` and the tests share this one path.
+ */
+import type { Cell, Notebook } from './model.js';
+
+export type NewCell = Omit<Cell, 'id'>;
+
+export type NotebookAction =
+  /** append a cell; the reducer gives it the next id (c1, c2, ...; never reused) */
+  | { type: 'addCell'; cell: NewCell }
+  /** merge fields into a cell (state, times, verdict, summary, series ...) */
+  | { type: 'updateCell'; id: string; patch: Partial<Omit<Cell, 'id'>> }
+  | { type: 'deleteCell'; id: string }
+  | { type: 'setSubject'; subject: string };
+
+export function notebookReducer(nb: Notebook, action: NotebookAction): Notebook {
+  switch (action.type) {
+    case 'addCell': {
+      const cell: Cell = { ...action.cell, id: `c${nb.nextId}` };
+      return { ...nb, nextId: nb.nextId + 1, cells: [...nb.cells, cell] };
+    }
+    case 'updateCell': {
+      if (!nb.cells.some((c) => c.id === action.id)) return nb;
+      return {
+        ...nb,
+        cells: nb.cells.map((c) => (c.id === action.id ? { ...c, ...action.patch, id: c.id } : c)),
+      };
+    }
+    case 'deleteCell': {
+      if (!nb.cells.some((c) => c.id === action.id)) return nb;
+      return { ...nb, cells: nb.cells.filter((c) => c.id !== action.id) };
+    }
+    case 'setSubject':
+      return { ...nb, subject: action.subject.trim() || undefined };
+  }
+}
+
+/** the id the next addCell will get (callers that must name the new cell before writing it) */
+export function nextCellId(nb: Notebook): string {
+  return `c${nb.nextId}`;
+}
+
+export function cellById(nb: Notebook, id: string): Cell | undefined {
+  return nb.cells.find((c) => c.id === id);
+}

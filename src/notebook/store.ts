@@ -1,0 +1,109 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { writeFileAtomic } from './atomic.js';
+import { acquireLock, type NotebookLock } from './lock.js';
+import { migrate, NotebookFormatError } from './migrate.js';
+import { emptyNotebook, type Notebook } from './model.js';
+import { type NotebookAction, notebookReducer } from './reducer.js';
+
+export { NotebookFormatError } from './migrate.js';
+
+/** the file `nsa-dbg` opens when started with no subcommand */
+export const DEFAULT_NOTEBOOK = 'nsa-notebook.json';
+
+/** the evidence folder beside a notebook: `runs.json` → `runs.evidence/` */
+export function evidenceDirOf(file: string): string {
+  return `${file.replace(/\.json$/i, '')}.evidence`;
+}
+
+export function serializeNotebook(nb: Notebook): string {
+  return `${JSON.stringify(nb, null, 2)}\n`;
+}
+
+export function parseNotebook(text: string, file: string): Notebook {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    throw new NotebookFormatError(file, `not valid JSON (${(e as Error).message})`);
+  }
+  return migrate(doc, file) as unknown as Notebook;
+}
+
+/** Read a notebook (any known version) without taking the lock: reports and listings. */
+export function readNotebook(file: string): Notebook {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new NotebookFormatError(file, 'no such notebook');
+    throw e;
+  }
+  return parseNotebook(text, file);
+}
+
+/**
+ * An open notebook: the lock is held from open to close, every action goes through the reducer and
+ * the result is written atomically before `dispatch` returns, so a crash loses at most the action
+ * in flight and never leaves a half-written file.
+ */
+export class NotebookStore {
+  private nb: Notebook;
+  private readonly listeners = new Set<(nb: Notebook) => void>();
+
+  private constructor(
+    readonly file: string,
+    private readonly lock: NotebookLock,
+    nb: Notebook,
+  ) {
+    this.nb = nb;
+  }
+
+  /** open (creating it when missing) and lock; throws NotebookInUse / NotebookFormatError */
+  static open(file: string, now = () => new Date()): NotebookStore {
+    const abs = resolve(file);
+    mkdirSync(dirname(abs), { recursive: true });
+    const lock = acquireLock(abs);
+    try {
+      const nb = existsSync(abs) ? readNotebook(abs) : emptyNotebook(now().toISOString());
+      const store = new NotebookStore(abs, lock, nb);
+      if (!existsSync(abs)) store.write();
+      return store;
+    } catch (e) {
+      lock.release();
+      throw e;
+    }
+  }
+
+  get evidenceDir(): string {
+    return evidenceDirOf(this.file);
+  }
+
+  get(): Notebook {
+    return this.nb;
+  }
+
+  dispatch(action: NotebookAction): Notebook {
+    const next = notebookReducer(this.nb, action);
+    if (next === this.nb) return next;
+    // write first: the in-memory notebook never runs ahead of the file
+    writeFileAtomic(this.file, serializeNotebook(next));
+    this.nb = next;
+    for (const l of this.listeners) l(next);
+    return next;
+  }
+
+  subscribe(cb: (nb: Notebook) => void): () => void {
+    this.listeners.add(cb);
+    return () => this.listeners.delete(cb);
+  }
+
+  private write(): void {
+    writeFileAtomic(this.file, serializeNotebook(this.nb));
+  }
+
+  close(): void {
+    this.lock.release();
+  }
+}
