@@ -1,3 +1,5 @@
+import { NotebookInUse } from '../notebook/lock.js';
+import { NotebookFormatError } from '../notebook/migrate.js';
 import { PresetError } from '../presets/preset.js';
 import { ConnectFailure } from './remote.js';
 
@@ -9,7 +11,12 @@ export function reportFailure(e: unknown): void {
     process.exitCode = e.exitCode;
     return;
   }
-  if (e instanceof PresetError || /unknown lane/.test(err?.message ?? '')) {
+  if (
+    e instanceof PresetError ||
+    e instanceof NotebookInUse ||
+    e instanceof NotebookFormatError ||
+    /unknown lane/.test(err?.message ?? '')
+  ) {
     process.stderr.write(`nsa-dbg: ${err.message}\n`);
     process.exitCode = 2;
     return;

@@ -87,12 +87,12 @@ export function startedCell(f: StartFacts): NewCell {
 }
 
 /** The headless outcome: the analysis fields plus GO/NO-GO. Unknown extra fields pass through. */
-export type Outcome = Record<string, unknown> & {
+export interface Outcome {
   verdict: string;
   stepsReached: number;
   go: boolean;
   reasons: string[];
-};
+}
 
 type Num = number | null | undefined;
 const n = (v: unknown): Num => (typeof v === 'number' && Number.isFinite(v) ? v : null);
@@ -100,11 +100,12 @@ const obj = (v: unknown) => (typeof v === 'object' && v !== null ? (v as Record<
 
 /** the fields a cell adds when its run ended: verdict, summary, evidence, series, excerpts */
 export function finishedPatch(
-  outcome: Outcome,
+  result: Outcome,
   localDir: string,
   rawEnv: Record<string, string>,
   ended: string,
 ): Partial<Cell> {
+  const outcome = result as Outcome & Record<string, unknown>;
   const scan = scanEvidence(localDir, rawEnv);
   const losses = scan.loss.map((p) => p[1]).filter(Number.isFinite);
   const stall = obj(outcome.stall);

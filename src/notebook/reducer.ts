@@ -17,7 +17,7 @@ export type NotebookAction =
 export function notebookReducer(nb: Notebook, action: NotebookAction): Notebook {
   switch (action.type) {
     case 'addCell': {
-      const cell: Cell = { ...action.cell, id: `c${nb.nextId}` };
+      const cell: Cell = { id: `c${nb.nextId}`, ...action.cell };
       return { ...nb, nextId: nb.nextId + 1, cells: [...nb.cells, cell] };
     }
     case 'updateCell': {

@@ -16,8 +16,13 @@ export function evidenceDirOf(file: string): string {
   return `${file.replace(/\.json$/i, '')}.evidence`;
 }
 
+/** indented JSON, with each [step, value] pair on one line so series stay readable in a diff */
 export function serializeNotebook(nb: Notebook): string {
-  return `${JSON.stringify(nb, null, 2)}\n`;
+  const text = JSON.stringify(nb, null, 2).replace(
+    /\[\n\s*(-?[\d.e+-]+),\n\s*(-?[\d.e+-]+|null)\n\s*\]/g,
+    '[$1, $2]',
+  );
+  return `${text}\n`;
 }
 
 export function parseNotebook(text: string, file: string): Notebook {

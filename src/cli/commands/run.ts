@@ -1,4 +1,6 @@
 import type { CommandModule } from 'yargs';
+import { recordRun } from '../../notebook/record.js';
+import { evidenceDirOf, NotebookStore } from '../../notebook/store.js';
 import { runHeadless } from '../../session/headless.js';
 import type { CliDeps } from '../deps.js';
 import { openFromArgs } from '../open-from-args.js';
@@ -16,6 +18,7 @@ interface RunArgs extends HostArgs {
   'runs-dir'?: string;
   'out-dir'?: string;
   cwd?: string;
+  notebook?: string;
   '--'?: string[];
 }
 
@@ -49,6 +52,11 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
             type: 'string',
             describe: 'working directory for the command (default: here / remote home)',
           })
+          .option('notebook', {
+            type: 'string',
+            describe:
+              'with --headless: append the run as a cell of this notebook (its evidence goes beside it)',
+          })
           .example('$0 run --lane batched-prefill --steps 200 -- python -u scripts/train_showcase.py', '')
           .example('$0 run --headless --json --host gpu1 --lane baseline --demo --steps 20', ''),
       ) as never,
@@ -59,15 +67,25 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
         process.exitCode = 2;
         return;
       }
+      if (a.notebook && !a.headless) {
+        process.stderr.write(
+          'nsa-dbg: --notebook with run needs --headless (or open it with `nsa-dbg --notebook FILE`)\n',
+        );
+        process.exitCode = 2;
+        return;
+      }
       if (a.demo && !a.host) await requirePython();
+      let notebook: NotebookStore | null = null;
       try {
+        // taken before the run, so a notebook held by another nsa-dbg fails fast and runs nothing
+        if (a.notebook) notebook = NotebookStore.open(a.notebook);
         const opened = await openFromArgs(a, {
           lane: a.lane,
           steps: a.steps,
           demo: !!a.demo,
           stepMs: a['step-ms'],
           command: command.length ? command : undefined,
-          runsRoot: a['runs-dir'],
+          runsRoot: a['runs-dir'] ?? (notebook && !a.host ? evidenceDirOf(notebook.file) : undefined),
           outDir: a['out-dir'],
           cwd: a.cwd,
         });
@@ -84,6 +102,16 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
           },
         });
         const r = out.result;
+        if (notebook) {
+          const cell = recordRun(notebook, {
+            outcome: r,
+            preset: opened.session.currentPreset(),
+            target: opened.label,
+            localDir: r.localDir,
+          });
+          notebook.close();
+          if (!a.json) process.stderr.write(`nsa-dbg: cell ${cell.id} added to ${notebook.file}\n`);
+        }
         if (a.json) process.stdout.write(`${JSON.stringify(r)}\n`);
         else
           process.stdout.write(
@@ -93,6 +121,7 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
         // the SSH connection and timers must not keep the process alive
         process.exit(out.exitCode);
       } catch (e) {
+        notebook?.close();
         reportFailure(e);
       }
     },

@@ -8,7 +8,9 @@ import {
   evidenceDirOf,
   NotebookFormatError,
   NotebookStore,
+  parseNotebook,
   readNotebook,
+  serializeNotebook,
 } from '../../../src/notebook/store.js';
 import { newCell } from './cells.js';
 
@@ -91,6 +93,17 @@ describe('notebook store', () => {
     expect(c.evidenceDir).toBe('runs/20250826-101500-fp16-cccc');
     expect(c.target).toBe('local');
     expect(nb.nextId).toBe(3);
+  });
+
+  it('writes series pairs one per line and reads them back unchanged', () => {
+    const nb = readNotebook(join(FIX, 'v1.json'));
+    nb.cells[0]!.series.loss = [
+      [1, 5.25],
+      [2, -1e-7],
+    ];
+    const text = serializeNotebook(nb);
+    expect(text).toContain('[2, -1e-7]');
+    expect(parseNotebook(text, 'x')).toEqual(nb);
   });
 
   it('keeps the evidence folder beside the notebook', () => {
