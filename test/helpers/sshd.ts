@@ -110,7 +110,14 @@ export function makeUserKey(dir: string, name: string, passphrase = ''): string 
   return path;
 }
 
-export async function startSshd(): Promise<TestSshd> {
+export interface SshdOptions {
+  /** false: no `Subsystem sftp` line, like hardened servers and some containers */
+  sftp?: boolean;
+  /** PATH of the sessions (a folder of chosen tools: a box without python3 or tmux) */
+  path?: string;
+}
+
+export async function startSshd(opts: SshdOptions = {}): Promise<TestSshd> {
   if (!existsSync(SSHD)) throw new Error('sshd not found: apt-get install -y openssh-server');
   const user = userInfo().username;
   if (process.getuid?.() === 0) mkdirSync('/run/sshd', { recursive: true }); // privilege separation dir
@@ -143,9 +150,11 @@ export async function startSshd(): Promise<TestSshd> {
       'MaxStartups 100',
       'MaxSessions 30',
       'LogLevel ERROR',
-      `Subsystem sftp ${existsSync(SFTP_SERVER) ? SFTP_SERVER : 'internal-sftp'}`,
+      ...(opts.sftp === false
+        ? []
+        : [`Subsystem sftp ${existsSync(SFTP_SERVER) ? SFTP_SERVER : 'internal-sftp'}`]),
       // detached runs go to a tmux server of this sshd's own, which stop() takes down with them
-      `SetEnv TMUX_TMPDIR=${tmuxDir}`,
+      `SetEnv TMUX_TMPDIR=${tmuxDir}${opts.path ? ` PATH=${opts.path}` : ''}`,
       '',
     ].join('\n'),
   );

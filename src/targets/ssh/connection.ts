@@ -8,7 +8,7 @@
 import type { Client, SFTPWrapper } from 'ssh2';
 import { type AskPassphrase, PassphraseCache } from './auth.js';
 import { type DialOptions, dialChain } from './dial.js';
-import { HostKeyError, SshError } from './errors.js';
+import { HostKeyError, SftpUnavailable, SshError } from './errors.js';
 import { type HostSpec, hostLabel } from './ssh-config.js';
 
 export type LinkState = 'connecting' | 'up' | 'down' | 'reconnecting' | 'closed';
@@ -173,8 +173,12 @@ export class SshConnection {
     if (!p) {
       const opening = new Promise<SFTPWrapper>((resolve, reject) => {
         client.sftp((err, sftp) => {
-          if (err)
+          if (err) {
+            // the server refused the subsystem itself (no `Subsystem sftp` line): that is final
+            if (/unable to start subsystem/i.test(err.message))
+              return reject(new SftpUnavailable(this.label, err.message));
             return reject(new SshError('connect', `cannot open SFTP on ${this.label}: ${err.message}`));
+          }
           sftp.on('close', () => {
             if (this.sftpByClient.get(client) === opening) this.sftpByClient.delete(client);
           });

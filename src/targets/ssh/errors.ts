@@ -63,6 +63,17 @@ export class CommandTimeoutError extends Error {
   }
 }
 
+/**
+ * The box's sshd has no `sftp` subsystem (hardened servers, some containers). Not a failure of the
+ * box: the target moves its file operations to exec channels on the same connection.
+ */
+export class SftpUnavailable extends Error {
+  constructor(label: string, reason: string) {
+    super(`no SFTP on ${label}: ${reason}`);
+    this.name = 'SftpUnavailable';
+  }
+}
+
 /** Whether err is a connection or host-key failure (CLI exit code 3). */
 export function isConnectionFailure(err: unknown): boolean {
   return err instanceof HostKeyError || (err instanceof SshError && err.exitCode === 3);

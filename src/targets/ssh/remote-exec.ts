@@ -26,6 +26,8 @@ export interface StartOptions {
   downTimeoutMs: number;
   /** for messages */
   shown: string;
+  /** bytes for the command's stdin, which is then closed (default: left open, unused) */
+  stdin?: Buffer;
 }
 
 /** after kill(), how long to wait for sshd to report the exit before letting go of the channel */
@@ -86,6 +88,7 @@ export function startRemote(conn: SshConnection, argv: string[], o: StartOptions
         client.exec(command, (err, ch) => {
           if (err) return reject(err); // never opened: withClient retries on the next link
           channel = ch;
+          if (o.stdin !== undefined) ch.end(o.stdin);
           let exit: { code: number | null } | null = null;
           let settled = false;
           finish = (code) => {

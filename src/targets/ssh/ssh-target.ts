@@ -1,12 +1,11 @@
 /**
  * The GPU box over SSH, behind the same Target interface as this machine. All channels share one
  * SshConnection. Commands are quoted with shQuote and run by `sh -c`; env goes in as `export`s.
+ * Files go over SFTP, or over exec channels when the box's sshd has no SFTP (FilesOverSsh).
  * Every promise rejects (SshError 'down') when the link stays down past downTimeoutMs; tails
  * instead wait and resume from their offset.
  */
 
-import { randomBytes } from 'node:crypto';
-import { posix } from 'node:path';
 import type {
   ExecResult,
   PtyHandle,
@@ -20,15 +19,8 @@ import type {
 import type { SshConnection } from './connection.js';
 import { CommandTimeoutError } from './errors.js';
 import { startRemote } from './remote-exec.js';
-import {
-  isNoSuchFile,
-  sftpReaddir,
-  sftpReadFile,
-  sftpReplace,
-  sftpUnlink,
-  sftpWriteFile,
-} from './sftp-ops.js';
-import { SftpTail } from './sftp-tail.js';
+import { FilesOverSsh } from './remote-files.js';
+import { RemoteTail } from './remote-tail.js';
 import { shJoin, shQuotePath } from './sh-quote.js';
 import { openPty } from './ssh-pty.js';
 
@@ -69,6 +61,8 @@ export class SshTarget implements Target {
   private readonly downTimeoutMs: number;
   private readonly limiter: Limiter;
   private readonly tails = new Set<TailHandle>();
+  /** file operations: SFTP, or exec channels on a box without it */
+  readonly files: FilesOverSsh;
 
   constructor(
     readonly connection: SshConnection,
@@ -77,6 +71,12 @@ export class SshTarget implements Target {
     this.label = connection.label;
     this.downTimeoutMs = opts.downTimeoutMs ?? 20_000;
     this.limiter = new Limiter(opts.maxConcurrentExecs ?? 6);
+    this.files = new FilesOverSsh(
+      connection,
+      this.downTimeoutMs,
+      (dir) => this.mkdirp(dir),
+      (fn) => this.limiter.run(fn),
+    );
   }
 
   spawnPty(opts: SpawnPtyOptions): Promise<PtyHandle> {
@@ -140,30 +140,12 @@ export class SshTarget implements Target {
       const r = await this.exec(['cat', path]);
       return r.code === 0 ? Buffer.from(r.stdout, 'utf8') : null;
     }
-    return this.connection.withSftp((sftp) => sftpReadFile(sftp, path), this.downTimeoutMs);
+    return this.files.readFile(path);
   }
 
-  /** Atomic: write a temp file next to it, then rename over the target (posix-rename). */
-  async writeFile(path: string, data: string | Buffer): Promise<void> {
-    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    const tmp = `${path}.tmp-${randomBytes(4).toString('hex')}`;
-    const writeTmp = () =>
-      this.connection.withSftp((sftp) => sftpWriteFile(sftp, tmp, bytes), this.downTimeoutMs);
-    try {
-      await writeTmp();
-    } catch (err) {
-      if (!isNoSuchFile(err)) throw err;
-      await this.mkdirp(posix.dirname(path));
-      await writeTmp();
-    }
-    await this.connection.withSftp(async (sftp) => {
-      try {
-        await sftpReplace(sftp, tmp, path);
-      } catch (err) {
-        await sftpUnlink(sftp, tmp);
-        throw err;
-      }
-    }, this.downTimeoutMs);
+  /** Atomic: a temp file next to it, then renamed over the target. */
+  writeFile(path: string, data: string | Buffer): Promise<void> {
+    return this.files.writeFile(path, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
   }
 
   private async mkdirp(dir: string): Promise<void> {
@@ -172,11 +154,11 @@ export class SshTarget implements Target {
   }
 
   listDir(path: string): Promise<string[]> {
-    return this.connection.withSftp((sftp) => sftpReaddir(sftp, path), this.downTimeoutMs);
+    return this.files.listDir(path);
   }
 
   tail(path: string, onChunk: (chunk: Buffer) => void, opts: TailOptions = {}): TailHandle {
-    const t = new SftpTail(this.connection, path, onChunk, {
+    const t = new RemoteTail(this.connection, this.files, path, onChunk, {
       drainTimeoutMs: this.downTimeoutMs,
       ...(opts.fromOffset !== undefined ? { fromOffset: opts.fromOffset } : {}),
       ...(opts.pollMs !== undefined ? { pollMs: opts.pollMs } : {}),

@@ -1,16 +1,17 @@
 /**
- * A resumable tail over SFTP: poll the file's size, read only the bytes past the delivered offset.
- * The offset advances only when a piece has been handed to the callback, and passes never overlap,
- * so each byte is delivered once and in order. When the link drops, the tail waits (without a time
- * limit) for the connection to come back and resumes from the same offset.
+ * A resumable tail of a file on the box: poll it, read only the bytes past the delivered offset
+ * (over SFTP, or `tail -c +N` on an exec channel when the box has no SFTP). The offset advances
+ * only when a piece has been handed to the callback, and passes never overlap, so each byte is
+ * delivered once and in order. When the link drops, the tail waits (without a time limit) for the
+ * connection to come back and resumes from the same offset.
  */
 
 import type { TailHandle } from '../target.js';
 import type { SshConnection } from './connection.js';
 import { HostKeyError, SshError } from './errors.js';
-import { sftpReadRange, sftpStat } from './sftp-ops.js';
+import type { FilesOverSsh } from './remote-files.js';
 
-export interface SftpTailOptions {
+export interface RemoteTailOptions {
   fromOffset?: number;
   pollMs?: number;
   /** how long a drain() may wait for a down link */
@@ -19,7 +20,7 @@ export interface SftpTailOptions {
 
 const WAIT_FOR_LINK_MS = 60_000;
 
-export class SftpTail implements TailHandle {
+export class RemoteTail implements TailHandle {
   private pos: number;
   private disposed = false;
   private chain: Promise<unknown> = Promise.resolve();
@@ -32,9 +33,10 @@ export class SftpTail implements TailHandle {
 
   constructor(
     private readonly conn: SshConnection,
+    private readonly files: FilesOverSsh,
     private readonly path: string,
     private readonly onChunk: (chunk: Buffer) => void,
-    opts: SftpTailOptions = {},
+    opts: RemoteTailOptions = {},
   ) {
     this.pos = opts.fromOffset ?? 0;
     this.pollMs = opts.pollMs ?? 250;
@@ -63,20 +65,20 @@ export class SftpTail implements TailHandle {
     return run;
   }
 
-  /** One catch-up: stat, then read everything past the offset. Returns whether bytes arrived. */
+  /** One catch-up: read everything past the offset. Returns whether bytes arrived. */
   private async pass(linkWaitMs: number): Promise<boolean> {
     if (this.disposed) return false;
     const before = this.pos;
-    // a retry after a lost link starts again from the offset actually delivered
-    await this.conn.withSftp(async (sftp) => {
-      const stats = await sftpStat(sftp, this.path);
-      if (!stats?.isFile() || stats.size <= this.pos) return;
-      await sftpReadRange(sftp, this.path, this.pos, stats.size, (piece) => {
+    await this.files.readFrom(
+      this.path,
+      this.pos,
+      (piece) => {
         if (this.disposed) return;
         this.pos += piece.length;
         this.onChunk(piece);
-      });
-    }, linkWaitMs);
+      },
+      linkWaitMs,
+    );
     return this.pos > before;
   }
 
@@ -90,7 +92,7 @@ export class SftpTail implements TailHandle {
         this.lastError = err as Error;
         if (this.isFatal(err)) return; // connection closed for good: nothing to resume
       }
-      if (!gotBytes) await this.sleep(this.pollMs);
+      if (!gotBytes) await this.sleep(Math.max(this.pollMs, this.files.minPollMs));
     }
   }
 
