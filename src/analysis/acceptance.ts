@@ -3,7 +3,7 @@ import type { AnalysisResult } from './evidence.js';
 
 export interface AcceptanceOutcome {
   go: boolean;
-  /** one line per failed criterion; empty for a GO */
+  /** one line per failed criterion; for a GO, only why it is slow (if it is) */
   reasons: string[];
 }
 
@@ -21,6 +21,10 @@ export function judge(r: AnalysisResult, acc: Acceptance, steps?: number): Accep
     );
   if (acc.vramLimitMiB !== undefined && r.memory && r.memory.peakReservedMiB > acc.vramLimitMiB)
     reasons.push(`peak reserved ${r.memory.peakReservedMiB} MiB > limit ${acc.vramLimitMiB} MiB`);
-  if (r.verdict !== 'pass' && reasons.length === 0) reasons.push(`verdict ${r.verdict}`);
-  return { go: reasons.length === 0, reasons };
+  if (r.verdict !== 'pass' && r.verdict !== 'slow' && reasons.length === 0)
+    reasons.push(`verdict ${r.verdict}`);
+  const go = reasons.length === 0;
+  // slow but alive passes its acceptance: still GO, and the reason is said
+  if (go && r.verdict === 'slow') reasons.push(r.summary);
+  return { go, reasons };
 }

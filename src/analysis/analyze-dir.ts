@@ -16,9 +16,11 @@ import { basename, join } from 'node:path';
 import { HeartbeatReader } from '../ingest/heartbeat.js';
 import { LineSplitter } from '../ingest/line-splitter.js';
 import { parseNvidiaSmiLine } from '../ingest/nvidia-smi.js';
+import { PROBES_FILE, parseProbeLine } from '../ingest/probes.js';
 import { DUMP_FILE, parseStackDump } from '../ingest/stackdump.js';
 import { StdoutParser } from '../ingest/stdout-parser.js';
-import { Evidence } from './evidence.js';
+import { type DetectorSettings, evidenceOptionsOf } from '../presets/preset.js';
+import { Evidence, type EvidenceOptions } from './evidence.js';
 import type { AnalysisResult } from './result.js';
 
 /** The input cannot be analysed at all (missing folder, nothing recognisable in it). */
@@ -38,8 +40,25 @@ const MAX_WHOLE_FILE = 64 * 1024 * 1024;
 export interface AnalyzeOptions {
   /** captured stdout files; default: DIR/stdout.log when present */
   logs?: string[];
-  /** a preset's step regex for unknown trainers */
+  /** a preset's step regex for unknown trainers (default: the one in the run's command.json) */
   stepRegex?: RegExp;
+  /** detector settings (default: the lane's, from the run's command.json) */
+  evidence?: EvidenceOptions;
+}
+
+/** What nsa-dbg recorded about how this run is judged: the lane's detector settings and step regex. */
+async function runSettings(dir: string): Promise<{ evidence?: EvidenceOptions; stepRegex?: RegExp }> {
+  const text = await readFile(join(dir, 'command.json'), 'utf8').catch(() => null);
+  if (text === null) return {};
+  try {
+    const spec = JSON.parse(text) as { detector?: DetectorSettings; stepRegex?: unknown };
+    const out: { evidence?: EvidenceOptions; stepRegex?: RegExp } = {};
+    if (spec.detector && typeof spec.detector === 'object') out.evidence = evidenceOptionsOf(spec.detector);
+    if (typeof spec.stepRegex === 'string') out.stepRegex = new RegExp(spec.stepRegex);
+    return out;
+  } catch {
+    return {}; // a damaged command.json: judge with the defaults
+  }
 }
 
 async function isDir(path: string): Promise<boolean> {
@@ -59,7 +78,9 @@ async function streamFile(path: string, onChunk: (chunk: Buffer) => void): Promi
 export async function analyzeDir(dir: string, opts: AnalyzeOptions = {}): Promise<AnalysisResult> {
   if (!(await isDir(dir))) throw new UnusableInputError(`not a directory: ${dir}`);
   const names = (await readdir(dir)).sort();
-  const evidence = new Evidence();
+  const recorded = await runSettings(dir);
+  const evidence = new Evidence(opts.evidence ?? recorded.evidence);
+  const stepRegex = opts.stepRegex ?? recorded.stepRegex;
   let recognised = 0;
 
   for (const name of names) {
@@ -93,13 +114,28 @@ export async function analyzeDir(dir: string, opts: AnalyzeOptions = {}): Promis
     }
   }
 
+  if (names.includes(PROBES_FILE)) {
+    recognised++;
+    const splitter = new LineSplitter();
+    const onLine = (line: string) => {
+      if (line.trim() === '') return;
+      const e = parseProbeLine(line);
+      if (e === null) evidence.addSkipped(1);
+      else evidence.addEvent(e);
+    };
+    await streamFile(join(dir, PROBES_FILE), (chunk) => {
+      for (const line of splitter.push(chunk)) onLine(line);
+    });
+    for (const line of splitter.flush()) onLine(line);
+  }
+
   const logs = opts.logs ?? (names.includes('stdout.log') ? [join(dir, 'stdout.log')] : []);
   for (const log of logs) {
     const info = await stat(log).catch(() => null);
     if (info === null || !info.isFile()) throw new UnusableInputError(`log file not found: ${log}`);
     recognised++;
     const splitter = new LineSplitter();
-    const parser = new StdoutParser({ stepRegex: opts.stepRegex });
+    const parser = new StdoutParser({ stepRegex });
     await streamFile(log, (chunk) => {
       for (const line of splitter.push(chunk)) for (const e of parser.push(line)) evidence.addEvent(e);
     });

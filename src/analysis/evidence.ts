@@ -3,10 +3,20 @@
  * (offline), and `result()` gives the verdict at any moment. Only facts are collected here; the
  * decision is in verdict.ts.
  */
-import type { BeatEvent, DumpEvent, GpuSample, IngestEvent, TracebackEvent } from '../ingest/events.js';
+import type {
+  BeatEvent,
+  DumpEvent,
+  DumpRequestEvent,
+  GpuSample,
+  IngestEvent,
+  ProcProbeEvent,
+  TracebackEvent,
+} from '../ingest/events.js';
 import type { AnalysisResult } from './result.js';
 import { matchOutput, matchSource, type Signature } from './signatures.js';
+import { type CurrentSilence, currentSilences } from './silences.js';
 import { StallDetector, type StallDetectorOptions } from './stall-detector.js';
+import { DEFAULT_JUDGE, type JudgeSettings } from './stall-judge.js';
 import type { StepRecord } from './step-stats.js';
 import { decide, type ResultOptions } from './verdict.js';
 
@@ -16,6 +26,14 @@ export type { ResultOptions } from './verdict.js';
 const EXIT_LINE = /^== exit (-?\d+)/;
 const TRAINING_CSV_ROW = /^(\d+),([^,]+),([^,]+),([^,]+)$/;
 const MISSING = /missing=(\d+)/;
+/** probe records kept (a multi-day run probes only while a rank is silent; this bounds the worst case) */
+const MAX_PROBES = 20_000;
+
+/** How the evidence is judged: the lane's detector settings, live and offline alike. */
+export interface EvidenceOptions {
+  detector?: StallDetectorOptions;
+  judge?: Partial<JudgeSettings>;
+}
 
 export interface OrderedTraceback {
   ev: TracebackEvent;
@@ -43,7 +61,16 @@ export interface EvidenceState {
   tracebacks: OrderedTraceback[];
   torchrunFailed: Array<{ rank: number; exitCode: number; order: number }>;
   signatures: Map<string, SignatureState>;
-  dumps: DumpEvent[];
+  /** by file name: a dump re-read as it grows replaces its earlier parse */
+  dumps: Map<string, DumpEvent>;
+  procProbes: ProcProbeEvent[];
+  dumpRequests: DumpRequestEvent[];
+  /**
+   * nsa-dbg checks silent ranks on the box (live, or a folder with its probe file): silence alone is
+   * then only a suspicion. Without it (someone else's capture) silence past the threshold is a hang.
+   */
+  probing: boolean;
+  judge: JudgeSettings;
   metricsSeen: boolean;
   metrics: Record<string, unknown> | null;
   exitFromLog: number | null;
@@ -64,9 +91,13 @@ export class Evidence {
   /** pid of the process whose heartbeats we hold, per rank (files are appended across re-runs) */
   private readonly hbPid = new Map<number, number>();
 
-  constructor(opts: { detector?: StallDetectorOptions } = {}) {
+  constructor(opts: EvidenceOptions = {}) {
     this.s = {
       detector: new StallDetector(opts.detector),
+      procProbes: [],
+      dumpRequests: [],
+      probing: false,
+      judge: { ...DEFAULT_JUDGE, ...definedOnly(opts.judge ?? {}) },
       steps: new Map(),
       ranks: new Set(),
       announced: new Map(),
@@ -74,7 +105,7 @@ export class Evidence {
       tracebacks: [],
       torchrunFailed: [],
       signatures: new Map(),
-      dumps: [],
+      dumps: new Map(),
       metricsSeen: false,
       metrics: null,
       exitFromLog: null,
@@ -141,14 +172,24 @@ export class Evidence {
         s.metricsSeen = true;
         s.metrics = e.metrics;
         return;
-      case 'dump':
-        s.dumps.push(e);
+      case 'proc':
+      case 'dump-request':
+        s.probing = true;
+        if (e.kind === 'proc') pushBounded(s.procProbes, e);
+        else pushBounded(s.dumpRequests, e);
+        this.seenAt(e.ts);
+        return;
+      case 'dump': {
+        const seen = s.dumps.has(e.file);
+        s.dumps.set(e.file, e);
         if (e.ts !== undefined) this.seenAt(e.ts);
+        if (seen) return; // the same file re-read as it grew
         for (const sig of matchSource('dump', e.dumpKind)) this.hit(sig, e.file, undefined);
         if (e.missingGrads !== undefined && e.missingGrads.length > 0) {
           s.missingGrads.push({ rank: 0, missing: e.missingGrads.length });
         }
         return;
+      }
     }
   }
 
@@ -158,7 +199,8 @@ export class Evidence {
     if (cur === undefined)
       this.s.gpus.set(g.index, { name: g.name, peakUsedMiB: used, totalMiB: g.memTotalMiB });
     else cur.peakUsedMiB = Math.max(cur.peakUsedMiB, used);
-    if (g.ts !== undefined) this.seenAt(g.ts);
+    // GPU samples say nothing about the trainer's progress, and a live session takes them without
+    // a file: they never move the clock a finished run is judged at (live and analyze alike)
   }
 
   /**
@@ -201,6 +243,26 @@ export class Evidence {
         if (sig !== undefined) this.hit(sig, `${base}: num_ooms=${ooms}`, 0);
       }
     }
+  }
+
+  /** the one stall detector of this run (live panels and verdicts read the same object) */
+  get detector(): StallDetector {
+    return this.s.detector;
+  }
+
+  /** the live session checks silent ranks itself: silence alone is a suspicion from the start */
+  expectProbes(): void {
+    this.s.probing = true;
+  }
+
+  /** silent ranks now, each with what the facts taken during its silence say (stuck or slow) */
+  silences(nowS: number): CurrentSilence[] {
+    return currentSilences(this.s, nowS);
+  }
+
+  /** dumps seen so far, in arrival order */
+  dumpEvents(): DumpEvent[] {
+    return [...this.s.dumps.values()];
   }
 
   addSkipped(n: number): void {
@@ -281,6 +343,15 @@ export class Evidence {
   private seenAt(ts: number): void {
     if (Number.isFinite(ts)) this.s.lastEvidenceTs = Math.max(this.s.lastEvidenceTs ?? ts, ts);
   }
+}
+
+function pushBounded<T>(list: T[], v: T): void {
+  list.push(v);
+  if (list.length > MAX_PROBES) list.splice(0, list.length - MAX_PROBES);
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 function tryJson(text: string): Record<string, unknown> | null {

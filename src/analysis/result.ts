@@ -2,9 +2,10 @@
  * The verdict object of `nsa-dbg analyze --json` (field names fixed by the issue) and of the live
  * session. Everything beyond the issue's fields is an extra the report and panels may show.
  */
-import type { Frame } from '../ingest/events.js';
-import type { StallWhere } from '../session/state.js';
+import type { DumpOutcome, Frame, ProcState } from '../ingest/events.js';
 import type { Verdict } from './signatures.js';
+import type { StallWhere } from './stall-detector.js';
+import type { StallEvidence } from './stall-judge.js';
 import type { SlowStep } from './step-stats.js';
 
 export type { Verdict } from './signatures.js';
@@ -17,7 +18,44 @@ export interface StallReport {
   silenceS?: number;
   thresholdS?: number;
   cpuBusy?: boolean | null;
+  /** on a hang that nsa-dbg confirmed on the box: how (absent when silence alone decided) */
+  state?: 'stuck' | 'blocked-native';
+  evidence?: StallEvidence;
+  /** one line: why this is a hang */
+  why?: string;
+  /** where the main thread sat, from the samples */
+  frame?: Frame | null;
 }
+
+/** A silence that was checked on the box and found busy, not stuck. */
+export interface SuspectReport {
+  rank: number;
+  step: number;
+  where: StallWhere;
+  state: 'busy';
+  silenceS: number;
+  why: string;
+  evidence: StallEvidence;
+}
+
+export interface DumpRequestReport {
+  rank: number;
+  pid: number;
+  /** epoch seconds */
+  at: number;
+  outcome: DumpOutcome;
+  file?: string;
+  purpose: 'suspect' | 'hot-frames' | 'user';
+}
+
+export interface HotFrameReport {
+  function: string;
+  file: string;
+  line: number;
+  count: number;
+}
+
+export type { ProcState };
 
 export interface CrashReport {
   rank: number;
@@ -36,6 +74,8 @@ export interface DumpReport {
   mainThreadTop: Frame | null;
   /** the innermost main-thread frame in the user's code (not site-packages/torch): where to look */
   mainThreadUserTop: Frame | null;
+  /** the rank that wrote it, when known (from the request that produced it, or a single-rank run) */
+  rank?: number;
 }
 
 export interface SignatureHit {
@@ -77,4 +117,11 @@ export interface AnalysisResult {
   gpus: Array<{ index: number; name: string; peakUsedMiB: number; totalMiB: number }>;
   missingGrads: Array<{ rank: number; step?: number; missing: number }>;
   notes: string[];
+  /** silences checked on the box and found busy: slow, not hung */
+  suspects: SuspectReport[];
+  dumpRequests: DumpRequestReport[];
+  /** every dump's innermost user frame, counted */
+  hotFrames: HotFrameReport[];
+  /** the detector settings the verdict was judged with (the lane's) */
+  detector: { k: number; floorS: number; firstStepS: number; spinConfirmS: number; maxStepS: number };
 }

@@ -17,7 +17,30 @@
  * compilation; nothing learned yet), history 8 intervals per phase.
  */
 import type { BeatEvent } from '../ingest/events.js';
-import type { RankView, StallWhere } from '../session/state.js';
+
+/** Which phase a silent rank is waiting in (the runbook localisation). */
+export type StallWhere = 'boot' | 'in-step' | 'end-of-step' | 'rollover';
+
+/** One rank as the detector sees it now. */
+export interface RankStatus {
+  rank: number;
+  /** last step this rank reported in any heartbeat */
+  step: number;
+  /** phase of the last heartbeat: start | step_start | progress | end | ... */
+  phase: string;
+  /** seconds since this rank's last heartbeat (null before the first) */
+  lastBeatAgeS: number | null;
+  /** the interval the detector expects for the current phase */
+  expectedS: number | null;
+  /** silence after which the rank is suspect */
+  thresholdS: number | null;
+  /** recent gaps between beats, seconds, oldest first (for the sparkline) */
+  gaps: number[];
+  stall: { step: number; where: StallWhere; silenceS: number; cpuBusy: boolean | null } | null;
+  memAllocMiB?: number;
+  memReservedMiB?: number;
+  pid?: number;
+}
 
 export interface StallDetectorOptions {
   k?: number;
@@ -148,14 +171,14 @@ export class StallDetector {
     if (st !== undefined) st.cpuBusy = busy;
   }
 
-  check(nowS: number): RankView[] {
+  check(nowS: number): RankStatus[] {
     return [...this.ranks.values()]
       .sort((a, b) => a.rank - b.rank)
       .map((st) => {
         const age = st.lastTs === null ? null : Math.max(0, nowS - st.lastTs);
         const threshold = st.waiting === null ? null : this.thresholdOf(st);
         const hist = st.waiting === null ? undefined : st.history.get(st.waiting);
-        const view: RankView = {
+        const view: RankStatus = {
           rank: st.rank,
           step: st.step,
           phase: st.phase,
@@ -168,6 +191,7 @@ export class StallDetector {
               ? { step: st.waitingStep, where: st.waiting, silenceS: age, cpuBusy: st.cpuBusy }
               : null,
         };
+        if (st.pid !== undefined) view.pid = st.pid;
         if (st.memAllocMiB !== undefined) view.memAllocMiB = st.memAllocMiB;
         if (st.memReservedMiB !== undefined) view.memReservedMiB = st.memReservedMiB;
         return view;
@@ -199,6 +223,11 @@ export class StallDetector {
   /** Stalls that ended when records resumed, in the order they ended. */
   pastStalls(): PastStall[] {
     return [...this.past];
+  }
+
+  /** the settings in force (for the verdict's record of how it was judged) */
+  settings(): { k: number; floorS: number; firstStepS: number } {
+    return { k: this.k, floorS: this.floorS, firstStepS: this.firstStepAllowanceS };
   }
 
   /** Where a rank's records stop: the phase it waits in and its step (the runbook localisation). */

@@ -12,12 +12,15 @@
  *            status says it was killed (137, 124, ...) that is noted (e.g. killed by a timeout while
  *            still making progress)
  */
-import type { Frame } from '../ingest/events.js';
-import { mainThread, mainThreadTop } from '../ingest/stackdump.js';
+import { mainThreadTop } from '../ingest/stackdump.js';
 import type { EvidenceState, OrderedTraceback } from './evidence.js';
 import type { AnalysisResult, CrashReport, DumpReport, StallReport } from './result.js';
 import type { Verdict } from './signatures.js';
+import { currentSilences, hotFramesOf, rankOfDump, suspectsOf, whereIn } from './silences.js';
 import { firstLossExplosion, median, type SlowStep, slowSteps } from './step-stats.js';
+import { userFrame } from './user-frame.js';
+
+export { userFrame };
 
 export interface ResultOptions {
   /** the clock (trainer's epoch seconds); offline: defaults to the last timestamped evidence */
@@ -31,12 +34,6 @@ export interface ResultOptions {
 /** Exit statuses that mean "killed from outside": SIGKILL, SIGTERM, timeout(1), torchrun's -9/-15. */
 const KILLED = new Set([137, 143, 124, -9, -15]);
 const NOT_CRASHES = new Set(['KeyboardInterrupt', 'SystemExit', 'ChildFailedError']);
-const LIBRARY = /site-packages|dist-packages|\/lib\/python\d|^<frozen|^<string>|\/torch\//;
-
-export function userFrame(frames: Frame[]): Frame | null {
-  for (let i = frames.length - 1; i >= 0; i--) if (!LIBRARY.test(frames[i]!.file)) return frames[i]!;
-  return frames[frames.length - 1] ?? null;
-}
 
 function exitCodeOf(s: EvidenceState, opts: ResultOptions): number | null {
   if (opts.exitCode !== undefined && opts.exitCode !== null) return opts.exitCode;
@@ -107,15 +104,17 @@ function nanOf(s: EvidenceState): { rank: number; step: number } | null {
 }
 
 function dumpsOf(s: EvidenceState): DumpReport[] {
-  return s.dumps.map((d) => {
-    const top = mainThreadTop(d) ?? null;
-    // frames up to the interrupted one (the dump handler's own frames are not the user's code)
-    const frames = mainThread(d)?.frames ?? [];
-    const upTo = top ? frames.lastIndexOf(top) : frames.length - 1;
-    const user = userFrame(frames.slice(0, upTo + 1));
-    const r: DumpReport = { file: d.file, kind: d.dumpKind, mainThreadTop: top, mainThreadUserTop: user };
+  return [...s.dumps.values()].map((d) => {
+    const r: DumpReport = {
+      file: d.file,
+      kind: d.dumpKind,
+      mainThreadTop: mainThreadTop(d) ?? null,
+      mainThreadUserTop: whereIn(d),
+    };
     if (d.signal !== undefined) r.signal = d.signal;
     if (d.ts !== undefined) r.ts = d.ts;
+    const rank = rankOfDump(s, d.file);
+    if (rank !== undefined) r.rank = rank;
     return r;
   });
 }
@@ -149,7 +148,10 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   const exitCode = exitCodeOf(s, opts);
   const killed = exitCode !== null && KILLED.has(exitCode);
   const endTs = opts.nowS ?? s.lastEvidenceTs;
-  const stalls = endTs === null ? [] : s.detector.stalls(endTs);
+  const silences = endTs === null ? [] : currentSilences(s, endTs);
+  // silence is a hang once confirmed on the box (stuck / blocked-native), or, when nsa-dbg did not
+  // check (someone else's capture), by itself
+  const stalls = silences.filter((c) => c.judgement === null || c.judgement.hang);
   const positions = endTs === null ? [] : s.detector.check(endTs);
   const stepsReached = completedSteps(s);
   const sigs = [...s.signatures.values()].sort((a, b) => a.order - b.order);
@@ -184,18 +186,28 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   const slow: SlowStep[] = [];
   for (const [rank, steps] of [...s.steps.entries()].sort((a, b) => a[0] - b[0]))
     slow.push(...slowSteps(rank, steps));
+  const suspects = suspectsOf(s, silences);
   if (verdict === 'pass') {
     const total = Math.max(1, stepsReached);
-    if (implied('slow') || (slow.length >= 2 && slow.length >= 0.2 * total)) verdict = 'slow';
+    // a step that ran so long it was checked (and found busy) is far past what the lane expects
+    if (implied('slow') || suspects.length > 0 || (slow.length >= 2 && slow.length >= 0.2 * total))
+      verdict = 'slow';
   }
 
   // where the evidence stops: the first stalled rank, else the rank furthest behind
   const first = stalls[0];
   let lastPosition: StallReport | null = null;
   const r2 = (v: number) => Math.round(v * 100) / 100;
-  if (first !== undefined)
-    lastPosition = { ...first, silenceS: r2(first.silenceS), thresholdS: r2(first.thresholdS) };
-  else {
+  if (first !== undefined) {
+    const { judgement: j, sinceTs: _since, ...at } = first;
+    lastPosition = { ...at, silenceS: r2(first.silenceS), thresholdS: r2(first.thresholdS) };
+    if (j !== null && (j.state === 'stuck' || j.state === 'blocked-native')) {
+      lastPosition.state = j.state;
+      lastPosition.evidence = j.evidence;
+      lastPosition.why = j.why;
+      lastPosition.frame = j.frame;
+    }
+  } else {
     const behind = positions.filter((p) => p.phase !== '').sort((a, b) => a.step - b.step)[0];
     const where = behind === undefined ? undefined : s.detector.position(behind.rank);
     if (behind !== undefined && where !== null && where !== undefined) {
@@ -255,6 +267,17 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
     gpus: [...s.gpus.entries()].map(([index, g]) => ({ index, ...g })),
     missingGrads: s.missingGrads,
     notes,
+    suspects,
+    dumpRequests: s.dumpRequests.map((r) => ({
+      rank: r.rank,
+      pid: r.pid,
+      at: r.ts,
+      outcome: r.outcome,
+      purpose: r.purpose,
+      ...(r.file === undefined ? {} : { file: r.file }),
+    })),
+    hotFrames: hotFramesOf(s.dumps.values()),
+    detector: { ...s.detector.settings(), ...s.judge },
   };
   result.summary = summarize(result);
   return result;
@@ -276,8 +299,11 @@ export function summarize(r: AnalysisResult): string {
       const where = c.frame ? ` in ${c.frame.function} (${c.frame.file}:${c.frame.line})` : '';
       return `crash at step ${c.step}, rank ${c.rank}: ${c.exception}${c.message ? `: ${c.message.split('\n')[0]}` : ''}${where}`;
     }
-    case 'hang':
-      return r.stall ? `hang at ${at(r.stall)}` : 'hang';
+    case 'hang': {
+      if (!r.stall) return 'hang';
+      const how = r.stall.state ? ` — ${r.stall.state}: ${r.stall.why ?? ''}` : '';
+      return `hang at ${at(r.stall)}${how}`;
+    }
     case 'incomplete': {
       const killed = r.killed ? `killed (exit ${r.exitCode}) ` : '';
       const pos = r.lastPosition ? `, evidence stops at ${at(r.lastPosition)}` : '';
@@ -285,8 +311,12 @@ export function summarize(r: AnalysisResult): string {
     }
     case 'stopped':
       return `stopped after step ${r.stepsReached}`;
-    case 'slow':
-      return `slow: ${r.slowSteps.length} slow steps, median ${r.throughput?.medianToksPerS ?? '?'} toks/s`;
+    case 'slow': {
+      const busy = r.suspects.length
+        ? `${r.suspects.length} silence(s) checked and found busy (step ${r.suspects.map((x) => x.step).join(', ')}), `
+        : '';
+      return `slow: ${r.stepsReached} steps, ${busy}${r.slowSteps.length} slow steps, median ${r.throughput?.medianToksPerS ?? '?'} toks/s`;
+    }
     default:
       return `pass: ${r.stepsReached} steps, median ${r.throughput?.medianToksPerS ?? '?'} toks/s`;
   }

@@ -118,4 +118,48 @@ export interface GpuProcess {
   usedMiB: number;
 }
 
-export type IngestEvent = StepEvent | BeatEvent | LogLineEvent | TracebackEvent | MetricsEvent | DumpEvent;
+/** Linux process state letter from /proc/PID/stat: R running, S sleeping, D disk/uninterruptible, T stopped, Z zombie. */
+export type ProcState = 'R' | 'S' | 'D' | 'T' | 't' | 'Z' | 'X' | 'I' | 'W' | 'P' | 'K';
+
+/**
+ * Process facts about one rank's trainer pid, taken by nsa-dbg on the box while the rank was silent
+ * (written to `nsa-dbg-probes.jsonl` in the run dir so `analyze` reads the same facts later).
+ */
+export interface ProcProbeEvent {
+  kind: 'proc';
+  ts: number;
+  rank: number;
+  pid: number;
+  state: ProcState | null;
+  /** % of one core since the previous sample of this pid; null on the first one */
+  cpuPct: number | null;
+  /** kernel function the task sleeps in ("0" or "" when running) */
+  wchan?: string;
+}
+
+export type DumpOutcome = 'written' | 'none-within-5s' | 'no-handler' | 'py-spy';
+
+/** One request for a rank's stack: SIGUSR1 (and whether a dump came back within 5 s) or py-spy. */
+export interface DumpRequestEvent {
+  kind: 'dump-request';
+  /** when the request was made */
+  ts: number;
+  rank: number;
+  pid: number;
+  outcome: DumpOutcome;
+  /** the dump file it produced, when it did */
+  file?: string;
+  /** why it was taken: a silent rank being checked, or the user's hot-frames sampling */
+  purpose: 'suspect' | 'hot-frames' | 'user';
+}
+
+export type ProbeEvent = ProcProbeEvent | DumpRequestEvent;
+
+export type IngestEvent =
+  | StepEvent
+  | BeatEvent
+  | LogLineEvent
+  | TracebackEvent
+  | MetricsEvent
+  | DumpEvent
+  | ProbeEvent;

@@ -139,28 +139,38 @@ export function parseStackDump(text: string, file: string): DumpEvent | null {
   return ev.threads.length > 0 ? ev : null;
 }
 
-/** The signal handler's own frames at the innermost end of the interrupted thread. */
+/** Common names of helpers a dump handler calls (matched only next to the handler itself). */
 const HANDLER_FUNCTIONS =
-  /^(?:dump_stack|_dump(?:_\w+)?|dump_stacks?|_?(?:signal_)?handler|_on_signal|_handle_signal)$/;
+  /^(?:dump_stack|_dump(?:_\w+)?|dump_stacks?|_?(?:signal_)?handler|_on_signal|_handle_signal|_write_threads)$/;
+/** A frame that takes the stack: it runs inside the handler, never in the interrupted program. */
+const CAPTURE_CALL = /_current_frames|format_stack|print_stack|extract_stack|dump_traceback|format_list/;
+const STDLIB_STACK_FILE = /(?:^|\/)(?:traceback|threading|faulthandler)\.py$/;
 
 /** The main thread (by name, else the first thread). */
 export function mainThread(d: DumpEvent): DumpThread | undefined {
   return d.threads.find((t) => t.name === 'MainThread') ?? d.threads[0];
 }
 
-/**
- * The innermost frame of the main thread, leaving out the dump handler itself: nsa-vibe's signal
- * handler runs on top of the interrupted frame, so its `dump_stack` frame comes last.
- */
 /** File names of stack dumps: nsa-vibe signal and watchdog dumps, py-spy and faulthandler output. */
 export const DUMP_FILE =
   /^(?:(?:watchdog_)?stackdump_.*\.txt|.*\.pyspy\.txt|pyspy.*\.txt|faulthandler.*\.txt|.*\.faulthandler\.txt)$/;
 
+/**
+ * The innermost frame of the main thread where the program was, leaving out the signal handler that
+ * wrote the dump, whatever its name: a Python signal handler runs on top of the interrupted frame,
+ * so a signal dump's innermost frames are the handler (and the helpers it called to take the stack).
+ * Those are recognised by what they do (the frame that calls a stack-capture function, stdlib stack
+ * code) and by common helper names; when nothing is recognised, the innermost frame is the handler.
+ */
 export function mainThreadTop(d: DumpEvent): Frame | undefined {
   const frames = mainThread(d)?.frames ?? [];
   let i = frames.length - 1;
-  if (d.dumpKind === 'signal') {
-    while (i > 0 && HANDLER_FUNCTIONS.test(frames[i]!.function)) i--;
+  if (d.dumpKind === 'signal' && i > 0) {
+    const start = i;
+    const isHandler = (f: Frame) =>
+      STDLIB_STACK_FILE.test(f.file) || CAPTURE_CALL.test(f.code ?? '') || HANDLER_FUNCTIONS.test(f.function);
+    while (i > 0 && isHandler(frames[i]!)) i--;
+    if (i === start) i--; // an unrecognised handler: still never where the program was
   }
   return frames[i];
 }

@@ -27,6 +27,12 @@ export interface DetectorSettings {
   k?: number;
   /** ... and never shorter than this floor */
   floorS?: number;
+  /** the first step (warm-up, compilation) may be silent this long before it is suspect (60) */
+  firstStepS?: number;
+  /** spinning on one frame must last max(2 × threshold, this) before it is called stuck (30) */
+  spinConfirmS?: number;
+  /** hard ceiling: a CPU-busy native call silent longer than this is a hang (1800, NCCL's order) */
+  maxStepS?: number;
 }
 
 export interface Preset {
@@ -72,6 +78,33 @@ export class PresetError extends Error {
     super(`${file}: field "${field}": ${detail}`);
     this.name = 'PresetError';
   }
+}
+
+const DETECTOR_KEYS = new Set(['k', 'floorS', 'firstStepS', 'spinConfirmS', 'maxStepS']);
+
+function detectorSettings(file: string, det: Record<string, unknown>): DetectorSettings {
+  for (const k of Object.keys(det))
+    if (!DETECTOR_KEYS.has(k))
+      throw new PresetError(file, `detector.${k}`, `is not a known field (${[...DETECTOR_KEYS].join(', ')})`);
+  const out: DetectorSettings = {
+    k: num(file, 'detector.k', det.k, 1),
+    floorS: num(file, 'detector.floorS', det.floorS, 0.1),
+    firstStepS: num(file, 'detector.firstStepS', det.firstStepS, 0.1),
+    spinConfirmS: num(file, 'detector.spinConfirmS', det.spinConfirmS, 0),
+    maxStepS: num(file, 'detector.maxStepS', det.maxStepS, 1),
+  };
+  return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined)) as DetectorSettings;
+}
+
+/** The lane's detector settings as the evidence engine takes them. */
+export function evidenceOptionsOf(d: DetectorSettings): {
+  detector: { k?: number; floorS?: number; firstStepAllowanceS?: number };
+  judge: { spinConfirmS?: number; maxStepS?: number };
+} {
+  return {
+    detector: { k: d.k, floorS: d.floorS, firstStepAllowanceS: d.firstStepS },
+    judge: { spinConfirmS: d.spinConfirmS, maxStepS: d.maxStepS },
+  };
 }
 
 const NAME = /^[a-z0-9][a-z0-9._-]*$/;
@@ -186,7 +219,7 @@ export function validatePreset(doc: unknown, file: string): Preset {
       haltWaitS: num(file, 'stop.haltWaitS', stop.haltWaitS) ?? DEFAULT_STOP.haltWaitS,
       sigintWaitS: num(file, 'stop.sigintWaitS', stop.sigintWaitS) ?? DEFAULT_STOP.sigintWaitS,
     },
-    detector: { k: num(file, 'detector.k', det.k, 1), floorS: num(file, 'detector.floorS', det.floorS, 0.1) },
+    detector: detectorSettings(file, det),
     source: file,
   };
 }

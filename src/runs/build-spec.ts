@@ -80,5 +80,7 @@ export function buildRunSpec(o: SpecOptions): RunSpec {
     outDir,
     createdAt: (o.now ?? new Date()).toISOString(),
     demo: !!o.demo,
+    detector: preset.detector,
+    ...(preset.stepRegex === undefined ? {} : { stepRegex: preset.stepRegex }),
   };
 }

@@ -1,3 +1,4 @@
+import type { DetectorSettings } from '../presets/preset.js';
 import { shExports, shJoin, shQuote } from '../util/sh-quote.js';
 
 /**
@@ -26,6 +27,10 @@ export interface RunSpec {
   outDir: string;
   createdAt: string;
   demo?: boolean;
+  /** the lane's detector settings: `analyze` of this run dir judges with them too */
+  detector?: DetectorSettings;
+  /** the lane's step regex, for trainers with other log formats */
+  stepRegex?: string;
 }
 
 export type OutputMode =

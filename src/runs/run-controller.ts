@@ -5,7 +5,7 @@ import { followArgv, type LaunchInfo, type LaunchMode, launchDetached, readLaunc
 import { launcherScript, type RunSpec } from './launcher.js';
 import { RunWatcher } from './run-watcher.js';
 import { handlersFor, SIGNUM } from './signals.js';
-import { type StopStep, stopRun } from './stop.js';
+import { killTree, type StopStep, stopRun } from './stop.js';
 
 /** Something that follows a directory's files and hands over their bytes in order. */
 export interface Follower {
@@ -240,6 +240,12 @@ export class RunController {
       onStep: opts.onStep,
     });
     return step;
+  }
+
+  /** SIGKILL the trainer's whole process tree now (a second `q` during the stop ladder) */
+  async kill(): Promise<void> {
+    if (this.exited || this._pid === undefined) return;
+    await killTree(this.target, this._pid);
   }
 
   /** stop following files (after a final drain) and release the PTY (a detached run keeps going) */

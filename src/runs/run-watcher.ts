@@ -1,3 +1,4 @@
+import { PROBES_FILE } from '../ingest/probes.js';
 import { DUMP_FILE } from '../ingest/stackdump.js';
 import type { TailHandle, Target } from '../targets/target.js';
 
@@ -15,6 +16,7 @@ export const EVIDENCE_FILES: WatchedFileFilter = (n) =>
   n === 'exit_code' ||
   n === '.HALT' ||
   n === '.anomaly_type' ||
+  n === PROBES_FILE ||
   /^heartbeat_rank\d+\.jsonl$/.test(n) ||
   DUMP_FILE.test(n) ||
   /^(metrics|env)\.json$/.test(n) ||

@@ -46,10 +46,14 @@ export async function stopRun(ctx: StopContext): Promise<StopStep | 'already-exi
   await ctx.target.signal(ctx.pid, 'INT').catch(() => undefined);
   if (await waitExit(ctx, ctx.policy.sigintWaitS)) return 'sigint';
   ctx.onStep?.('sigkill');
-  // children first would let the parent respawn them; take the whole tree at once
-  const tree = processTree(await listProcesses(ctx.target).catch(() => []), ctx.pid);
-  const pids = tree.length ? tree.map((p) => p.pid) : [ctx.pid];
-  await Promise.all(pids.map((p) => ctx.target.signal(p, 'KILL').catch(() => undefined)));
+  await killTree(ctx.target, ctx.pid);
   await waitExit(ctx, 5);
   return 'sigkill';
+}
+
+/** SIGKILL a process and everything it started, all at once (children first would let it respawn them). */
+export async function killTree(target: Target, pid: number): Promise<void> {
+  const tree = processTree(await listProcesses(target).catch(() => []), pid);
+  const pids = tree.length ? tree.map((p) => p.pid) : [pid];
+  await Promise.all(pids.map((p) => target.signal(p, 'KILL').catch(() => undefined)));
 }

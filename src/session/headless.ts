@@ -8,38 +8,26 @@ export interface HeadlessOutcome {
 }
 
 /**
- * Run to the end without a UI. When the detector confirms a stall, take the evidence a person would
- * (a SIGUSR1 stack dump, if the trainer has a handler), then stop the run by the lane's policy.
+ * Run to the end without a UI. It reacts to the run's evidence, never to a view: when the evidence
+ * confirms a hang (the silent rank was checked on the box and found stuck or blocked), the stacks
+ * are already with the evidence, and the run is stopped at once by SIGINT, then SIGKILL (a hung
+ * step never polls .HALT). A slow but alive run is left to finish.
  */
 export async function runHeadless(
   session: Session,
   opts: {
     localDir: (runDir: string, runId: string) => string;
-    dumpWaitMs?: number;
     onProgress?: (line: string) => void;
   } = { localDir: (d) => d },
 ): Promise<HeadlessOutcome> {
   await session.start();
   const run = session.currentRun();
   if (!run) throw new Error('the run did not start');
-  let tookEvidence = false;
-  for (;;) {
-    if (run.exited) break;
-    const st = session.getState();
-    const stall = st.ranks.find((r) => r.stall);
-    if (stall && !tookEvidence) {
-      tookEvidence = true;
-      opts.onProgress?.(
-        `stall confirmed: rank ${stall.rank} step ${stall.stall!.step} (${stall.stall!.where})`,
-      );
-      const before = st.dump?.file;
-      opts.onProgress?.(await session.requestDump());
-      const deadline = Date.now() + (opts.dumpWaitMs ?? 3000);
-      while (Date.now() < deadline && session.getState().dump?.file === before) await sleep(100);
-      await session.stopForEvidence();
-      break;
-    }
-    await sleep(200);
+  const stall = await Promise.race([run.waitForExit().then(() => null), session.stallConfirmed()]);
+  if (stall !== null && !run.exited) {
+    const how = stall.judgement ? `${stall.judgement.state}: ${stall.judgement.why}` : 'silence';
+    opts.onProgress?.(`hang confirmed: rank ${stall.rank} step ${stall.step} (${stall.where}), ${how}`);
+    await session.stopForEvidence();
   }
   await run.waitForExit();
   const r = await session.finalResult();
@@ -57,8 +45,4 @@ export async function runHeadless(
     },
     exitCode: verdict.go ? 0 : 1,
   };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

@@ -1,10 +1,12 @@
-import type { AnalysisResult } from '../analysis/evidence.js';
+import type { AnalysisResult, EvidenceOptions } from '../analysis/evidence.js';
 import { Evidence } from '../analysis/evidence.js';
-import { StallDetector } from '../analysis/stall-detector.js';
-import { userFrame } from '../analysis/verdict.js';
+import type { CurrentSilence } from '../analysis/silences.js';
+import type { StallDetector } from '../analysis/stall-detector.js';
+import { userFrame } from '../analysis/user-frame.js';
 import type { BeatEvent, DumpEvent, IngestEvent } from '../ingest/events.js';
 import { HeartbeatReader } from '../ingest/heartbeat.js';
 import { LineSplitter } from '../ingest/line-splitter.js';
+import { PROBES_FILE, parseProbeLine } from '../ingest/probes.js';
 import { DUMP_FILE, mainThreadTop, parseStackDump } from '../ingest/stackdump.js';
 import { StdoutParser } from '../ingest/stdout-parser.js';
 import { stripTerminalEscapes } from '../util/ansi.js';
@@ -21,9 +23,11 @@ const WHOLE_FILES = /^(\.HALT|\.anomaly_type|exit_code|metrics\.json|env\.json|m
  * cannot disagree. Plain data; the session turns it into snapshots.
  */
 export class LiveModel {
-  readonly evidence = new Evidence();
-  readonly detector: StallDetector;
+  /** the run's one evidence owner: its detector and judge are what every verdict reads */
+  readonly evidence: Evidence;
   private readonly stdoutSplit = new LineSplitter();
+  private readonly probeSplit = new LineSplitter();
+  private probeSkipped = 0;
   private readonly stdoutParser: StdoutParser;
   private readonly beats = new Map<string, HeartbeatReader>();
   private readonly wholeFiles = new Map<string, string>();
@@ -44,11 +48,17 @@ export class LiveModel {
   /** pid per rank, from heartbeats (for the CPU sampler) */
   readonly rankPids = new Map<number, number>();
 
-  constructor(opts: { stepRegex?: string; k?: number; floorS?: number } = {}) {
+  constructor(opts: { stepRegex?: string } & EvidenceOptions = {}) {
     this.stdoutParser = new StdoutParser(
       opts.stepRegex ? { stepRegex: new RegExp(opts.stepRegex) } : undefined,
     );
-    this.detector = new StallDetector({ k: opts.k, floorS: opts.floorS });
+    this.evidence = new Evidence({ detector: opts.detector, judge: opts.judge });
+    // the session checks every silent rank on the box before calling it a hang
+    this.evidence.expectProbes();
+  }
+
+  get detector(): StallDetector {
+    return this.evidence.detector;
   }
 
   onFileChunk(name: string, chunk: Buffer, nowMs: number): void {
@@ -65,15 +75,25 @@ export class LiveModel {
       const text = (this.dumpTexts.get(name) ?? '') + chunk.toString('utf8');
       this.dumpTexts.set(name, text);
       const d = parseStackDump(text, name);
+      if (d) this.evidence.addEvent(d);
       if (d && name >= this.newestDumpName) {
         this.newestDumpName = name;
         this.dump = toDumpView(d);
       }
+    } else if (name === PROBES_FILE) {
+      for (const line of this.probeSplit.push(chunk)) this.onProbeLine(line);
     } else if (WHOLE_FILES.test(name)) {
       // handed to the evidence once complete (finish): a growing file must not count twice
       this.wholeFiles.set(name, (this.wholeFiles.get(name) ?? '') + chunk.toString('utf8'));
     }
     this.syncSkipped();
+  }
+
+  private onProbeLine(line: string): void {
+    if (line.trim() === '') return;
+    const e = parseProbeLine(line);
+    if (e === null) this.probeSkipped++;
+    else this.evidence.addEvent(e);
   }
 
   private onStdoutLine(line: string): void {
@@ -96,7 +116,6 @@ export class LiveModel {
   private onBeat(b: BeatEvent, nowMs: number): void {
     const offset = nowMs / 1000 - b.ts;
     this.clockOffsetS = this.clockOffsetS === null ? offset : Math.min(this.clockOffsetS, offset);
-    this.detector.observe(b);
     this.evidence.addEvent(b);
     if (b.pid) this.rankPids.set(b.rank, b.pid);
     this.step = Math.max(this.step, b.step);
@@ -112,7 +131,7 @@ export class LiveModel {
   }
 
   private syncSkipped(): void {
-    let n = this.stdoutParser.skippedLines;
+    let n = this.stdoutParser.skippedLines + this.probeSkipped;
     for (const r of this.beats.values()) n += r.skippedLines;
     if (n > this.skippedCounted) {
       this.evidence.addSkipped(n - this.skippedCounted);
@@ -125,12 +144,33 @@ export class LiveModel {
     return nowMs / 1000 - (this.clockOffsetS ?? 0);
   }
 
-  ranks(nowMs: number): RankView[] {
-    return this.detector.check(this.trainerNowS(nowMs));
+  /** silent ranks with what the checks found (suspect, busy, stuck, blocked-native) */
+  silences(nowMs: number): CurrentSilence[] {
+    return this.evidence.silences(this.trainerNowS(nowMs));
   }
 
-  stalled(nowMs: number): boolean {
-    return this.detector.stalls(this.trainerNowS(nowMs)).length > 0;
+  ranks(nowMs: number): RankView[] {
+    const nowS = this.trainerNowS(nowMs);
+    const silent = new Map(this.evidence.silences(nowS).map((c) => [c.rank, c]));
+    return this.detector.check(nowS).map((r) => {
+      const c = silent.get(r.rank);
+      if (r.stall === null || c === undefined) return { ...r, stall: null };
+      const j = c.judgement;
+      return {
+        ...r,
+        stall: {
+          ...r.stall,
+          cpuBusy: c.cpuBusy,
+          hang: j === null || j.hang,
+          ...(j === null ? {} : { state: j.state, why: j.why }),
+        },
+      };
+    });
+  }
+
+  /** a silence confirmed as a hang (stuck or blocked-native), or null */
+  confirmedStall(nowMs: number): CurrentSilence | null {
+    return this.silences(nowMs).find((c) => c.judgement === null || c.judgement.hang) ?? null;
   }
 
   series(): { loss: SeriesPoint[]; toks: SeriesPoint[] } {
@@ -141,14 +181,15 @@ export class LiveModel {
   finish(): void {
     for (const line of this.stdoutSplit.flush()) this.onStdoutLine(line);
     for (const e of this.stdoutParser.flush()) this.onEvent(e);
-    for (const [name, text] of this.dumpTexts) {
-      const d = parseStackDump(text, name);
-      if (d) this.evidence.addEvent(d);
-    }
+    for (const line of this.probeSplit.flush()) this.onProbeLine(line);
     for (const [name, text] of this.wholeFiles) this.evidence.noteFile(name, text);
     this.syncSkipped();
   }
 
+  /**
+   * The verdict. A run that has ended is judged at its last evidence, exactly as `analyze` judges
+   * its folder; a live one at the trainer's now.
+   */
   result(opts: {
     nowMs: number;
     processAlive: boolean;
@@ -156,7 +197,7 @@ export class LiveModel {
     stopped?: boolean;
   }): AnalysisResult {
     return this.evidence.result({
-      nowS: this.trainerNowS(opts.nowMs),
+      nowS: opts.processAlive ? this.trainerNowS(opts.nowMs) : undefined,
       processAlive: opts.processAlive,
       exitCode: opts.exitCode,
       stopped: opts.stopped,

@@ -1,16 +1,20 @@
 import type { AnalysisResult } from '../analysis/evidence.js';
+import type { CurrentSilence } from '../analysis/silences.js';
 import type { GpuSample } from '../ingest/events.js';
-import type { Preset } from '../presets/preset.js';
+import { evidenceOptionsOf, type Preset } from '../presets/preset.js';
 import { buildRunSpec } from '../runs/build-spec.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { RunController } from '../runs/run-controller.js';
+import { StackSampler } from '../runs/stack-sampler.js';
+import type { StopStep } from '../runs/stop.js';
 import type { PtyHandle } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
-import { CpuSampler } from './cpu-sampler.js';
 import { GpuPoller, type GpuUpdate } from './gpu-poller.js';
+import { HotFrameSampling } from './hot-frames.js';
 import { LiveModel } from './live-model.js';
 import type { LinkView, SessionOptions } from './session-options.js';
 import { buildSnapshot } from './snapshot.js';
+import { StallProber } from './stall-prober.js';
 import type { DashboardState, LaneSummary, RunPhase, SessionController } from './state.js';
 
 export type { LinkView, SessionOptions };
@@ -35,7 +39,14 @@ export class Session implements SessionController {
   private dirty = true;
   private timers: NodeJS.Timeout[] = [];
   private poller: GpuPoller | null = null;
-  private cpu: CpuSampler;
+  private prober: StallProber | null = null;
+  private sampler: StackSampler | null = null;
+  private hot: HotFrameSampling | null = null;
+  /** the stall confirmed for the current run (once), and who waits for it */
+  private confirmed: CurrentSilence | null = null;
+  private confirmedWaiters: Array<(c: CurrentSilence) => void> = [];
+  /** the stop ladder in progress, for "SIGINT sent 3 s ago; SIGKILL in 7 s" */
+  private stopping: { step: StopStep; atMs: number; nextInS: number | null } | null = null;
   private lastResult: AnalysisResult | null = null;
   private connection: LinkView | undefined;
   private attachPending: string | undefined;
@@ -43,7 +54,6 @@ export class Session implements SessionController {
   constructor(private readonly o: SessionOptions) {
     this.preset = this.presetOf(o.lane);
     this.attachPending = o.attachRunDir;
-    this.cpu = new CpuSampler(o.target);
     this.state = this.build(Date.now());
   }
 
@@ -56,8 +66,10 @@ export class Session implements SessionController {
 
   async start(): Promise<void> {
     this.timers.push(setInterval(() => this.publishIfDirty(), this.o.publishMs ?? 50));
-    // ages, CPU use and the verdict change with time alone
-    this.timers.push(setInterval(() => void this.tick(), 1000));
+    // ages and the verdict change with time alone
+    this.timers.push(setInterval(() => this.tick(), 1000));
+    // silent ranks are checked on the box as soon as they become suspect
+    this.timers.push(setInterval(() => this.probe(), 250));
     for (const t of this.timers) t.unref?.();
     await this.startRun();
   }
@@ -65,9 +77,13 @@ export class Session implements SessionController {
   private async startRun(): Promise<void> {
     this.model = new LiveModel({
       stepRegex: this.preset.stepRegex,
-      k: this.preset.detector.k,
-      floorS: this.preset.detector.floorS,
+      ...evidenceOptionsOf(this.preset.detector),
     });
+    this.prober?.stop();
+    this.prober = null;
+    this.hot = null;
+    this.confirmed = null;
+    this.stopping = null;
     this.stoppedByUser = false;
     this.lastResult = null;
     const model = this.model;
@@ -104,7 +120,15 @@ export class Session implements SessionController {
       run = await RunController.attach(this.o.target, dir, events, this.o.follower);
       // the lane the run was started with (its stop policy and acceptance), when it is known here
       if (this.o.presets.has(run.spec.lane)) this.preset = this.presetOf(run.spec.lane);
+      // judged with the settings it was started with, as `analyze` of its folder would
+      if (run.spec.detector) {
+        this.model = new LiveModel({
+          stepRegex: run.spec.stepRegex,
+          ...evidenceOptionsOf(run.spec.detector),
+        });
+      }
       this.run = run;
+      this.startProber(run);
       run.followEvidence();
       this.startPoller(run.spec);
       return;
@@ -113,8 +137,26 @@ export class Session implements SessionController {
     await this.o.prepareRun?.(spec);
     run = new RunController(this.o.target, spec, events, this.o.follower?.(spec));
     this.run = run;
+    this.startProber(run);
     this.startPoller(spec);
     await run.start(size, { detached: this.o.detached });
+  }
+
+  private startProber(run: RunController): void {
+    const model = this.model;
+    this.sampler = new StackSampler({
+      target: this.o.target,
+      runDir: run.spec.runDir,
+      outDir: run.spec.outDir,
+      dumpsSeen: () => model.evidence.dumpEvents().map((d) => ({ file: d.file, ts: d.ts })),
+      trainerNowS: () => model.trainerNowS(Date.now()),
+    });
+    this.prober = new StallProber({
+      target: this.o.target,
+      model,
+      sampler: this.sampler,
+      pidOf: (rank) => model.rankPids.get(rank) ?? (rank === 0 ? run.pid : undefined),
+    });
   }
 
   private startPoller(spec: RunSpec): void {
@@ -152,19 +194,31 @@ export class Session implements SessionController {
     this.dirty = true;
   }
 
-  private async tick(): Promise<void> {
-    const run = this.run;
-    if (run && !run.exited && run.pid !== undefined) {
-      const pids = this.model.rankPids.size
-        ? [...this.model.rankPids.entries()]
-        : [[0, run.pid] as [number, number]];
-      for (const [rank, pid] of pids) {
-        const use = await this.cpu.sample(pid);
-        const busy = use === null ? null : use > 0.5;
-        this.model.detector.setCpuBusy(rank, busy);
-      }
-    }
+  private tick(): void {
+    if (this.stopping) this.setNotice(stopText(this.stopping, Date.now()));
     this.dirty = true;
+  }
+
+  /** check silent ranks, and tell whoever waits when a hang is confirmed */
+  private probe(): void {
+    const run = this.run;
+    if (!run || run.exited || this.phase === 'stopping') return;
+    this.prober?.tick();
+    if (this.confirmed !== null) return;
+    const c = this.model.confirmedStall(Date.now());
+    if (c === null) return;
+    this.confirmed = c;
+    debugLog(
+      `run ${run.spec.runId}: hang confirmed at rank ${c.rank} step ${c.step}: ${c.judgement?.why ?? 'silence'}`,
+    );
+    for (const w of this.confirmedWaiters.splice(0)) w(c);
+    this.dirty = true;
+  }
+
+  /** resolves when the current run's silence is confirmed as a hang (never, if it is not) */
+  stallConfirmed(): Promise<CurrentSilence> {
+    if (this.confirmed !== null) return Promise.resolve(this.confirmed);
+    return new Promise((r) => this.confirmedWaiters.push(r));
   }
 
   private build(now: number): DashboardState {
@@ -182,6 +236,7 @@ export class Session implements SessionController {
       notice: this.notice,
       connection: this.connection,
       result: this.lastResult,
+      hotFrames: this.hot?.view() ?? null,
     });
   }
 
@@ -235,17 +290,20 @@ export class Session implements SessionController {
     this.stoppedByUser = byUser;
     this.phase = 'stopping';
     this.dirty = true;
-    const stalled = this.model.stalled(Date.now());
+    // a confirmed hang never polls .HALT: straight to SIGINT, then SIGKILL
+    const stalled = this.model.confirmedStall(Date.now()) !== null;
     debugLog(`run ${run.spec.runId}: stopping (stalled=${stalled}, byUser=${byUser})`);
-    const how = await run.stop(this.preset.stop, {
+    const policy = this.preset.stop;
+    const how = await run.stop(policy, {
       stalled,
       onStep: (s) => {
         debugLog(`run ${run.spec.runId}: stop step ${s}`);
-        this.setNotice(
-          `stopping run: ${s === 'halt' ? 'wrote .HALT' : s === 'sigint' ? 'SIGINT' : 'SIGKILL'}`,
-        );
+        const nextInS = s === 'halt' ? policy.haltWaitS : s === 'sigint' ? policy.sigintWaitS : null;
+        this.stopping = { step: s, atMs: Date.now(), nextInS };
+        this.setNotice(stopText(this.stopping, Date.now()));
       },
     });
+    this.stopping = null;
     debugLog(`run ${run.spec.runId}: stop ended by ${how}`);
     await run.waitForExit();
     debugLog(`run ${run.spec.runId}: exit seen`);
@@ -280,6 +338,35 @@ export class Session implements SessionController {
     return `The run will be stopped (${this.preset.stop.halt ? '.HALT, then ' : ''}SIGINT, then SIGKILL). Evidence stays in ${this.run.spec.runDir}`;
   }
 
+  /** a second `q` while the stop ladder runs: SIGKILL the trainer's whole tree now */
+  async killNow(): Promise<void> {
+    const run = this.run;
+    if (!run || run.exited) return;
+    this.stopping = { step: 'sigkill', atMs: Date.now(), nextInS: null };
+    this.setNotice(stopText(this.stopping, Date.now()));
+    await run.kill();
+  }
+
+  /** `s`: N stack samples 1.5 s apart, shown as a table of hot frames (kept with the evidence) */
+  async sampleHotFrames(count = 10): Promise<string> {
+    const run = this.run;
+    const sampler = this.sampler;
+    if (!run || !sampler || run.exited) return 'no running trainer to sample';
+    if (this.hot?.running) return 'already sampling';
+    const model = this.model;
+    const pids = model.rankPids.size
+      ? [...model.rankPids.entries()]
+      : run.pid
+        ? [[0, run.pid] as [number, number]]
+        : [];
+    if (pids.length === 0) return 'the trainer has not started yet: no pid';
+    this.hot = new HotFrameSampling(sampler, model.evidence, pids, count, () => {
+      this.dirty = true;
+    });
+    void this.hot.run();
+    return `sampling ${count} stacks, 1.5 s apart`;
+  }
+
   async quit(): Promise<void> {
     if (!this.o.leaveRunningOnQuit) await this.stopCurrent();
     await this.dispose();
@@ -288,6 +375,8 @@ export class Session implements SessionController {
   async dispose(): Promise<void> {
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
+    this.prober?.stop();
+    this.hot?.cancel();
     this.poller?.stop();
     await this.run?.dispose();
   }
@@ -314,4 +403,13 @@ export class Session implements SessionController {
   currentRun(): RunController | null {
     return this.run;
   }
+}
+
+function stopText(s: { step: StopStep; atMs: number; nextInS: number | null }, now: number): string {
+  const ago = Math.max(0, Math.round((now - s.atMs) / 1000));
+  const sent = s.step === 'halt' ? 'wrote .HALT' : s.step === 'sigint' ? 'SIGINT sent' : 'SIGKILL sent';
+  if (s.nextInS === null) return `stopping: ${sent} ${ago} s ago`;
+  const next = s.step === 'halt' ? 'SIGINT' : 'SIGKILL';
+  const left = Math.max(0, Math.round(s.nextInS - (now - s.atMs) / 1000));
+  return `stopping: ${sent} ${ago} s ago; ${next} in ${left} s (q again: kill now)`;
 }

@@ -3,7 +3,13 @@ import type { Preset } from '../presets/preset.js';
 import type { RunController } from '../runs/run-controller.js';
 import type { GpuUpdate } from './gpu-poller.js';
 import type { LiveModel } from './live-model.js';
-import { type DashboardState, emptyDashboardState, type RunPhase, type VerdictView } from './state.js';
+import {
+  type DashboardState,
+  emptyDashboardState,
+  type HotFramesView,
+  type RunPhase,
+  type VerdictView,
+} from './state.js';
 
 /** Everything a snapshot is made of; the session owns these and hands them over read-only. */
 export interface SnapshotInput {
@@ -20,23 +26,33 @@ export interface SnapshotInput {
   connection: { state: 'up' | 'down' | 'reconnecting'; since: number; attempts: number } | undefined;
   /** the verdict of the run once it has exited and every file was drained */
   result: AnalysisResult | null;
+  hotFrames: HotFramesView | null;
 }
 
 /**
- * Live: a stall the detector declares is a hang now, before the run ends; after the end the same
- * Evidence engine as `nsa-dbg analyze` gives the verdict.
+ * Live: silence past the threshold is a suspicion while the rank is checked on the box; a hang once
+ * the evidence confirms it (stuck or blocked-native). After the end, the verdict of the same Evidence
+ * that `nsa-dbg analyze` reads.
  */
 function verdictView(i: SnapshotInput): VerdictView | null {
   if (i.phase === 'exited' && i.result) {
-    return {
-      verdict: i.result.verdict,
-      summary: i.result.summary ?? `${i.result.verdict}, ${i.result.stepsReached} steps`,
-    };
+    return { verdict: i.result.verdict, summary: i.result.summary };
   }
-  const stalls = i.model.detector.stalls(i.model.trainerNowS(i.now));
-  if (stalls.length) {
-    const s = stalls[0]!;
-    return { verdict: 'hang', summary: `hang at step ${s.step} (${s.where}), rank ${s.rank}` };
+  const silences = i.model.silences(i.now);
+  const hang = silences.find((c) => c.judgement === null || c.judgement.hang);
+  const at = (c: (typeof silences)[number]) => `step ${c.step} (${c.where}), rank ${c.rank}`;
+  if (hang !== undefined) {
+    const how = hang.judgement ? ` — ${hang.judgement.state}: ${hang.judgement.why}` : '';
+    return { verdict: 'hang', summary: `hang at ${at(hang)}${how}` };
+  }
+  const first = silences[0];
+  if (first !== undefined) {
+    const j = first.judgement;
+    if (j?.state === 'busy') return { verdict: 'busy', summary: `${j.why} — ${at(first)}, still running` };
+    return {
+      verdict: 'suspect',
+      summary: `suspect: silent ${Math.round(first.silenceS)} s at ${at(first)}; checking — ${j?.why ?? ''}`,
+    };
   }
   return i.phase === 'running'
     ? { verdict: 'running', summary: `no stall seen, step ${i.model.step}` }
@@ -73,6 +89,7 @@ export function buildSnapshot(i: SnapshotInput): DashboardState {
     },
     log: { lines: m.logLines.slice(-2000), total: m.logTotal },
     dump: m.dump,
+    hotFrames: i.hotFrames,
     verdict: verdictView(i),
     notice: i.notice,
     connection: i.connection && {

@@ -2,6 +2,8 @@
  * The live state object the UI reads. The engine (src/session/session.ts) owns it and publishes an
  * immutable snapshot at most every 50 ms; panels in `panels/` are pure views of it.
  */
+import type { RankStatus, StallWhere } from '../analysis/stall-detector.js';
+import type { SilenceState } from '../analysis/stall-judge.js';
 import type { Frame, GpuProcess, GpuSample } from '../ingest/events.js';
 import type { PtyHandle } from '../targets/target.js';
 
@@ -12,25 +14,24 @@ export interface SeriesPoint {
   value: number;
 }
 
-export type StallWhere = 'boot' | 'in-step' | 'end-of-step' | 'rollover';
+export type { StallWhere };
 
-export interface RankView {
-  rank: number;
-  /** last step this rank reported in any heartbeat */
+/** A silent rank as the banner shows it: suspect while it is checked, then busy, stuck or blocked. */
+export interface StallView {
   step: number;
-  /** phase of the last heartbeat: start | step_start | progress | end | ... */
-  phase: string;
-  /** seconds since this rank's last heartbeat (null before the first) */
-  lastBeatAgeS: number | null;
-  /** the interval the detector expects for the current phase */
-  expectedS: number | null;
-  /** silence after which a stall is declared */
-  thresholdS: number | null;
-  /** recent gaps between beats, seconds, oldest first (for the sparkline) */
-  gaps: number[];
-  stall: { step: number; where: StallWhere; silenceS: number; cpuBusy: boolean | null } | null;
-  memAllocMiB?: number;
-  memReservedMiB?: number;
+  where: StallWhere;
+  silenceS: number;
+  cpuBusy: boolean | null;
+  /** checking | busy | stuck | blocked-native; absent when nothing is checked (silence decides) */
+  state?: SilenceState;
+  /** confirmed: a hang */
+  hang: boolean;
+  /** one line: what the facts say */
+  why?: string;
+}
+
+export interface RankView extends Omit<RankStatus, 'stall'> {
+  stall: StallView | null;
 }
 
 export interface GpuView {
@@ -67,8 +68,30 @@ export interface DumpView {
   otherThreads: { name: string; top?: Frame }[];
 }
 
+/** The `s` sampling: innermost user frames with counts and shares, and the hottest full stack. */
+export interface HotFramesView {
+  running: boolean;
+  taken: number;
+  of: number;
+  /** samples that got no dump (main thread outside Python) */
+  unanswered: number;
+  rows: Array<Frame & { count: number; share: number }>;
+  /** innermost first */
+  hottestStack: Frame[];
+}
+
 export interface VerdictView {
-  verdict: 'pass' | 'hang' | 'incomplete' | 'nan' | 'crash' | 'slow' | 'stopped' | 'running';
+  verdict:
+    | 'pass'
+    | 'hang'
+    | 'incomplete'
+    | 'nan'
+    | 'crash'
+    | 'slow'
+    | 'stopped'
+    | 'running'
+    | 'suspect'
+    | 'busy';
   /** one line, e.g. "hang at step 6 (in-step), rank 0" */
   summary: string;
 }
@@ -97,6 +120,7 @@ export interface DashboardState {
   /** the tail of the output, newest last; at most a few thousand lines are kept */
   log: { lines: LogLine[]; total: number };
   dump: DumpView | null;
+  hotFrames: HotFramesView | null;
   verdict: VerdictView | null;
   /** a transient message for the status line ("SIGUSR1 sent to pid 4162") */
   notice: string | null;
@@ -149,6 +173,7 @@ export function emptyDashboardState(partial: Partial<DashboardState> = {}): Dash
     gpu: { available: false, simulated: false, gpus: [], processes: [], message: 'no GPU data yet' },
     log: { lines: [], total: 0 },
     dump: null,
+    hotFrames: null,
     verdict: null,
     notice: null,
     ...partial,

@@ -33,10 +33,10 @@ describe('HeartbeatPanel', () => {
   it('omits CPU state when unknown and says idle when known idle', () => {
     const unknown = {
       ...STALLED,
-      stall: { step: 6, where: 'end-of-step' as const, silenceS: 9.6, cpuBusy: null },
+      stall: { step: 6, where: 'end-of-step' as const, silenceS: 9.6, cpuBusy: null, hang: true },
     };
     expect(stallPhrases(unknown)).toEqual(['STALL rank 0', 'step 6', 'end-of-step', '10s silent']);
-    const idle = { ...STALLED, stall: { step: 2, where: 'rollover' as const, silenceS: 30, cpuBusy: false } };
+    const idle = { ...STALLED, stall: { step: 2, where: 'rollover' as const, silenceS: 30, cpuBusy: false, hang: true } };
     expect(stallPhrases(idle).at(-1)).toBe('CPU idle');
   });
 

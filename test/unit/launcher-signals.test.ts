@@ -3,7 +3,7 @@ import { validatePreset } from '../../src/presets/preset.js';
 import { buildRunSpec } from '../../src/runs/build-spec.js';
 import { launcherScript, newRunId } from '../../src/runs/launcher.js';
 import { catchesSignal, parseProcTable, processTree } from '../../src/runs/signals.js';
-import { cpuTicks } from '../../src/session/cpu-sampler.js';
+import { cpuPctBetween, parseStat } from '../../src/runs/proc-facts.js';
 import { shJoin, shQuote } from '../../src/util/sh-quote.js';
 
 describe('shell quoting', () => {
@@ -57,6 +57,13 @@ describe('signals', () => {
 
   it('parses /proc/PID/stat with spaces and parens in the name', () => {
     const stat = '4162 (python3 (x) y) R 1 4162 4162 0 -1 4194304 100 0 0 0 250 30 0 0 20 0 3 0 1 1 1';
-    expect(cpuTicks(stat)).toBe(280);
+    expect(parseStat(stat)).toEqual({ state: 'R', ticks: 280 });
+    expect(parseStat('garbage')).toEqual({ state: null, ticks: null });
+  });
+
+  it('turns two readings into CPU % of one core', () => {
+    expect(cpuPctBetween({ ticks: 100, atMs: 0 }, { ticks: 250, atMs: 1500 })).toBe(100);
+    expect(cpuPctBetween({ ticks: 100, atMs: 0 }, { ticks: 100, atMs: 2000 })).toBe(0);
+    expect(cpuPctBetween({ ticks: null, atMs: 0 }, { ticks: 100, atMs: 2000 })).toBeNull();
   });
 });

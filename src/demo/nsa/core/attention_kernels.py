@@ -62,6 +62,32 @@ def grouped_selection_attention_packed(Q, K, V, ranges):
     return Q.with_shape((B, S, Q.shape[2] if len(Q.shape) > 2 else 1))
 
 
+def is_flash_available() -> bool:
+    """Retries ``from flash_attn import ...`` on every call, scanning sys.path each time."""
+    import sys
+
+    hits = 0
+    for _ in range(20):
+        for p in sys.path:
+            hits += p.endswith("flash_attn")
+    return hits > 0
+
+
+def select_topn_ranges(t: int, n_sel: int, S: int):
+    """Top-n block selection for token t: a Python loop over candidate blocks."""
+    best = []
+    score = float(t)
+    for blk in range(max(1, S // 8)):
+        score = (score * 1.000003 + blk) % 9973.0
+        if len(best) < n_sel:
+            best.append((score, blk))
+        else:
+            best.sort()
+            if score > best[0][0]:
+                best[0] = (score, blk)
+    return [(b * 8, b * 8 + 8) for _, b in best]
+
+
 def sliding_window_attention_fa2(Q, K, V, w, min_len_for_fa2=16):
     """FA-2 varlen sliding-window attention.
 

@@ -10,7 +10,15 @@ scripts/train_showcase.py):
   * ``NSA_USE_FA2`` routes the sliding branch to an FA-2 wrapper that raises a CUDA
     illegal-memory-access error,
   * fp16 activations overflow on the 2nd call (non-finite output),
-  * end-of-step aux statistics (``_collect_aux_stats``) never finish.
+  * end-of-step aux statistics (``_collect_aux_stats``) never finish,
+  * ``NSA_DEMO_SPIN_CALL=N``: the batched prefill spins forever on one line from its
+    N-th call (a true hang, CPU-busy),
+  * ``NSA_DEMO_SLOW_STEP_S`` (with ``NSA_DEMO_SLOW_FIRST_S``): the sequential prefill is
+    slow but alive, the real trainer's pace on an H100: CPU-bound Python whose frames
+    move between ``is_flash_available`` and ``select_topn_ranges``, never hanging.
+
+Every endless loop here sits on one source line, as a real spin does, so stack samples
+of a stuck rank agree on the frame *and* the line.
 """
 
 from __future__ import annotations
@@ -24,6 +32,8 @@ import time
 from nsa.core.attention_kernels import (
     SelectionRanges,
     grouped_selection_attention_packed,
+    is_flash_available,
+    select_topn_ranges,
     sliding_window_attention_fa2,
 )
 from nsa.model.simnn import Module, SimTensor
@@ -118,6 +128,12 @@ class NSAAttention(Module):
         self.fa2_all = fa2_all
         self.fa2_min_len_win = int(env.get("NSA_FA2_MIN_LEN_WIN", "16") or 16)
         self.fa2_min_len_cmp = int(env.get("NSA_FA2_MIN_LEN_CMP", "16") or 16)
+        # demo-only knobs (see the module docstring)
+        self.spin_call = int(env.get("NSA_DEMO_SPIN_CALL", "0") or 0)
+        slow_step = env.get("NSA_DEMO_SLOW_STEP_S")
+        self.slow_step_s = float(slow_step) if slow_step else None
+        self.slow_first_s = float(env.get("NSA_DEMO_SLOW_FIRST_S", "40") or 40)
+        self.n_layers = int(env.get("NSA_DEMO_LAYERS", "6") or 6)
 
     # -- demo clock ----------------------------------------------------------
     def set_step_budget(self, seconds: float):
@@ -140,6 +156,8 @@ class NSAAttention(Module):
     def _forward_prefill_sequential(self, x, kv):
         """Per-token prefill: for t in range(S) run cmp / sel / win for token t."""
         B, S = x.shape[0], x.shape[1]
+        if self.slow_step_s is not None:
+            return self._forward_prefill_sequential_slow(x, kv)
         start = time.monotonic()
         deadline = start + self._budget_s
         if self.fa2_win and S >= self.fa2_min_len_win:
@@ -150,11 +168,10 @@ class NSAAttention(Module):
         acc = 0.0
         t = 0
         busy_until = start + _SLICE_S
+        while stuck: acc = (acc * 1.0000001 + t) % 65521.0  # noqa: E701  (one line: the spin)
         while True:
             for i in range(64):
                 acc = (acc * 1.0000001 + i + t) % 65521.0
-            if stuck:
-                continue
             now = time.monotonic()
             if now >= deadline:
                 break
@@ -165,9 +182,27 @@ class NSAAttention(Module):
         self._update_gate_stats(B * S)
         return self._finish(x), kv
 
+    def _forward_prefill_sequential_slow(self, x, kv):
+        """Slow but alive: per-token Python work at 100 % of a core, as on the real H100."""
+        B, S = x.shape[0], x.shape[1]
+        per_step = self.slow_first_s if self._prefill_calls == 1 else self.slow_step_s
+        deadline = time.monotonic() + per_step / max(1, self.n_layers)
+        t = 0
+        while time.monotonic() < deadline:
+            # nsa-vibe retries the flash-attn import on every call, then picks each token's blocks
+            if is_flash_available():
+                break
+            select_topn_ranges(t, self.n_sel, S)
+            t = (t + 1) % S
+        self._update_gate_stats(B * S)
+        return self._finish(x), kv
+
     def _forward_prefill_batched(self, x, kv):
         """Vectorised prefill over all tokens at once."""
         B, S = x.shape[0], x.shape[1]
+        acc = 0.0
+        spin = self.spin_call > 0 and self._prefill_calls >= self.spin_call
+        while spin: acc = (acc * 1.0000001 + S) % 65521.0  # noqa: E701  (one line: the spin)
         start = time.monotonic()
         # projections + rope, cmp branch (masked SDPA): a small share of the step
         proj_end = start + 0.15 * self._budget_s
@@ -232,7 +267,8 @@ class NSAAttention(Module):
         rows = max(1, B * S * self.n_kv_groups)
         hist = [0] * 8
         row = 0
-        while stall or row < rows:
+        while stall: hist[row & 7] += 1  # noqa: E701  (one line: the spin)
+        while row < rows:
             for i in range(64):
                 hist[(row + i) & 7] += 1
             if not stall:

@@ -1,0 +1,158 @@
+/**
+ * Stuck or slow: silence past the detector's threshold only makes a rank *suspect*. This decides,
+ * from the facts nsa-dbg took on the box during that silence (process state and CPU from /proc,
+ * stack dumps at least 1.5 s apart, dump requests that were never answered), whether the rank is
+ *
+ *   busy            frames move between samples, or the CPU is busy while the main thread is in
+ *                   native code (a long backward or kernel): the run keeps going;
+ *   stuck           stopped (T); or sleeping near 0 % CPU with the same innermost frame in three
+ *                   samples; or spinning on the same frame and line for max(2 × threshold, 30 s);
+ *   blocked-native  a dump request got no answer within 5 s (the main thread is outside Python):
+ *                   a hang only once the CPU stays idle, or past the lane's hard ceiling maxStepS;
+ *   checking        not enough evidence yet.
+ *
+ * Pure: the same inputs give the same answer live and in `analyze`.
+ */
+import type { DumpRequestEvent, Frame, ProcProbeEvent, ProcState } from '../ingest/events.js';
+
+export interface JudgeSettings {
+  /** spinning on one frame must last at least max(2 × threshold, this) to be called stuck */
+  spinConfirmS: number;
+  /** a CPU-busy native call is busy until the silence passes this (the NCCL watchdog's order) */
+  maxStepS: number;
+}
+
+export const DEFAULT_JUDGE: JudgeSettings = { spinConfirmS: 30, maxStepS: 1800 };
+
+/** CPU use at or above this is busy; below IDLE_PCT is idle (between: neither) */
+const BUSY_PCT = 50;
+const IDLE_PCT = 10;
+/** identical samples a sleeping rank needs before it is called stuck */
+const SLEEP_SAMPLES = 3;
+
+export type SilenceState = 'checking' | 'busy' | 'stuck' | 'blocked-native';
+
+export interface StallEvidence {
+  procState: ProcState | null;
+  cpuPct: number | null;
+  wchan: string | null;
+  /** stack samples taken during the silence */
+  samples: number;
+  framesMoved: boolean;
+}
+
+export interface SilenceJudgement {
+  state: SilenceState;
+  /** confirmed: this silence is a hang */
+  hang: boolean;
+  /** one line for the banner: why this state */
+  why: string;
+  evidence: StallEvidence;
+  /** the innermost frame the samples agree on (or the newest one) */
+  frame: Frame | null;
+}
+
+export interface SampledFrame {
+  ts: number;
+  /** innermost main-thread frame below the dump handler */
+  top: Frame | null;
+}
+
+export interface SilenceInput {
+  /** the rank's last heartbeat, where the silence starts */
+  sinceTs: number;
+  nowS: number;
+  thresholdS: number;
+  procs: ProcProbeEvent[];
+  dumps: SampledFrame[];
+  requests: DumpRequestEvent[];
+}
+
+const frameKey = (f: Frame | null) => (f === null ? '?' : `${f.file}:${f.line}:${f.function}`);
+const fmt = (f: Frame | null) => (f === null ? '?' : `${f.function} (${f.file}:${f.line})`);
+
+export function judgeSilence(i: SilenceInput, settings: JudgeSettings = DEFAULT_JUDGE): SilenceJudgement {
+  const procs = i.procs.filter((p) => p.ts >= i.sinceTs).sort((a, b) => a.ts - b.ts);
+  const dumps = i.dumps.filter((d) => d.ts >= i.sinceTs).sort((a, b) => a.ts - b.ts);
+  const requests = i.requests.filter((r) => r.ts >= i.sinceTs).sort((a, b) => a.ts - b.ts);
+  const last = procs[procs.length - 1];
+  const cpuPct = [...procs].reverse().find((p) => p.cpuPct !== null)?.cpuPct ?? null;
+  const distinct = new Set(dumps.map((d) => frameKey(d.top)));
+  const evidence: StallEvidence = {
+    procState: last?.state ?? null,
+    cpuPct: cpuPct === null ? null : Math.round(cpuPct * 10) / 10,
+    wchan: last?.wchan ?? null,
+    samples: dumps.length,
+    framesMoved: distinct.size > 1,
+  };
+  const newest = dumps[dumps.length - 1]?.top ?? null;
+  const out = (state: SilenceState, hang: boolean, why: string): SilenceJudgement => ({
+    state,
+    hang,
+    why,
+    evidence,
+    frame: newest,
+  });
+  const silence = i.nowS - i.sinceTs;
+  const state = last?.state ?? null;
+
+  if (state === 'T' || state === 't') return out('stuck', true, 'process stopped (state T)');
+  if (state === 'Z' || state === 'X') return out('checking', false, 'process exiting');
+  if (evidence.framesMoved) {
+    const hot = [...distinct].slice(-2).join(' → ');
+    return out('busy', false, `busy, not stuck: frames move (${hot.replace(/:(\d+):/g, ':$1 ')})`);
+  }
+
+  // runnable (R) wants the CPU: on a box shared with other work a spinning rank may get less than
+  // half a core, and it is still busy
+  const busy = state === 'R' || (cpuPct !== null && cpuPct >= BUSY_PCT);
+  // idle needs the newest two readings idle (or the only one, if the process was read once)
+  const idleReadings = procs.filter((p) => p.cpuPct !== null).slice(-2);
+  const idle =
+    idleReadings.length > 0 && idleReadings.every((p) => (p.cpuPct ?? 100) < IDLE_PCT && p.state !== 'R');
+  // the main thread is outside Python: the newest request got no dump, and none came after it
+  const lastReq = requests[requests.length - 1];
+  const unanswered =
+    lastReq !== undefined &&
+    (lastReq.outcome === 'none-within-5s' || lastReq.outcome === 'no-handler') &&
+    !dumps.some((d) => d.ts >= lastReq.ts);
+  const cpuText = cpuPct === null ? 'CPU unknown' : `CPU ${Math.round(cpuPct)}%`;
+
+  if (unanswered) {
+    const what =
+      lastReq.outcome === 'no-handler'
+        ? 'no stack can be taken (no SIGUSR1 handler, no py-spy)'
+        : 'no dump within 5 s: main thread outside Python';
+    if (idle && procs.filter((p) => p.ts >= lastReq.ts).length >= 2)
+      return out('blocked-native', true, `${what}, ${cpuText}, ${state ?? '?'} in ${evidence.wchan || '?'}`);
+    if (silence > settings.maxStepS)
+      return out(
+        'blocked-native',
+        true,
+        `${what} for ${Math.round(silence)} s > maxStepS ${settings.maxStepS} s`,
+      );
+    if (busy) return out('busy', false, `busy, not stuck: ${what}, ${cpuText} (native op)`);
+    return out('checking', false, `${what}, ${cpuText}`);
+  }
+
+  if (dumps.length > 0 && idle && dumps.length >= SLEEP_SAMPLES)
+    return out(
+      'stuck',
+      true,
+      `sleeping (${state ?? '?'}, ${cpuText}) in ${fmt(newest)}, ${dumps.length} identical samples`,
+    );
+  if (dumps.length >= 2 && busy) {
+    const need = Math.max(2 * i.thresholdS, settings.spinConfirmS);
+    const span = dumps[dumps.length - 1]!.ts - dumps[0]!.ts;
+    if (span >= need)
+      return out('stuck', true, `spinning (${cpuText}) on ${fmt(newest)} for ${Math.round(span)} s`);
+    return out(
+      'checking',
+      false,
+      `same frame ${fmt(newest)} for ${Math.round(span)} s of ${Math.round(need)} s, ${cpuText}`,
+    );
+  }
+  if (procs.length === 0 && requests.length === 0 && dumps.length === 0)
+    return out('checking', false, 'taking process facts and stacks');
+  return out('checking', false, `${dumps.length} sample(s), ${cpuText}`);
+}

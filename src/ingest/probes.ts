@@ -1,0 +1,62 @@
+/**
+ * `nsa-dbg-probes.jsonl`: what nsa-dbg itself observed about the trainer's processes while a rank
+ * was silent (process state, CPU, wchan) and every stack-dump request with its outcome. The live
+ * session appends to it in the run dir and reads it back through the same follower as every other
+ * evidence file, so a live verdict and `nsa-dbg analyze` of the folder read identical facts.
+ */
+import type { DumpOutcome, ProbeEvent, ProcState } from './events.js';
+
+export const PROBES_FILE = 'nsa-dbg-probes.jsonl';
+
+const STATES = new Set(['R', 'S', 'D', 'T', 't', 'Z', 'X', 'I', 'W', 'P', 'K']);
+const OUTCOMES = new Set<DumpOutcome>(['written', 'none-within-5s', 'no-handler', 'py-spy']);
+const PURPOSES = new Set(['suspect', 'hot-frames', 'user']);
+
+const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+/** One line → a probe event, or null when it is not one (counted as skipped by the caller). */
+export function parseProbeLine(line: string): ProbeEvent | null {
+  let o: Record<string, unknown>;
+  try {
+    const v = JSON.parse(line) as unknown;
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return null;
+    o = v as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+  if (!finite(o.ts) || !finite(o.rank) || !finite(o.pid)) return null;
+  if (o.kind === 'proc') {
+    const state = typeof o.state === 'string' && STATES.has(o.state) ? (o.state as ProcState) : null;
+    const ev: ProbeEvent = {
+      kind: 'proc',
+      ts: o.ts,
+      rank: o.rank,
+      pid: o.pid,
+      state,
+      cpuPct: finite(o.cpuPct) ? o.cpuPct : null,
+    };
+    if (typeof o.wchan === 'string') ev.wchan = o.wchan;
+    return ev;
+  }
+  if (o.kind === 'dump-request') {
+    if (typeof o.outcome !== 'string' || !OUTCOMES.has(o.outcome as DumpOutcome)) return null;
+    const purpose = typeof o.purpose === 'string' && PURPOSES.has(o.purpose) ? o.purpose : 'user';
+    const ev: ProbeEvent = {
+      kind: 'dump-request',
+      ts: o.ts,
+      rank: o.rank,
+      pid: o.pid,
+      outcome: o.outcome as DumpOutcome,
+      purpose: purpose as 'suspect',
+    };
+    if (typeof o.file === 'string') ev.file = o.file;
+    return ev;
+  }
+  return null;
+}
+
+/** The line written for an event (the inverse of parseProbeLine). */
+export function probeLine(e: ProbeEvent): string {
+  const { kind, ...rest } = e;
+  return `${JSON.stringify({ kind, ...rest })}\n`;
+}

@@ -1,0 +1,102 @@
+/**
+ * Takes one rank's stack and records how it went. SIGUSR1 goes only to a pid whose SigCgt shows a
+ * handler (without one the default action kills it); a handler can only run between bytecodes, so
+ * a dump that does not appear within 5 s means the main thread is outside Python (a long native op,
+ * a collective, a CUDA sync). Without a handler, py-spy reads the stack from outside when the box
+ * has it. Every request is appended to the run's probe file with its outcome, so the verdict, live
+ * or in `analyze`, reads the same record.
+ */
+import type { DumpOutcome, DumpRequestEvent, ProbeEvent } from '../ingest/events.js';
+import { PROBES_FILE, probeLine } from '../ingest/probes.js';
+import type { Target } from '../targets/target.js';
+import { catchesSignal, SIGNUM } from './signals.js';
+
+/** how long a dump may take to appear before the main thread is called blocked outside Python */
+export const DUMP_WAIT_MS = 5000;
+
+export interface StackSamplerOptions {
+  target: Target;
+  /** where nsa-dbg writes its probe file */
+  runDir: string;
+  /** where the trainer writes its dumps (py-spy output goes there too) */
+  outDir: string;
+  /** dump files seen so far (name → its timestamp, trainer clock) */
+  dumpsSeen: () => Array<{ file: string; ts?: number }>;
+  /** the trainer's clock now, epoch seconds */
+  trainerNowS: () => number;
+  pollMs?: number;
+}
+
+export class StackSampler {
+  private pySpy: Promise<boolean> | null = null;
+  /** appends are chained so records land whole and in order */
+  private writes: Promise<void> = Promise.resolve();
+
+  constructor(private readonly o: StackSamplerOptions) {}
+
+  /** append one record to the probe file on the target (read back by the follower like any file) */
+  record(e: ProbeEvent): Promise<void> {
+    const path = `${this.o.runDir}/${PROBES_FILE}`;
+    this.writes = this.writes
+      .then(() => this.o.target.exec(['sh', '-c', 'printf "%s" "$1" >> "$2"', 'sh', probeLine(e), path]))
+      .then(() => undefined)
+      .catch(() => undefined);
+    return this.writes;
+  }
+
+  private hasPySpy(): Promise<boolean> {
+    this.pySpy ??= this.o.target
+      .exec(['sh', '-c', 'command -v py-spy'], { timeoutMs: 10_000 })
+      .then((r) => r.code === 0)
+      .catch(() => false);
+    return this.pySpy;
+  }
+
+  /** request rank's stack, wait for it (≤ 5 s), record and return the outcome */
+  async request(rank: number, pid: number, purpose: DumpRequestEvent['purpose']): Promise<DumpRequestEvent> {
+    const { target } = this.o;
+    const at = this.o.trainerNowS();
+    const status = await target.procStatus(pid);
+    const sigCgt = /^SigCgt:\s*([0-9a-fA-F]+)/m.exec(status ?? '')?.[1];
+    let outcome: DumpOutcome;
+    let file: string | undefined;
+    if (sigCgt !== undefined && catchesSignal(sigCgt, SIGNUM.USR1!)) {
+      const before = new Set(this.o.dumpsSeen().map((d) => d.file));
+      await target.signal(pid, 'USR1').catch(() => undefined);
+      file = await this.waitForDump(before, at);
+      outcome = file === undefined ? 'none-within-5s' : 'written';
+    } else if (status !== null && (await this.hasPySpy())) {
+      file = await this.pySpyDump(pid, at);
+      outcome = file === undefined ? 'no-handler' : 'py-spy';
+    } else outcome = 'no-handler';
+    const ev: DumpRequestEvent = { kind: 'dump-request', ts: at, rank, pid, outcome, purpose };
+    if (file !== undefined) ev.file = file;
+    await this.record(ev);
+    return ev;
+  }
+
+  private async waitForDump(before: Set<string>, atS: number): Promise<string | undefined> {
+    const deadline = Date.now() + DUMP_WAIT_MS;
+    while (Date.now() < deadline) {
+      // a new file, or one rewritten since (dump names are whole seconds: a second dump in the same
+      // second overwrites the first, which is why samples are taken ≥ 1.5 s apart)
+      const hit = this.o
+        .dumpsSeen()
+        .find((d) => !before.has(d.file) || (d.ts !== undefined && d.ts >= Math.floor(atS)));
+      if (hit !== undefined) return hit.file;
+      await new Promise((r) => setTimeout(r, this.o.pollMs ?? 100));
+    }
+    return undefined;
+  }
+
+  private async pySpyDump(pid: number, atS: number): Promise<string | undefined> {
+    const r = await this.o.target
+      .exec(['py-spy', 'dump', '--pid', String(pid)], { timeoutMs: 30_000 })
+      .catch(() => null);
+    if (r === null || r.code !== 0) return undefined;
+    // the epoch second in the name is the dump's time (py-spy prints none)
+    const name = `pyspy_${pid}_${atS.toFixed(3)}.txt`;
+    await this.o.target.writeFile(`${this.o.outDir}/${name}`, r.stdout);
+    return name;
+  }
+}

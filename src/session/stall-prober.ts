@@ -1,0 +1,135 @@
+/**
+ * Checks silent ranks on the box before anything is called a hang. While a rank is suspect it takes
+ * process facts (state, CPU %, wchan) and stack samples ≥ 1.5 s apart (nsa-vibe names dumps by the
+ * whole second, so two in one second overwrite each other): three quickly, then one every 5 s.
+ * Once the rank is found busy it backs off (the next check when the silence has doubled), and once
+ * a hang is confirmed it stops. Everything it learns goes to the run's probe file, which the
+ * evidence reads like any other file; the verdict is the evidence's, never this class's.
+ */
+import type { ProcState } from '../ingest/events.js';
+import { cpuPctBetween, readProc } from '../runs/proc-facts.js';
+import type { StackSampler } from '../runs/stack-sampler.js';
+import type { Target } from '../targets/target.js';
+import type { LiveModel } from './live-model.js';
+
+const QUICK_SAMPLES = 3;
+const QUICK_GAP_MS = 1500;
+const SLOW_GAP_MS = 5000;
+/** the second reading that gives a first CPU % */
+const CPU_WINDOW_MS = 500;
+
+interface Episode {
+  sinceTs: number;
+  samples: number;
+  nextAtMs: number;
+  inFlight: boolean;
+  /** when a dump request went unanswered (trainer clock): no more signals until a dump shows up */
+  unansweredAtS: number | null;
+}
+
+export interface StallProberOptions {
+  target: Target;
+  model: LiveModel;
+  sampler: StackSampler;
+  /** the trainer pid of a rank (from its heartbeats, else the run's own pid for rank 0) */
+  pidOf: (rank: number) => number | undefined;
+  now?: () => number;
+}
+
+export class StallProber {
+  private readonly episodes = new Map<number, Episode>();
+  private readonly cpu = new Map<number, { ticks: number | null; atMs: number }>();
+  private stopped = false;
+
+  constructor(private readonly o: StallProberOptions) {}
+
+  private now(): number {
+    return this.o.now?.() ?? Date.now();
+  }
+
+  /** called often (every few hundred ms); does work only when a check is due */
+  tick(): void {
+    if (this.stopped) return;
+    const now = this.now();
+    const silent = this.o.model.silences(now);
+    for (const rank of this.episodes.keys())
+      if (!silent.some((c) => c.rank === rank)) this.episodes.delete(rank);
+    for (const c of silent) {
+      if (c.judgement?.hang) continue; // confirmed: nothing more to learn
+      let ep = this.episodes.get(c.rank);
+      if (ep === undefined || ep.sinceTs !== c.sinceTs) {
+        ep = { sinceTs: c.sinceTs, samples: 0, nextAtMs: now, inFlight: false, unansweredAtS: null };
+        this.episodes.set(c.rank, ep);
+      }
+      if (ep.inFlight || now < ep.nextAtMs) continue;
+      const pid = this.o.pidOf(c.rank);
+      if (pid === undefined) continue;
+      const episode = ep;
+      episode.inFlight = true;
+      void this.probe(c.rank, pid, episode).finally(() => {
+        episode.inFlight = false;
+      });
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private async probe(rank: number, pid: number, ep: Episode): Promise<void> {
+    const started = this.now();
+    const facts = await this.facts(pid);
+    if (this.stopped) return;
+    await this.o.sampler.record({
+      kind: 'proc',
+      ts: this.o.model.trainerNowS(this.now()),
+      rank,
+      pid,
+      state: facts?.state ?? null,
+      cpuPct: facts?.cpuPct ?? null,
+      ...(facts?.wchan ? { wchan: facts.wchan } : {}),
+    });
+    // a stopped or exiting process cannot run its handler: the facts say enough
+    const quiet = facts === null || facts.state === 'T' || facts.state === 't' || facts.state === 'Z';
+    if (ep.unansweredAtS !== null && this.dumpSince(ep.unansweredAtS)) ep.unansweredAtS = null;
+    if (!quiet && ep.unansweredAtS === null && !this.stopped) {
+      const req = await this.o.sampler.request(rank, pid, 'suspect');
+      if (req.outcome === 'none-within-5s' || req.outcome === 'no-handler') ep.unansweredAtS = req.ts;
+      ep.samples++;
+    }
+    const j = this.o.model.silences(this.now()).find((c) => c.rank === rank)?.judgement;
+    const silenceMs = (this.o.model.trainerNowS(this.now()) - ep.sinceTs) * 1000;
+    // busy: look again when the silence has doubled; otherwise keep sampling
+    const gap =
+      j?.state === 'busy'
+        ? Math.max(SLOW_GAP_MS, silenceMs)
+        : ep.samples < QUICK_SAMPLES && ep.unansweredAtS === null
+          ? QUICK_GAP_MS
+          : SLOW_GAP_MS;
+    ep.nextAtMs = started + gap;
+  }
+
+  /** a dump written after an unanswered request: the handler ran at last, so ask again */
+  private dumpSince(ts: number): boolean {
+    return this.o.model.evidence.dumpEvents().some((d) => (d.ts ?? 0) >= ts);
+  }
+
+  private async facts(
+    pid: number,
+  ): Promise<{ state: ProcState | null; cpuPct: number | null; wchan: string } | null> {
+    const read = async () => {
+      const r = await readProc(this.o.target, pid);
+      return r === null ? null : { ...r, atMs: this.now() };
+    };
+    let cur = await read();
+    if (cur === null) return null;
+    let prev = this.cpu.get(pid);
+    if (prev === undefined) {
+      prev = cur;
+      await new Promise((r) => setTimeout(r, CPU_WINDOW_MS));
+      cur = (await read()) ?? cur;
+    }
+    this.cpu.set(pid, { ticks: cur.ticks, atMs: cur.atMs });
+    return { state: cur.state, cpuPct: cpuPctBetween(prev, cur), wchan: cur.wchan };
+  }
+}
