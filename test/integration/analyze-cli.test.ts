@@ -11,7 +11,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import yargs from 'yargs';
 import { analyzeCommand, formatReport } from '../../src/cli/commands/analyze.js';
 
-const FIX = '/work/shared/fixtures/nsa-vibe-h200';
+// real H200 captures, kept beside the tests (test/fixtures/nsa-vibe-h200/README.md)
+const FIX = join(import.meta.dirname, '..', 'fixtures', 'nsa-vibe-h200');
 
 /** Run the command in-process through yargs; capture stdout/stderr and the exit status. */
 async function analyze(args: string[]): Promise<{ out: string; err: string; code: number }> {

@@ -1,7 +1,9 @@
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analyzeDir } from '../../../src/analysis/analyze-dir.js';
 
-const FIX = '/work/shared/fixtures/nsa-vibe-h200';
+// real H200 captures, kept beside the tests (test/fixtures/nsa-vibe-h200/README.md)
+const FIX = join(import.meta.dirname, '..', '..', 'fixtures', 'nsa-vibe-h200');
 
 describe('analyzeDir on the real H200 captures', () => {
   it('batched: incomplete, killed (exit 137) at step 17, slow step 5, one SIGUSR1 dump', async () => {

@@ -1,8 +1,12 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StallDetector } from '../../../src/analysis/stall-detector.js';
 import type { BeatEvent } from '../../../src/ingest/events.js';
 import { parseHeartbeatLine } from '../../../src/ingest/heartbeat.js';
+
+// real H200 captures, kept beside the tests (test/fixtures/nsa-vibe-h200/README.md)
+const FIX = join(import.meta.dirname, '..', '..', 'fixtures', 'nsa-vibe-h200');
 
 const beat = (rank: number, step: number, ts: number, msg: string, phase?: string): BeatEvent => ({
   kind: 'beat',
@@ -35,7 +39,7 @@ function run(
 }
 
 describe('StallDetector on the real batched heartbeat', () => {
-  const beats = readFileSync('/work/shared/fixtures/nsa-vibe-h200/batched/heartbeat_rank0.jsonl', 'utf8')
+  const beats = readFileSync(join(FIX, 'batched/heartbeat_rank0.jsonl'), 'utf8')
     .trim()
     .split('\n')
     .map((l) => parseHeartbeatLine(l)!);

@@ -5,6 +5,9 @@ import { analyzeDir } from '../../../src/analysis/analyze-dir.js';
 import { Evidence } from '../../../src/analysis/evidence.js';
 import { healthyBeats, makeRun, stepLines } from './run-dir.js';
 
+// real H200 captures, kept beside the tests (test/fixtures/nsa-vibe-h200/README.md)
+const FIX = join(import.meta.dirname, '..', '..', 'fixtures', 'nsa-vibe-h200');
+
 const tb = (
   exception: string,
   file = '/root/nsa-vibe/nsa/core/attention_kernels.py',
@@ -140,10 +143,7 @@ describe('hang vs incomplete vs pass vs stopped', () => {
   it('evidence ends inside a step, then a dump 30 s later → hang, localised', async () => {
     const beats = healthyBeats(5, 2, 1795315000);
     beats.push({ step: 6, ts: 1795315011, msg: 'beat', phase: 'step_start' });
-    const dump = readFileSync(
-      '/work/shared/fixtures/nsa-vibe-h200/batched/stackdump_1795315501.txt',
-      'utf8',
-    ).replace(
+    const dump = readFileSync(join(FIX, 'batched/stackdump_1795315501.txt'), 'utf8').replace(
       'Signal 10 at 2026-11-22T02:45:01.782481Z',
       `Signal 10 at ${new Date(1795315041 * 1000).toISOString()}`,
     );

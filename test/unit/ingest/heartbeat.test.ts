@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BeatEvent } from '../../../src/ingest/events.js';
 import { HeartbeatReader, parseHeartbeatLine } from '../../../src/ingest/heartbeat.js';
 import { parsePythonJson } from '../../../src/ingest/python-json.js';
 
-const FIX = '/work/shared/fixtures/nsa-vibe-h200';
+// real H200 captures, kept beside the tests (test/fixtures/nsa-vibe-h200/README.md)
+const FIX = join(import.meta.dirname, '..', '..', 'fixtures', 'nsa-vibe-h200');
 const batched = readFileSync(`${FIX}/batched/heartbeat_rank0.jsonl`, 'utf8');
 
 /** What JSON.parse (plus NaN literals) makes of a line, in BeatEvent shape. */

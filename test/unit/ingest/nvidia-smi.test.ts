@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   GPU_QUERY_FIELDS,
@@ -6,6 +7,9 @@ import {
   parseGpuCsvLine,
   parseNvidiaSmiLine,
 } from '../../../src/ingest/nvidia-smi.js';
+
+// real H200 captures, kept beside the tests (test/fixtures/nsa-vibe-h200/README.md)
+const FIX = join(import.meta.dirname, '..', '..', 'fixtures', 'nsa-vibe-h200');
 
 describe('nvidia-smi CSV', () => {
   it('parses a --query-gpu line of the real poll', () => {
@@ -34,9 +38,7 @@ describe('nvidia-smi CSV', () => {
   });
 
   it('tells the two alternating queries apart in nvsmi_poll.csv', () => {
-    const lines = readFileSync('/work/shared/fixtures/nsa-vibe-h200/nvsmi_poll.csv', 'utf8')
-      .trim()
-      .split('\n');
+    const lines = readFileSync(join(FIX, 'nvsmi_poll.csv'), 'utf8').trim().split('\n');
     const parsed = lines.map((l) => parseNvidiaSmiLine(l));
     expect(parsed.every((p) => p !== null)).toBe(true);
     const procs = parsed.filter((p) => p !== null && 'pid' in p);

@@ -1,13 +1,17 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mainThread, mainThreadTop, parseStackDump } from '../../../src/ingest/stackdump.js';
+
+// real H200 captures, kept beside the tests (test/fixtures/nsa-vibe-h200/README.md)
+const FIX = join(import.meta.dirname, '..', '..', 'fixtures', 'nsa-vibe-h200');
 
 const read = (p: string) => readFileSync(p, 'utf8');
 
 describe('parseStackDump', () => {
   it('nsa-vibe signal dump (real capture): main thread in grouped_selection_attention_packed', () => {
     const d = parseStackDump(
-      read('/work/shared/fixtures/nsa-vibe-h200/batched/stackdump_1795315501.txt'),
+      read(join(FIX, 'batched/stackdump_1795315501.txt')),
       'stackdump_1795315501.txt',
     )!;
     expect(d.dumpKind).toBe('signal');

@@ -1,8 +1,12 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { IngestEvent, LogLineEvent, StepEvent, TracebackEvent } from '../../../src/ingest/events.js';
 import { LineSplitter } from '../../../src/ingest/line-splitter.js';
 import { StdoutParser } from '../../../src/ingest/stdout-parser.js';
+
+// real H200 captures, kept beside the tests (test/fixtures/nsa-vibe-h200/README.md)
+const FIX = join(import.meta.dirname, '..', '..', 'fixtures', 'nsa-vibe-h200');
 
 function parseAll(text: string, p = new StdoutParser()): IngestEvent[] {
   const s = new LineSplitter();
@@ -39,7 +43,7 @@ describe('StdoutParser: nsa-vibe', () => {
   });
 
   it('reads the real batched capture: 17 steps, banners tagged, exit line', () => {
-    const evs = parseAll(readFileSync('/work/shared/fixtures/nsa-vibe-h200/batched/stdout.log', 'utf8'));
+    const evs = parseAll(readFileSync(join(FIX, 'batched/stdout.log'), 'utf8'));
     expect(steps(evs).map((s) => s.step)).toEqual(Array.from({ length: 17 }, (_, i) => i + 1));
     const l = logs(evs);
     expect(l.find((e) => e.text.startsWith('[boot] effective'))?.tag).toBe('boot');
@@ -49,7 +53,7 @@ describe('StdoutParser: nsa-vibe', () => {
 
   it('reads the real nan capture: FATAL line and the final metrics JSON', () => {
     const p = new StdoutParser();
-    const evs = parseAll(readFileSync('/work/shared/fixtures/nsa-vibe-h200/nan/stdout.log', 'utf8'), p);
+    const evs = parseAll(readFileSync(join(FIX, 'nan/stdout.log'), 'utf8'), p);
     expect(logs(evs).find((e) => e.tag === 'fatal')?.text).toContain('non-finite loss');
     const m = evs.find((e) => e.kind === 'metrics');
     expect(m).toMatchObject({ metrics: { steps: 10, loss_last: 142602469376 } });
