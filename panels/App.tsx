@@ -8,6 +8,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { DashboardState, SessionController } from '../src/session/state.js';
 import { initialUiState, type UiAction, type UiState, uiReducer } from '../src/session/ui-reducer.js';
 import { Dashboard, dashboardLayout } from './Dashboard.js';
+import { DisplayMode } from './display.js';
 import { type InkKeyFlags, type KeyContext, type KeyEffect, routeKey } from './key-router.js';
 import { logTextRows, maxLogScroll } from './layout.js';
 import { colorFromEnv } from './theme.js';
@@ -19,6 +20,8 @@ export interface AppProps {
   onExit: () => void;
   /** colours on/off; defaults to the NO_COLOR convention */
   color?: boolean;
+  /** ASCII-only drawing (runTui decides it from --ascii and the locale) */
+  ascii?: boolean;
   /** hand the terminal to the run's own PTY (the caller unmounts the UI meanwhile) */
   onTerminal?: () => void;
   /** a line to show first (e.g. why the terminal hand-over could not happen) */
@@ -36,7 +39,14 @@ function useSnapshot(controller: SessionController): DashboardState {
   return state;
 }
 
-export function App({ controller, onExit, color = colorFromEnv(), onTerminal, initialNotice }: AppProps) {
+export function App({
+  controller,
+  onExit,
+  color = colorFromEnv(),
+  ascii = false,
+  onTerminal,
+  initialNotice,
+}: AppProps) {
   const state = useSnapshot(controller);
   const { columns, rows } = useTerminalSize();
   const lanes = useMemo(() => controller.lanes(), [controller]);
@@ -122,16 +132,18 @@ export function App({ controller, onExit, color = colorFromEnv(), onTerminal, in
   useInput(onInput);
 
   return (
-    <Dashboard
-      state={state}
-      ui={ui}
-      columns={columns}
-      rows={rows}
-      color={color}
-      notice={notice}
-      lanes={lanes}
-      quitConsequence={ui.overlay === 'quit' ? controller.quitConsequence() : ''}
-      quitting={quitting}
-    />
+    <DisplayMode ascii={ascii}>
+      <Dashboard
+        state={state}
+        ui={ui}
+        columns={columns}
+        rows={rows}
+        color={color}
+        notice={notice}
+        lanes={lanes}
+        quitConsequence={ui.overlay === 'quit' ? controller.quitConsequence() : ''}
+        quitting={quitting}
+      />
+    </DisplayMode>
   );
 }

@@ -3,9 +3,11 @@
  * hang sits), then the top frame of every other thread.
  */
 import { Text } from 'ink';
+import { useMemo } from 'react';
 import type { Frame } from '../src/ingest/events.js';
 import { signalName } from '../src/runs/signals.js';
 import type { DumpView } from '../src/session/state.js';
+import { useClean } from './display.js';
 import { baseName, padCut, positional, shortenPath } from './format.js';
 import { Rows } from './Rows.js';
 import { tone } from './theme.js';
@@ -54,7 +56,21 @@ function FrameRow({ f, fnWidth, width, first, user, color }: FrameRowProps) {
   );
 }
 
-export function DumpPane({ dump, width, height, color }: DumpPaneProps) {
+/** Every name in a dump comes from the box (file names, function and thread names): cleaned once here. */
+function cleanDump(dump: DumpView, clean: (s: string) => string): DumpView {
+  const frame = (f: Frame): Frame => ({ ...f, file: clean(f.file), function: clean(f.function) });
+  return {
+    ...dump,
+    file: clean(dump.file),
+    kind: clean(dump.kind) as DumpView['kind'],
+    mainThread: dump.mainThread.map(frame),
+    otherThreads: dump.otherThreads.map((t) => ({ name: clean(t.name), top: t.top && frame(t.top) })),
+  };
+}
+
+export function DumpPane({ dump: raw, width, height, color }: DumpPaneProps) {
+  const clean = useClean();
+  const dump = useMemo(() => raw && cleanDump(raw, clean), [raw, clean]);
   if (!dump) {
     return (
       <Rows width={width} height={height}>

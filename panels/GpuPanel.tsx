@@ -8,6 +8,7 @@ import { Text } from 'ink';
 import type { GpuSample } from '../src/ingest/events.js';
 import type { GpuView } from '../src/session/state.js';
 import { gauge, ratio } from './charts/gauge.js';
+import { useClean } from './display.js';
 import { formatMiB } from './format.js';
 import { Rows } from './Rows.js';
 import { tone } from './theme.js';
@@ -31,12 +32,13 @@ export function vramPeakMiB(gpu: GpuView): number | undefined {
 const MIN_BAR = 8;
 
 function GpuRow({ g, width, limit, color }: { g: GpuSample; width: number; limit?: number; color: boolean }) {
+  const clean = useClean();
   // Everything after the bar, most useful first; drop from the end until a usable bar fits.
   const details = [
     `${formatMiB(g.memUsedMiB)}/${formatMiB(g.memTotalMiB)} MiB`,
     g.utilPct !== undefined ? `util ${g.utilPct}%` : null,
     g.tempC !== undefined ? `${g.tempC}°C` : null,
-    g.name.replace(/^NVIDIA\s+/, ''),
+    clean(g.name).replace(/^NVIDIA\s+/, ''),
   ].filter((d): d is string => d !== null);
   const head = `${g.index} `;
   // The gauge adds " NNN%" (5 chars) after its bar.
@@ -87,6 +89,7 @@ function LimitMark({ gpu, color }: { gpu: GpuView; color: boolean }) {
 }
 
 export function GpuPanel({ gpu, width, height, color }: GpuPanelProps) {
+  const clean = useClean();
   // GPU rows stop short of the torch line, which matters more than the eighth GPU's bar.
   const gpuRoom = Math.max(1, height - 2);
   return (
@@ -98,7 +101,7 @@ export function GpuPanel({ gpu, width, height, color }: GpuPanelProps) {
       </Text>
       {!gpu.available ? (
         <Text color={tone(color, 'warn')} wrap="truncate-end">
-          {gpu.message ?? 'GPU data unavailable'}
+          {clean(gpu.message ?? 'GPU data unavailable')}
         </Text>
       ) : null}
       {gpu.available && gpu.gpus.length === 0 ? <Text dimColor>no GPU sample yet</Text> : null}
@@ -110,7 +113,7 @@ export function GpuPanel({ gpu, width, height, color }: GpuPanelProps) {
       <TorchLine gpu={gpu} />
       {gpu.processes.map((p) => (
         <Text key={p.pid} dimColor wrap="truncate-end">
-          pid {p.pid} {p.name} {formatMiB(p.usedMiB)} MiB
+          pid {p.pid} {clean(p.name)} {formatMiB(p.usedMiB)} MiB
         </Text>
       ))}
     </Rows>

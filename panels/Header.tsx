@@ -4,6 +4,7 @@
  */
 import { Box, Text } from 'ink';
 import type { DashboardState } from '../src/session/state.js';
+import { useClean } from './display.js';
 import { formatDuration, formatSeconds } from './format.js';
 import { runPhaseTone, tone } from './theme.js';
 
@@ -26,34 +27,35 @@ export type HeaderProps = Pick<
 
 export const DEMO_MARKER = 'DEMO: simulated trainer and GPU';
 
-function runStateText(p: HeaderProps): string {
+function runStateText(p: HeaderProps, clean: (s: string) => string): string {
   if (p.runState === 'exited' && p.exitCode !== undefined && p.exitCode !== null)
     return `exited ${p.exitCode}`;
-  return p.runState;
+  return clean(p.runState);
 }
 
-function connectionText(c: NonNullable<HeaderProps['connection']>): string {
-  const parts = [`connection ${c.state}`];
+function connectionText(c: NonNullable<HeaderProps['connection']>, clean: (s: string) => string): string {
+  const parts = [`connection ${clean(c.state)}`];
   if (c.outageS !== undefined) parts.push(`for ${formatSeconds(c.outageS)}`);
   if (c.attempts !== undefined) parts.push(`${c.attempts} attempt${c.attempts === 1 ? '' : 's'}`);
   return parts.join(' · ');
 }
 
 export function Header(p: HeaderProps) {
+  const clean = useClean();
   const elapsed = p.startedAt !== null ? formatDuration(p.now - p.startedAt) : '–';
   const step = p.totalSteps !== undefined ? `${p.step}/${p.totalSteps}` : String(p.step);
-  const outage = p.connection && p.connection.state !== 'up' ? connectionText(p.connection) : null;
+  const outage = p.connection && p.connection.state !== 'up' ? connectionText(p.connection, clean) : null;
   const hasStatus = outage || p.simulated || p.verdict || p.notice;
   return (
     <Box flexDirection="column" width={p.width} height={2} flexShrink={0}>
       <Text wrap="truncate-end">
         <Text bold>nsa-dbg</Text>
-        <Text> {p.target} · lane </Text>
+        <Text> {clean(p.target)} · lane </Text>
         <Text bold color={tone(p.color, 'accent')}>
-          {p.lane || '–'}
+          {clean(p.lane) || '–'}
         </Text>
         <Text> · </Text>
-        <Text color={tone(p.color, runPhaseTone(p.runState, p.exitCode))}>{runStateText(p)}</Text>
+        <Text color={tone(p.color, runPhaseTone(p.runState, p.exitCode))}>{runStateText(p, clean)}</Text>
         <Text>
           {' '}
           · {elapsed} · step {step}
@@ -81,12 +83,12 @@ export function Header(p: HeaderProps) {
               p.verdict.verdict === 'pass' || p.verdict.verdict === 'running' ? 'ok' : 'bad',
             )}
           >
-            {p.verdict.verdict.toUpperCase()}: {p.verdict.summary}
+            {clean(p.verdict.verdict).toUpperCase()}: {clean(p.verdict.summary)}
             {'  '}
           </Text>
         ) : null}
-        {p.notice ? <Text color={tone(p.color, 'info')}>{p.notice}</Text> : null}
-        {!hasStatus ? <Text dimColor>{p.laneDescription}</Text> : null}
+        {p.notice ? <Text color={tone(p.color, 'info')}>{clean(p.notice)}</Text> : null}
+        {!hasStatus ? <Text dimColor>{clean(p.laneDescription)}</Text> : null}
       </Text>
     </Box>
   );

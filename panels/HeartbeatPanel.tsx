@@ -6,6 +6,7 @@
 import { Text } from 'ink';
 import type { RankView } from '../src/session/state.js';
 import { sparkline } from './charts/sparkline.js';
+import { useClean } from './display.js';
 import { formatSeconds, padCut, positional, wrapPhrases } from './format.js';
 import { MAX_RANK_ROWS } from './layout.js';
 import { Rows } from './Rows.js';
@@ -36,11 +37,13 @@ function ageTone(r: RankView): Tone | null {
 }
 
 function RankRow({ r, width, color }: { r: RankView; width: number; color: boolean }) {
+  // the phase is the trainer's own word from its heartbeat file
+  const phase = useClean()(r.phase);
   // Aligned columns when there is room; packed tight in a half-width pane at 80 columns.
   const head =
     width >= 60
-      ? `r${r.rank} ${padCut(r.phase, 10)} step ${String(r.step).padEnd(5)}`
-      : `r${r.rank} ${r.phase} step ${r.step} `;
+      ? `r${r.rank} ${padCut(phase, 10)} step ${String(r.step).padEnd(5)}`
+      : `r${r.rank} ${phase} step ${r.step} `;
   const age = `${formatSeconds(r.lastBeatAgeS)} / exp ${formatSeconds(r.expectedS)}`;
   const sparkWidth = Math.max(0, width - head.length - age.length - 2);
   const t = ageTone(r);
@@ -56,7 +59,8 @@ function RankRow({ r, width, color }: { r: RankView; width: number; color: boole
 }
 
 export function HeartbeatPanel({ ranks, width, height, color }: HeartbeatPanelProps) {
-  const banners = ranks.filter((r) => r.stall).flatMap((r) => wrapPhrases(stallPhrases(r), width));
+  const clean = useClean();
+  const banners = ranks.filter((r) => r.stall).flatMap((r) => wrapPhrases(stallPhrases(r).map(clean), width));
   // Rows left under the title and banners; when ranks do not all fit, one row says how many are hidden.
   const room = Math.max(0, height - 1 - banners.length);
   const fits = ranks.length <= Math.min(MAX_RANK_ROWS, room);

@@ -5,6 +5,7 @@
 import { Text } from 'ink';
 import type { LaneSummary } from '../src/session/state.js';
 import { filterLanes } from '../src/session/ui-reducer.js';
+import { useClean } from './display.js';
 import { padCut } from './format.js';
 import { Rows } from './Rows.js';
 import { tone } from './theme.js';
@@ -21,8 +22,9 @@ export interface LanePickerProps {
   color: boolean;
 }
 
-function envText(env: Record<string, string>): string {
-  const pairs = Object.entries(env).map(([k, v]) => `${k}=${v}`);
+/** Lane files can come from a project checkout: names, descriptions and env are cleaned like remote text. */
+function envText(env: Record<string, string>, clean: (s: string) => string): string {
+  const pairs = Object.entries(env).map(([k, v]) => clean(`${k}=${v}`));
   return pairs.length > 0 ? pairs.join(' ') : '(no extra env)';
 }
 
@@ -33,19 +35,20 @@ function listWindow(count: number, index: number, rows: number): [number, number
 }
 
 function ConfirmStep({ lane, p }: { lane: LaneSummary | undefined; p: LanePickerProps }) {
-  const name = p.confirming ?? '';
+  const clean = useClean();
+  const name = clean(p.confirming ?? '');
   return (
     <Rows width={p.width} height={p.height}>
       <Text bold color={tone(p.color, 'warn')} wrap="truncate-end">
         Stop the current run and start lane {name}? y/n
       </Text>
       <Text wrap="truncate-end">
-        current lane {p.currentLane || '–'} → {name}
+        current lane {clean(p.currentLane) || '–'} → {name}
       </Text>
-      {lane ? <Text wrap="truncate-end">{lane.description}</Text> : null}
+      {lane ? <Text wrap="truncate-end">{clean(lane.description)}</Text> : null}
       {lane ? (
         <Text dimColor wrap="truncate-end">
-          env: {envText(lane.env)}
+          env: {envText(lane.env, clean)}
         </Text>
       ) : null}
       <Text dimColor wrap="truncate-end">
@@ -56,6 +59,7 @@ function ConfirmStep({ lane, p }: { lane: LaneSummary | undefined; p: LanePicker
 }
 
 export function LanePicker(p: LanePickerProps) {
+  const clean = useClean();
   if (p.confirming !== undefined) {
     return <ConfirmStep lane={p.lanes.find((l) => l.name === p.confirming)} p={p} />;
   }
@@ -63,32 +67,32 @@ export function LanePicker(p: LanePickerProps) {
   const selected = matches[p.index];
   const listRows = Math.max(1, p.height - 4);
   const [start, end] = listWindow(matches.length, p.index, listRows);
-  const nameWidth = Math.min(24, Math.max(8, ...matches.map((l) => l.name.length)));
+  const nameWidth = Math.min(24, Math.max(8, ...matches.map((l) => clean(l.name).length)));
   return (
     <Rows width={p.width} height={p.height}>
       <Text bold wrap="truncate-end">
         switch lane <Text dimColor>· type to filter · ↑/↓ move · Enter choose · Esc cancel</Text>
       </Text>
       <Text wrap="truncate-end">
-        filter: <Text color={tone(p.color, 'info')}>{p.filter}</Text>
+        filter: <Text color={tone(p.color, 'info')}>{clean(p.filter)}</Text>
         <Text inverse> </Text>
         <Text dimColor>
           {'  '}
           {matches.length}/{p.lanes.length} lanes
         </Text>
       </Text>
-      {matches.length === 0 ? <Text dimColor>no lane matches "{p.filter}"</Text> : null}
+      {matches.length === 0 ? <Text dimColor>no lane matches "{clean(p.filter)}"</Text> : null}
       {matches.slice(start, end).map((l, i) => {
         const isSelected = start + i === p.index;
         return (
           <Text key={l.name} wrap="truncate-end" inverse={isSelected}>
             <Text bold={isSelected} color={isSelected ? undefined : tone(p.color, 'accent')}>
               {isSelected ? '› ' : '  '}
-              {padCut(l.name, nameWidth)}
+              {padCut(clean(l.name), nameWidth)}
             </Text>
             <Text>
               {' '}
-              {l.description}
+              {clean(l.description)}
               {l.name === p.currentLane ? ' (current)' : ''}
             </Text>
           </Text>
@@ -96,7 +100,7 @@ export function LanePicker(p: LanePickerProps) {
       })}
       {selected ? (
         <Text dimColor wrap="truncate-end">
-          env: {envText(selected.env)}
+          env: {envText(selected.env, clean)}
         </Text>
       ) : null}
     </Rows>

@@ -4,6 +4,7 @@
  */
 import { Text } from 'ink';
 import type { LogLine } from '../src/session/state.js';
+import { useClean } from './display.js';
 import { logTextRows, maxLogScroll } from './layout.js';
 import { Rows } from './Rows.js';
 import { tone } from './theme.js';
@@ -29,7 +30,7 @@ export function logWindow(count: number, scroll: number, height: number) {
   return { start, end, below };
 }
 
-/** Tags worth a colour; the engine has already stripped every escape sequence from the text. */
+/** Tags worth a colour (on the cleaned text). */
 function lineTone(text: string) {
   if (/FATAL|Traceback|Error:|error:|non-finite/i.test(text)) return 'bad' as const;
   if (/Warning|\[warn/i.test(text)) return 'warn' as const;
@@ -39,6 +40,7 @@ function lineTone(text: string) {
 export function LogPane({ lines, total, scroll, width, height, color }: LogPaneProps) {
   const { start, end, below } = logWindow(lines.length, scroll, height);
   const visible = lines.slice(start, end);
+  const clean = useClean();
   return (
     <Rows width={width} height={height}>
       <Text bold wrap="truncate-end">
@@ -48,10 +50,11 @@ export function LogPane({ lines, total, scroll, width, height, color }: LogPaneP
         </Text>
       </Text>
       {visible.map((l) => {
-        const t = lineTone(l.text);
+        const text = clean(l.text);
+        const t = lineTone(text);
         return (
           <Text key={l.id} wrap="truncate-end" color={t ? tone(color, t) : undefined}>
-            {l.text === '' ? ' ' : l.text}
+            {text === '' ? ' ' : text}
           </Text>
         );
       })}

@@ -1,5 +1,6 @@
 /** The quit prompt: says what happens to the run before the user commits. */
 import { Text } from 'ink';
+import { useClean } from './display.js';
 import { positional, wrapPhrases } from './format.js';
 import { Rows } from './Rows.js';
 import { tone } from './theme.js';
@@ -15,13 +16,14 @@ export interface QuitConfirmProps {
 }
 
 export function QuitConfirm({ consequence, busy, width, height, color }: QuitConfirmProps) {
+  const clean = useClean();
   return (
     <Rows width={width} height={height}>
       <Text bold color={tone(color, 'warn')} wrap="truncate-end">
         {busy ? 'Quitting…' : 'Quit nsa-dbg? y/n'}
       </Text>
       {/* Wrapped by hand: every row of a Rows box must be exactly one line. */}
-      {positional(wrapPhrases(consequence.split(/\s+/), width, ' ')).map(({ key, item }) => (
+      {positional(wrapPhrases(clean(consequence).split(/\s+/), width, ' ')).map(({ key, item }) => (
         <Text key={key} wrap="truncate-end">
           {item}
         </Text>
