@@ -5,6 +5,7 @@ import { analyzeCommand } from './commands/analyze.js';
 import { attachCommand } from './commands/attach.js';
 import { demoCommand } from './commands/demo.js';
 import { lanesCommand } from './commands/lanes.js';
+import { reportCommand } from './commands/report.js';
 import { runCommand } from './commands/run.js';
 import type { CliDeps } from './deps.js';
 
@@ -19,7 +20,8 @@ export async function main(argv: string[], deps: CliDeps): Promise<void> {
     .command(attachCommand(deps))
     .command(lanesCommand)
     .command(analyzeCommand)
-    .demandCommand(1, 'Name a command: demo, run, attach, analyze or lanes (see --help).')
+    .command(reportCommand)
+    .demandCommand(1, 'Name a command: demo, run, attach, analyze, report or lanes (see --help).')
     .strict()
     .help()
     .alias('h', 'help')

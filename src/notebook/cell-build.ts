@@ -156,8 +156,9 @@ export function finishedPatch(
     excerpts: scan.excerpts,
     platform: {
       ...scan.platform,
-      ...(typeof gpu?.name === 'string' ? { gpu: scan.platform.gpu ?? gpu.name } : {}),
-      ...(n(gpu?.totalMiB) ? { gpuMemMiB: n(gpu?.totalMiB)! } : {}),
+      // nvidia-smi's name first: env.json's is torch's view and may carry decorations
+      ...(typeof gpu?.name === 'string' ? { gpu: gpu.name } : {}),
+      ...(n(gpu?.totalMiB) ? { gpuMemMiB: n(gpu?.totalMiB)!, gpuCount: gpus.length } : {}),
     },
     analysis,
   };

@@ -88,7 +88,14 @@ export interface Cell {
   /** evidence lines for the report, taken when the run ended (secret values masked) */
   excerpts?: Excerpts;
   /** platform facts from env.json and nvidia-smi, for the report */
-  platform?: { gpu?: string; gpuMemMiB?: number; torch?: string; cuda?: string; python?: string };
+  platform?: {
+    gpu?: string;
+    gpuMemMiB?: number;
+    gpuCount?: number;
+    torch?: string;
+    cuda?: string;
+    python?: string;
+  };
 }
 
 export interface Excerpts {
@@ -117,4 +124,10 @@ export const SERIES_POINTS = 200;
 
 export function emptyNotebook(created: string): Notebook {
   return { version: NOTEBOOK_VERSION, created, nextId: 1, cells: [] };
+}
+
+/** a cell's colour slot in charts (SVG and terminal): fixed by its id, so it never changes */
+export function colourSlot(cellId: string, slots: number): number {
+  const n = Number(/^c(\d+)$/.exec(cellId)?.[1] ?? 0);
+  return (((n - 1) % slots) + slots) % slots;
 }

@@ -1,0 +1,65 @@
+import { mkdirSync } from 'node:fs';
+import { basename, dirname, relative } from 'node:path';
+import { writeFileAtomic } from '../notebook/atomic.js';
+import { readNotebook } from '../notebook/store.js';
+import { renderMarkdown } from './markdown.js';
+import { buildReport } from './model.js';
+import { renderSvg } from './svg.js';
+
+export interface ReportOptions {
+  notebookFile: string;
+  /** output file; '-' for stdout; default `<notebook>.report.md` (or .json) beside the notebook */
+  out?: string;
+  format?: 'md' | 'json';
+  /** cell ids or lane names; default every cell */
+  cells?: string[];
+  version?: number;
+}
+
+export interface ReportOutput {
+  /** the report text (also what went to stdout for '-') */
+  text: string;
+  /** files written */
+  files: string[];
+}
+
+const stem = (f: string) => f.replace(/\.(json|md)$/i, '');
+
+/**
+ * Read the notebook (no lock: writers replace it atomically, so a read sees a whole version) and
+ * write the report plus, for Markdown, the SVG chart beside it, linked by a relative path.
+ */
+export function writeReport(o: ReportOptions): ReportOutput {
+  const nb = readNotebook(o.notebookFile);
+  const format = o.format ?? 'md';
+  const model = buildReport(nb, {
+    subject: basename(stem(o.notebookFile)),
+    version: o.version,
+    cells: o.cells,
+  });
+  if (o.cells?.length && model.rows.length === 0)
+    throw new Error(`no cell matches ${o.cells.join(', ')} in ${o.notebookFile}`);
+  const out = o.out ?? `${stem(o.notebookFile)}.report.${format}`;
+  const toStdout = out === '-';
+  if (!toStdout) mkdirSync(dirname(out), { recursive: true });
+  const notebookRef = toStdout
+    ? o.notebookFile
+    : relative(dirname(out), o.notebookFile) || basename(o.notebookFile);
+  if (format === 'json') {
+    const text = `${JSON.stringify({ ...model, rows: model.rows.map(({ cell, ...r }) => ({ cellId: cell.id, ...r })), cells: model.rows.map((r) => r.cell) }, null, 2)}\n`;
+    if (!toStdout) writeFileAtomic(out, text);
+    return { text, files: toStdout ? [] : [out] };
+  }
+  const svgFile = toStdout ? `${stem(o.notebookFile)}.report.svg` : `${stem(out)}.svg`;
+  const svgRef = toStdout ? svgFile : basename(svgFile);
+  const text = renderMarkdown(model, { notebook: notebookRef, chart: svgRef });
+  writeFileAtomic(
+    svgFile,
+    renderSvg(
+      model.rows.map((r) => r.cell),
+      model.title.replace(/^# /, ''),
+    ),
+  );
+  if (!toStdout) writeFileAtomic(out, text);
+  return { text, files: toStdout ? [svgFile] : [out, svgFile] };
+}
