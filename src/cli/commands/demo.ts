@@ -1,4 +1,5 @@
 import type { CommandModule } from 'yargs';
+import { runHeadless } from '../../session/headless.js';
 import type { CliDeps } from '../deps.js';
 import { openFromArgs } from '../open-from-args.js';
 import { requirePython } from '../preflight.js';
@@ -10,6 +11,8 @@ interface DemoArgs extends HostArgs {
   lane: string;
   steps?: number;
   'runs-dir'?: string;
+  headless?: boolean;
+  json?: boolean;
 }
 
 export function demoCommand(deps: CliDeps): CommandModule<object, DemoArgs> {
@@ -25,18 +28,32 @@ export function demoCommand(deps: CliDeps): CommandModule<object, DemoArgs> {
           .option('runs-dir', {
             type: 'string',
             describe: 'where run directories go (default ~/.nsa-dbg/runs)',
-          }),
+          })
+          .option('headless', {
+            type: 'boolean',
+            describe: 'no dashboard: run to the end (or a confirmed stall) and report, like run --headless',
+          })
+          .option('json', { type: 'boolean', describe: 'with --headless: print one JSON object' }),
       ) as never,
     handler: async (a) => {
       if (!a.host) await requirePython();
       try {
-        const { session } = await openFromArgs(a, {
+        const { session, localDirOf } = await openFromArgs(a, {
           lane: a.lane,
           steps: a.steps,
           demo: true,
           stepMs: a['step-ms'],
           runsRoot: a['runs-dir'],
         });
+        if (a.headless) {
+          // a check that an install works, without a terminal: the same path as run --demo --headless
+          const out = await runHeadless(session, { localDir: localDirOf });
+          const r = out.result;
+          process.stdout.write(
+            a.json ? `${JSON.stringify(r)}\n` : `${r.go ? 'GO' : 'NO-GO'} lane ${r.lane}: ${r.verdict}\n`,
+          );
+          process.exit(out.exitCode);
+        }
         const tui = await deps.loadTui();
         await session.start();
         await tui.runTui(session);
