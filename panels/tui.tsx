@@ -1,7 +1,10 @@
-import { render } from 'ink';
+import { type Instance, render } from 'ink';
+import type { TuiOptions } from '../src/cli/deps.js';
 import type { SessionController } from '../src/session/state.js';
 import type { PtyHandle } from '../src/targets/target.js';
 import { App } from './App.js';
+import { resolveAscii } from './ascii.js';
+import { TerminalGuard } from './terminal.js';
 
 /** Ctrl-] (telnet's escape): rarely used by programs, so it is safe to take back the terminal with. */
 const ESCAPE = '\x1d';
@@ -48,43 +51,95 @@ function handOver(pty: PtyHandle): Promise<void> {
   });
 }
 
+/** Exit status for a signal, as a shell reports a process killed by it. */
+const SIGNAL_EXIT: Record<string, number> = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
+
 /**
  * The UI's entry: render the App for an engine controller until the user quits. Ink's console
  * patching is off (nothing may print around the frame); full-frame rendering, because Ink 6.8's
  * incremental mode left stale lines on screen in tmux.
+ *
+ * The dashboard lives on the alternate screen, and every way out gives the terminal back the same
+ * way: Ink is unmounted first (its final frame lands on the alternate screen, its cursor and raw
+ * mode are restored), then the main screen comes back. That order matters: Ink also unmounts on
+ * process exit, and a frame drawn after leaving the alternate screen would stay on the user's.
+ * - `q`: the controller stops or leaves the run, then exit 0;
+ * - SIGINT/SIGTERM/SIGHUP: the terminal first, then the same quit as `q` (a second signal exits at
+ *   once), exit 128 + signal;
+ * - an uncaught exception or a render error: the terminal first, then the error on the main screen,
+ *   exit 1 (the local trainer gets SIGHUP when its PTY closes).
  */
-export async function runTui(controller: SessionController): Promise<void> {
+export async function runTui(controller: SessionController, options: TuiOptions = {}): Promise<void> {
+  const ascii = resolveAscii(options.ascii);
+  const terminal = new TerminalGuard();
+  let ink: Instance | null = null;
+  const giveBack = () => {
+    const current = ink;
+    ink = null;
+    current?.unmount();
+    terminal.restore();
+  };
+  const fatal = (e: unknown) => {
+    giveBack();
+    process.stderr.write(`nsa-dbg: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.exit(1);
+  };
+  let signalled = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    const code = SIGNAL_EXIT[signal] ?? 1;
+    if (signalled) process.exit(code);
+    signalled = true;
+    // after a hang-up the terminal is gone and writes fail; that must not become a second error
+    process.stdout.on('error', () => {});
+    giveBack();
+    const exit = () => process.exit(code);
+    controller.quit().then(exit, exit);
+  };
+  process.on('uncaughtException', fatal);
+  for (const signal of Object.keys(SIGNAL_EXIT) as NodeJS.Signals[]) process.on(signal, onSignal);
+
   let notice: string | undefined;
-  for (;;) {
-    let next: 'quit' | 'terminal' = 'quit';
-    let finish: () => void = () => {};
-    const done = new Promise<void>((r) => {
-      finish = r;
-    });
-    const ink = render(
-      <App
-        controller={controller}
-        initialNotice={notice}
-        onExit={() => finish()}
-        onTerminal={() => {
-          next = 'terminal';
-          finish();
-        }}
-      />,
-      { exitOnCtrlC: false, patchConsole: false, maxFps: 20 },
-    );
-    await done;
-    ink.unmount();
-    await ink.waitUntilExit().catch(() => undefined);
-    if (next === 'quit') break;
-    const term = await controller.openTerminal(process.stdout.columns || 80, process.stdout.rows || 24);
-    if (typeof term === 'string') {
-      notice = term;
-      continue;
+  try {
+    for (;;) {
+      let next: 'quit' | 'terminal' = 'quit';
+      let finish: () => void = () => {};
+      const done = new Promise<void>((r) => {
+        finish = r;
+      });
+      terminal.enter();
+      const instance = render(
+        <App
+          controller={controller}
+          ascii={ascii}
+          initialNotice={notice}
+          onExit={() => finish()}
+          onTerminal={() => {
+            next = 'terminal';
+            finish();
+          }}
+        />,
+        { exitOnCtrlC: false, patchConsole: false, maxFps: 20 },
+      );
+      ink = instance;
+      // a render error ends Ink with a rejected exit promise; done never resolves then
+      await Promise.race([done, instance.waitUntilExit()]);
+      instance.unmount();
+      await instance.waitUntilExit();
+      ink = null;
+      if (signalled) return new Promise<void>(() => {}); // the signal handler exits
+      if (next === 'quit') break;
+      const term = await controller.openTerminal(process.stdout.columns || 80, process.stdout.rows || 24);
+      if (typeof term === 'string') {
+        notice = term;
+        continue;
+      }
+      await handOver(term.pty);
+      term.release();
+      notice = 'back from the run’s terminal';
     }
-    await handOver(term.pty);
-    term.release();
-    notice = 'back from the run’s terminal';
+  } catch (e) {
+    fatal(e);
   }
+  giveBack();
   process.exit(0);
 }

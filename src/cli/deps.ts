@@ -5,7 +5,13 @@ import type { SessionController } from '../session/state.js';
  * headless commands run without loading them at all.
  */
 export interface TuiModule {
-  runTui(controller: SessionController): Promise<void>;
+  runTui(controller: SessionController, options?: TuiOptions): Promise<void>;
+}
+
+/** How the dashboard draws, from the global options. */
+export interface TuiOptions {
+  /** ASCII-only glyphs; undefined: decided by the locale */
+  ascii?: boolean;
 }
 
 export interface CliDeps {

@@ -5,23 +5,46 @@ import { analyzeCommand } from './commands/analyze.js';
 import { attachCommand } from './commands/attach.js';
 import { demoCommand } from './commands/demo.js';
 import { lanesCommand } from './commands/lanes.js';
-import { reportCommand } from './commands/report.js';
 import { runCommand } from './commands/run.js';
-import type { CliDeps } from './deps.js';
+import type { CliDeps, TuiOptions } from './deps.js';
 
-export async function main(argv: string[], deps: CliDeps): Promise<void> {
+/**
+ * The dashboard's drawing options are global (every command that opens it takes them), so they are
+ * read once here and handed to runTui by the injected UI rather than by each command.
+ */
+function withTuiOptions(deps: CliDeps, options: TuiOptions): CliDeps {
+  return {
+    ...deps,
+    loadTui: async () => {
+      const tui = await deps.loadTui();
+      return { runTui: (controller) => tui.runTui(controller, options) };
+    },
+  };
+}
+
+export async function main(argv: string[], rawDeps: CliDeps): Promise<void> {
+  const tuiOptions: TuiOptions = {};
+  const deps = withTuiOptions(rawDeps, tuiOptions);
   await yargs(hideBin(argv))
     .scriptName('nsa-dbg')
     .usage(
       '$0 <command> [options]\n\nA terminal debugger for NSA training runs on local and remote GPU boxes.',
     )
+    .option('ascii', {
+      type: 'boolean',
+      global: true,
+      describe:
+        'draw with ASCII only, no braille or box characters (default when the locale is not UTF-8; --no-ascii: never)',
+    })
+    .middleware((a) => {
+      tuiOptions.ascii = a.ascii as boolean | undefined;
+    })
     .command(demoCommand(deps))
     .command(runCommand(deps))
     .command(attachCommand(deps))
     .command(lanesCommand)
     .command(analyzeCommand)
-    .command(reportCommand)
-    .demandCommand(1, 'Name a command: demo, run, attach, analyze, report or lanes (see --help).')
+    .demandCommand(1, 'Name a command: demo, run, attach, analyze or lanes (see --help).')
     .strict()
     .help()
     .alias('h', 'help')

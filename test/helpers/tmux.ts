@@ -1,4 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { waitUntil } from './wait.js';
 
 /**
@@ -23,15 +26,27 @@ export class TmuxSession {
     return execFileSync('tmux', ['-L', this.socket, ...args], { encoding: 'utf8' });
   }
 
-  start(command: string, env: Record<string, string> = {}): void {
-    const exports = Object.entries(env)
+  /**
+   * `config`: tmux.conf lines for this server, read before the pane starts (options such as
+   * `set -g set-clipboard on` must hold before the app's first byte arrives).
+   */
+  start(command: string, env: Record<string, string> = {}, config: string[] = []): void {
+    // Under a locale that is not UTF-8 the dashboard draws ASCII only; the tests read its glyphs.
+    const exports = Object.entries({ LC_ALL: 'C.UTF-8', ...env })
       .map(([k, v]) => `export ${k}='${v.replace(/'/g, `'\\''`)}';`)
       .join(' ');
     // `; echo` keeps the pane around after the app exits so the final screen can be read
     const shell = `unset CI CONTINUOUS_INTEGRATION; ${exports} ${command}; echo "[app exited $?]"; sleep 600`;
+    let conf = '/dev/null';
+    if (config.length > 0) {
+      conf = join(mkdtempSync(join(tmpdir(), 'nsa-tmux-')), 'tmux.conf');
+      writeFileSync(conf, `${config.join('\n')}\n`);
+    }
+    // -u: the pane is UTF-8 whatever this process's locale, so what the app draws is what is read
     this.tmux(
+      '-u',
       '-f',
-      '/dev/null',
+      conf,
       'new-session',
       '-d',
       '-s',
@@ -42,6 +57,18 @@ export class TmuxSession {
       String(this.rows),
       shell,
     );
+  }
+
+  /** A format of the pane, e.g. `#{pane_title}`, `#{cursor_flag}`, `#{alternate_on}`, `#{pane_pid}`. */
+  display(format: string): string {
+    return this.tmux('display-message', '-p', '-t', this.name, format).trimEnd();
+  }
+
+  /** The names of the server's paste buffers (an OSC 52 clipboard write lands here when allowed). */
+  buffers(): string[] {
+    return this.tmux('list-buffers', '-F', '#{buffer_name}')
+      .split('\n')
+      .filter((l) => l !== '');
   }
 
   screen(): string {
