@@ -126,9 +126,12 @@ export async function runTui(controller: SessionController, options: TuiOptions 
       instance.unmount();
       await instance.waitUntilExit();
       ink = null;
-      if (signalled) return new Promise<void>(() => {}); // the signal handler exits
+      // the signal handler owns the exit; nothing may take the terminal again (raw mode, a frame)
+      const stopped = () => new Promise<void>(() => {});
+      if (signalled) return stopped();
       if (next === 'quit') break;
       const term = await controller.openTerminal(process.stdout.columns || 80, process.stdout.rows || 24);
+      if (signalled) return stopped();
       if (typeof term === 'string') {
         notice = term;
         continue;
