@@ -211,8 +211,12 @@ export class Session implements SessionController {
     debugLog(
       `run ${run.spec.runId}: hang confirmed at rank ${c.rank} step ${c.step}: ${c.judgement?.why ?? 'silence'}`,
     );
-    for (const w of this.confirmedWaiters.splice(0)) w(c);
     this.dirty = true;
+    // the facts at the moment of the decision go into the evidence first (analyze reads them too)
+    const prober = this.prober;
+    void (prober ? prober.recordNow(c.rank) : Promise.resolve()).then(() => {
+      for (const w of this.confirmedWaiters.splice(0)) w(c);
+    });
   }
 
   /** resolves when the current run's silence is confirmed as a hang (never, if it is not) */

@@ -76,10 +76,17 @@ export class StallProber {
     this.stopped = true;
   }
 
-  private async probe(rank: number, pid: number, ep: Episode): Promise<void> {
-    const started = this.now();
+  /**
+   * One more record of process facts, now: a hang confirmed by the clock alone (a native call past
+   * maxStepS) must be visible in the evidence too, so `analyze` of the folder reaches the same verdict.
+   */
+  async recordNow(rank: number): Promise<void> {
+    const pid = this.o.pidOf(rank);
+    if (pid !== undefined) await this.recordFacts(rank, pid);
+  }
+
+  private async recordFacts(rank: number, pid: number) {
     const facts = await this.facts(pid);
-    if (this.stopped) return;
     await this.o.sampler.record({
       kind: 'proc',
       ts: this.o.model.trainerNowS(this.now()),
@@ -89,6 +96,14 @@ export class StallProber {
       cpuPct: facts?.cpuPct ?? null,
       ...(facts?.wchan ? { wchan: facts.wchan } : {}),
     });
+    return facts;
+  }
+
+  private async probe(rank: number, pid: number, ep: Episode): Promise<void> {
+    const facts = await this.recordFacts(rank, pid);
+    // the spacing counts from the stack request (nsa-vibe names dumps by the second)
+    const started = this.now();
+    if (this.stopped) return;
     // a stopped or exiting process cannot run its handler: the facts say enough
     const quiet = facts === null || facts.state === 'T' || facts.state === 't' || facts.state === 'Z';
     if (ep.unansweredAtS !== null && this.dumpSince(ep.unansweredAtS)) ep.unansweredAtS = null;

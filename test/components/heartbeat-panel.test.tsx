@@ -1,6 +1,7 @@
 import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
 import { HeartbeatPanel, stallPhrases } from '../../panels/HeartbeatPanel.js';
+import type { RankView } from '../../src/session/state.js';
 import { frameLines } from '../helpers/render.js';
 import { rank0, STALLED } from './sample-state.js';
 
@@ -30,13 +31,36 @@ describe('HeartbeatPanel', () => {
     expect(lines[2]).toBe('14s silent · CPU busy');
   });
 
+  it('says SUSPECT while a silent rank is checked, BUSY when found alive, STALL (stuck) once confirmed', () => {
+    const at = (stall: Partial<NonNullable<RankView['stall']>>) => ({
+      ...STALLED,
+      stall: { step: 2, where: 'in-step' as const, silenceS: 21, cpuBusy: true, hang: false, ...stall },
+    });
+    expect(stallPhrases(at({ state: 'checking', why: '1 sample(s), CPU 99%' }))).toEqual([
+      'SUSPECT rank 0',
+      'step 2',
+      'in-step',
+      '21s silent',
+      'CPU busy',
+      '1 sample(s), CPU 99%',
+    ]);
+    expect(stallPhrases(at({ state: 'busy', why: 'busy, not stuck: frames move' }))[0]).toBe('BUSY rank 0');
+    expect(stallPhrases(at({ state: 'stuck', hang: true }))[0]).toBe('STALL rank 0 (stuck)');
+    const busy = panel([at({ state: 'busy', why: 'busy, not stuck' })]);
+    expect(busy[1]).toContain('BUSY rank 0');
+    expect(busy.join('\n')).not.toContain('STALL');
+  });
+
   it('omits CPU state when unknown and says idle when known idle', () => {
     const unknown = {
       ...STALLED,
       stall: { step: 6, where: 'end-of-step' as const, silenceS: 9.6, cpuBusy: null, hang: true },
     };
     expect(stallPhrases(unknown)).toEqual(['STALL rank 0', 'step 6', 'end-of-step', '10s silent']);
-    const idle = { ...STALLED, stall: { step: 2, where: 'rollover' as const, silenceS: 30, cpuBusy: false, hang: true } };
+    const idle = {
+      ...STALLED,
+      stall: { step: 2, where: 'rollover' as const, silenceS: 30, cpuBusy: false, hang: true },
+    };
     expect(stallPhrases(idle).at(-1)).toBe('CPU idle');
   });
 

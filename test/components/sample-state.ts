@@ -95,7 +95,7 @@ export const STALLED = rank0({
   step: 6,
   phase: 'step_start',
   lastBeatAgeS: 14,
-  stall: { step: 6, where: 'in-step', silenceS: 14, cpuBusy: true, hang: true, state: 'stuck' },
+  stall: { step: 6, where: 'in-step', silenceS: 14, cpuBusy: true, hang: true },
 });
 
 /** A healthy run at step 17 of 40, with a dump on screen. */

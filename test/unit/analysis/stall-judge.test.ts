@@ -1,0 +1,146 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_JUDGE, judgeSilence, type SilenceInput } from '../../../src/analysis/stall-judge.js';
+import type { DumpRequestEvent, Frame, ProcProbeEvent, ProcState } from '../../../src/ingest/events.js';
+
+const SPIN: Frame = { file: 'nsa/core/nsa_attention.py', line: 205, function: '_forward_prefill_batched' };
+const OTHER: Frame = { file: 'nsa/core/attention_kernels.py', line: 90, function: 'select_topn_ranges' };
+const proc = (ts: number, state: ProcState, cpuPct: number | null, wchan = ''): ProcProbeEvent => ({
+  kind: 'proc',
+  ts,
+  rank: 0,
+  pid: 42,
+  state,
+  cpuPct,
+  wchan,
+});
+const req = (ts: number, outcome: DumpRequestEvent['outcome']): DumpRequestEvent => ({
+  kind: 'dump-request',
+  ts,
+  rank: 0,
+  pid: 42,
+  outcome,
+  purpose: 'suspect',
+});
+const base = (over: Partial<SilenceInput>): SilenceInput => ({
+  sinceTs: 100,
+  nowS: 110,
+  thresholdS: 5,
+  procs: [],
+  dumps: [],
+  requests: [],
+  ...over,
+});
+
+describe('judgeSilence: stuck or slow', () => {
+  it('is only checking while nothing was taken yet', () => {
+    const j = judgeSilence(base({}));
+    expect(j).toMatchObject({ state: 'checking', hang: false });
+  });
+
+  it('calls a stopped process (state T) stuck at once', () => {
+    const j = judgeSilence(base({ procs: [proc(106, 'T', 0)] }));
+    expect(j).toMatchObject({ state: 'stuck', hang: true, evidence: { procState: 'T' } });
+  });
+
+  it('calls moving frames busy, never a hang', () => {
+    const j = judgeSilence(
+      base({
+        procs: [proc(106, 'R', 99)],
+        dumps: [
+          { ts: 106, top: SPIN },
+          { ts: 107.5, top: OTHER },
+        ],
+      }),
+    );
+    expect(j).toMatchObject({ state: 'busy', hang: false, evidence: { framesMoved: true, samples: 2 } });
+  });
+
+  it('calls a sleeping rank with three identical samples stuck, and not with two', () => {
+    const dumps = [106, 107.5, 109].map((ts) => ({ ts, top: OTHER }));
+    const procs = [proc(106, 'S', 0.5, 'futex_wait_queue'), proc(109, 'S', 0, 'futex_wait_queue')];
+    expect(judgeSilence(base({ procs, dumps: dumps.slice(0, 2) }))).toMatchObject({ hang: false });
+    const j = judgeSilence(base({ procs, dumps }));
+    expect(j).toMatchObject({
+      state: 'stuck',
+      hang: true,
+      evidence: { wchan: 'futex_wait_queue', samples: 3 },
+    });
+    expect(j.frame).toEqual(OTHER);
+  });
+
+  it('needs max(2 × threshold, 30 s) of one frame and line while spinning', () => {
+    const procs = [proc(140, 'R', 100)];
+    const short = judgeSilence(
+      base({ nowS: 140, procs, dumps: [106, 120, 135].map((ts) => ({ ts, top: SPIN })) }),
+    );
+    expect(short).toMatchObject({ state: 'checking', hang: false });
+    const long = judgeSilence(
+      base({ nowS: 140, procs, dumps: [106, 120, 136].map((ts) => ({ ts, top: SPIN })) }),
+    );
+    expect(long).toMatchObject({ state: 'stuck', hang: true });
+    // a long threshold stretches the window: 2 × 20 s
+    const wide = judgeSilence(
+      base({ nowS: 150, thresholdS: 20, procs, dumps: [106, 120, 140].map((ts) => ({ ts, top: SPIN })) }),
+    );
+    expect(wide.hang).toBe(false);
+    expect(DEFAULT_JUDGE.spinConfirmS).toBe(30);
+  });
+
+  it('counts a runnable process as busy even when a shared box gives it little CPU', () => {
+    const j = judgeSilence(
+      base({ nowS: 140, procs: [proc(140, 'R', 30)], dumps: [106, 137].map((ts) => ({ ts, top: SPIN })) }),
+    );
+    expect(j).toMatchObject({ state: 'stuck', hang: true, evidence: { cpuPct: 30 } });
+  });
+
+  it('treats a CPU-busy native call (no dump within 5 s) as busy until maxStepS', () => {
+    const input = base({
+      procs: [proc(106, 'R', 100), proc(112, 'R', 100)],
+      requests: [req(106, 'none-within-5s')],
+    });
+    expect(judgeSilence({ ...input, nowS: 120 })).toMatchObject({ state: 'busy', hang: false });
+    const ceiling = judgeSilence({ ...input, nowS: 100 + 1801 });
+    expect(ceiling).toMatchObject({ state: 'blocked-native', hang: true });
+  });
+
+  it('calls an idle process that cannot answer a dump blocked-native, a hang', () => {
+    const j = judgeSilence(
+      base({
+        procs: [
+          proc(106, 'S', 0, 'pipe_read'),
+          proc(108, 'S', 0, 'pipe_read'),
+          proc(112, 'S', 0, 'pipe_read'),
+        ],
+        requests: [req(106, 'none-within-5s')],
+      }),
+    );
+    expect(j).toMatchObject({ state: 'blocked-native', hang: true, evidence: { wchan: 'pipe_read' } });
+  });
+
+  it('forgets the unanswered request once a dump arrives after it', () => {
+    const j = judgeSilence(
+      base({
+        procs: [proc(106, 'R', 100)],
+        requests: [req(106, 'none-within-5s')],
+        dumps: [
+          { ts: 112, top: SPIN },
+          { ts: 113.5, top: OTHER },
+        ],
+      }),
+    );
+    expect(j.state).toBe('busy');
+  });
+
+  it('ignores samples taken before the silence began', () => {
+    const j = judgeSilence(
+      base({
+        procs: [proc(90, 'T', 0), proc(106, 'R', 100)],
+        dumps: [
+          { ts: 95, top: OTHER },
+          { ts: 106, top: SPIN },
+        ],
+      }),
+    );
+    expect(j).toMatchObject({ state: 'checking', evidence: { framesMoved: false, samples: 1 } });
+  });
+});
