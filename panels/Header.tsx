@@ -80,7 +80,13 @@ export function Header(p: HeaderProps) {
             bold
             color={tone(
               p.color,
-              p.verdict.verdict === 'pass' || p.verdict.verdict === 'running' ? 'ok' : 'bad',
+              p.verdict.verdict === 'pass' || p.verdict.verdict === 'running'
+                ? 'ok'
+                : p.verdict.verdict === 'busy' ||
+                    p.verdict.verdict === 'suspect' ||
+                    p.verdict.verdict === 'slow'
+                  ? 'warn'
+                  : 'bad',
             )}
           >
             {clean(p.verdict.verdict).toUpperCase()}: {clean(p.verdict.summary)}

@@ -19,17 +19,29 @@ export interface HeartbeatPanelProps {
   color: boolean;
 }
 
-/** The banner's phrases, e.g. STALL rank 0 · step 6 · in-step · 14s silent · CPU busy. */
+/**
+ * The banner's phrases, e.g. STALL rank 0 · step 6 · in-step · 14s silent · CPU busy. Silence alone
+ * is SUSPECT while the rank is checked; BUSY when it was found alive (a warning, not a stall);
+ * STALL only once the evidence confirmed a hang (stuck or blocked-native).
+ */
 export function stallPhrases(rank: RankView): string[] {
   const s = rank.stall;
   if (!s) return [];
-  const phrases = [`STALL rank ${rank.rank}`, `step ${s.step}`, s.where, `${Math.round(s.silenceS)}s silent`];
+  const head = s.hang ? 'STALL' : s.state === 'busy' ? 'BUSY' : 'SUSPECT';
+  const state = s.hang && s.state ? ` (${s.state})` : '';
+  const phrases = [
+    `${head} rank ${rank.rank}${state}`,
+    `step ${s.step}`,
+    s.where,
+    `${Math.round(s.silenceS)}s silent`,
+  ];
   if (s.cpuBusy !== null) phrases.push(s.cpuBusy ? 'CPU busy' : 'CPU idle');
+  if (s.why) phrases.push(s.why);
   return phrases;
 }
 
 function ageTone(r: RankView): Tone | null {
-  if (r.stall) return 'bad';
+  if (r.stall) return r.stall.hang ? 'bad' : 'warn';
   if (r.lastBeatAgeS === null) return null;
   if (r.thresholdS !== null && r.lastBeatAgeS >= r.thresholdS) return 'bad';
   if (r.expectedS !== null && r.lastBeatAgeS > r.expectedS) return 'warn';
