@@ -57,6 +57,7 @@ export function App({
     lanes,
     logPage: logTextRows(layout.bottom.logHeight, true),
     maxScroll: maxLogScroll(state.log.lines.length, layout.bottom.logHeight),
+    stopping: state.runState === 'stopping',
   };
 
   // The UI state lives in a ref as well as in React state: two keys can arrive before React
@@ -92,6 +93,15 @@ export function App({
     (effect: KeyEffect) => {
       const { controller: c } = latest.current;
       switch (effect.kind) {
+        case 'hotFrames':
+          c.sampleHotFrames().then(showNotice, (e: unknown) =>
+            showNotice(`sampling failed: ${errorText(e)}`),
+          );
+          return;
+        case 'killNow':
+          showNotice('SIGKILL to the trainer and its children');
+          c.killNow().catch((e: unknown) => showNotice(`kill failed: ${errorText(e)}`));
+          return;
         case 'dump':
           showNotice('requesting a stack dump…');
           c.requestDump().then(showNotice, (e: unknown) => showNotice(`stack dump failed: ${errorText(e)}`));
@@ -122,7 +132,11 @@ export function App({
 
   const onInput = useCallback(
     (input: string, key: InkKeyFlags) => {
-      if (latest.current.quitting) return;
+      if (latest.current.quitting) {
+        // quitting waits for the stop ladder; a second q (or Ctrl+C) does not wait for SIGINT
+        if (input === 'q' || (key.ctrl && input === 'c')) runEffect({ kind: 'killNow' });
+        return;
+      }
       const routed = routeKey(input, key, uiRef.current, latest.current.keyContext);
       apply(routed.actions);
       if (routed.effect) runEffect(routed.effect);

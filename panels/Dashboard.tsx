@@ -12,6 +12,7 @@ import { GpuPanel } from './GpuPanel.js';
 import { Header } from './Header.js';
 import { HeartbeatPanel, stallPhrases } from './HeartbeatPanel.js';
 import { HelpOverlay } from './HelpOverlay.js';
+import { HotFramesPane } from './HotFramesPane.js';
 import { LanePicker } from './LanePicker.js';
 import { LogPane } from './LogPane.js';
 import { computeLayout, type Layout } from './layout.js';
@@ -39,7 +40,7 @@ export function dashboardLayout(state: DashboardState, columns: number, rows: nu
     stallBanners: state.ranks.filter((r) => r.stall).map(stallPhrases),
     gpuCount: state.gpu.gpus.length,
     processCount: state.gpu.processes.length,
-    hasDump: state.dump !== null,
+    hasDump: state.dump !== null || state.hotFrames !== null,
   });
 }
 
@@ -135,7 +136,14 @@ function Panels({
           height={bottom.logHeight}
           color={color}
         />
-        {bottom.dumpHeight > 0 ? (
+        {bottom.dumpHeight > 0 && state.hotFrames ? (
+          <HotFramesPane
+            hot={state.hotFrames}
+            width={bottom.dumpWidth}
+            height={bottom.dumpHeight}
+            color={color}
+          />
+        ) : bottom.dumpHeight > 0 ? (
           <DumpPane dump={state.dump} width={bottom.dumpWidth} height={bottom.dumpHeight} color={color} />
         ) : null}
       </Box>

@@ -89,7 +89,7 @@ export function Header(p: HeaderProps) {
                   : 'bad',
             )}
           >
-            {clean(p.verdict.verdict).toUpperCase()}: {clean(p.verdict.summary)}
+            {clean(p.verdict.verdict).toUpperCase()}: {clean(withoutVerdictWord(p.verdict))}
             {'  '}
           </Text>
         ) : null}
@@ -98,4 +98,10 @@ export function Header(p: HeaderProps) {
       </Text>
     </Box>
   );
+}
+
+/** "PASS: 12 steps", not "PASS: pass: 12 steps": the summary may start with the verdict itself */
+function withoutVerdictWord(v: { verdict: string; summary: string }): string {
+  const lead = new RegExp(`^${v.verdict}(?::\\s*|\\s+(?=at ))`, 'i');
+  return v.summary.replace(lead, '');
 }

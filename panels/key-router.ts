@@ -15,6 +15,8 @@ export interface InkKeyFlags extends KeyFlags {
 
 export type KeyEffect =
   | { kind: 'dump' }
+  | { kind: 'hotFrames' }
+  | { kind: 'killNow' }
   | { kind: 'switchLane'; lane: string }
   | { kind: 'quit' }
   | { kind: 'terminal' };
@@ -25,6 +27,8 @@ export interface KeyContext {
   logPage: number;
   /** how far up the log can scroll */
   maxScroll: number;
+  /** the stop ladder is running: `q` again kills at once */
+  stopping?: boolean;
 }
 
 export interface Routed {
@@ -52,12 +56,17 @@ function routeDashboard(command: Command | null, ctx: KeyContext): Routed {
   switch (command) {
     case 'dump':
       return { actions: [], effect: { kind: 'dump' } };
+    case 'hotFrames':
+      return { actions: [], effect: { kind: 'hotFrames' } };
     case 'lanes':
       return { actions: [{ type: 'openLanes' }] };
     case 'terminal':
       return { actions: [], effect: { kind: 'terminal' } };
     case 'quit':
-      return { actions: [{ type: 'openQuit' }] };
+      // a second `q` while the run is being stopped: no more waiting for SIGINT, SIGKILL now
+      return ctx.stopping
+        ? { actions: [], effect: { kind: 'killNow' } }
+        : { actions: [{ type: 'openQuit' }] };
     case 'help':
       return { actions: [{ type: 'toggleHelp' }] };
     case 'scrollUp':

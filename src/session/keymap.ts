@@ -5,6 +5,7 @@
 
 export type Command =
   | 'dump'
+  | 'hotFrames'
   | 'lanes'
   | 'terminal'
   | 'quit'
@@ -43,6 +44,12 @@ export const BINDINGS: readonly Binding[] = [
     keys: ['d'],
     description: 'stack dump: SIGUSR1 to the trainer (after a SigCgt check)',
     matches: ch('d'),
+  },
+  {
+    command: 'hotFrames',
+    keys: ['s'],
+    description: 'hot frames: 10 stack samples 1.5 s apart, a table of where the time goes',
+    matches: ch('s'),
   },
   {
     command: 'lanes',
@@ -85,7 +92,7 @@ export const BINDINGS: readonly Binding[] = [
   {
     command: 'quit',
     keys: ['q', 'Ctrl+C'],
-    description: 'quit (asks first, says what happens to the run)',
+    description: 'quit (asks first, says what happens to the run); while stopping: kill now',
     matches: (i, k) => ch('q')(i, k) || (!!k.ctrl && i === 'c'),
   },
 ];

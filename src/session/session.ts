@@ -274,6 +274,7 @@ export class Session implements SessionController {
 
   async requestDump(): Promise<string> {
     if (!this.run) return 'no run';
+    if (!this.hot?.running) this.hot = null; // the pane shows the newest thing asked for
     try {
       const msg = await this.run.requestDump();
       debugLog(`dump: ${msg}`);

@@ -142,6 +142,10 @@ export interface SessionController {
   lanes(): LaneSummary[];
   /** SIGUSR1 to the trainer after a SigCgt check; resolves to a one-line outcome for the status line */
   requestDump(): Promise<string>;
+  /** `s`: take stack samples of every rank and show where the time goes */
+  sampleHotFrames(): Promise<string>;
+  /** during the stop ladder: SIGKILL the trainer's tree now */
+  killNow(): Promise<void>;
   /** stop the current run by the lane's stop policy, then start `lane` */
   switchLane(lane: string): Promise<void>;
   /**

@@ -44,8 +44,14 @@ describe('Header', () => {
       { verdict: { verdict: 'hang', summary: 'hang at step 6 (in-step), rank 0' } },
       'SIGUSR1 sent to pid 4162',
     );
-    expect(line2).toContain('HANG: hang at step 6 (in-step), rank 0');
+    expect(line2).toContain('HANG: at step 6 (in-step), rank 0');
     expect(line2).toContain('SIGUSR1 sent to pid 4162');
+  });
+
+  it('does not repeat the verdict word: PASS: 12 steps, not PASS: pass: 12 steps', () => {
+    const [, line2] = header({ verdict: { verdict: 'pass', summary: 'pass: 12 steps, median 80 toks/s' } });
+    expect(line2).toContain('PASS: 12 steps, median 80 toks/s');
+    expect(line2).not.toContain('PASS: pass');
   });
 
   it('shows the exit code of a finished run and copes with no start time', () => {

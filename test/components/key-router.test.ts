@@ -15,6 +15,14 @@ describe('routeKey on the dashboard', () => {
     expect(routeKey('G', {}, initialUiState, ctx).actions).toEqual([{ type: 'follow' }]);
   });
 
+  it('s samples hot frames; q while the run is being stopped kills at once instead of asking', () => {
+    expect(routeKey('s', {}, initialUiState, ctx)).toEqual({ actions: [], effect: { kind: 'hotFrames' } });
+    expect(routeKey('q', {}, initialUiState, { ...ctx, stopping: true })).toEqual({
+      actions: [],
+      effect: { kind: 'killNow' },
+    });
+  });
+
   it('scrolls by a line on arrows and j/k, by a page on PgUp/PgDn', () => {
     expect(routeKey('', { upArrow: true }, initialUiState, ctx).actions).toEqual([
       { type: 'scroll', delta: 1, maxScroll: 50 },

@@ -15,7 +15,12 @@ export interface FakeControllerOptions {
   consequence?: string;
 }
 
-export type Call = { method: 'requestDump' } | { method: 'switchLane'; lane: string } | { method: 'quit' };
+export type Call =
+  | { method: 'requestDump' }
+  | { method: 'switchLane'; lane: string }
+  | { method: 'quit' }
+  | { method: 'sampleHotFrames' }
+  | { method: 'killNow' };
 
 export const DEFAULT_LANES: LaneSummary[] = [
   {
@@ -97,6 +102,15 @@ export class FakeController implements SessionController {
 
   quitConsequence(): string {
     return this.opts.consequence;
+  }
+
+  async sampleHotFrames(): Promise<string> {
+    this.calls.push({ method: 'sampleHotFrames' });
+    return 'sampling 10 stacks, 1.5 s apart';
+  }
+
+  async killNow(): Promise<void> {
+    this.calls.push({ method: 'killNow' });
   }
 
   async quit(): Promise<void> {
