@@ -190,7 +190,7 @@ describe('links that drop and processes that die', () => {
       env: { NSA_DBG_HOME: home },
       timeoutMs: 90_000,
     });
-    expect(again.code).toBe(0);
+    expect(again.code, again.stdout).toBe(0);
     const out = JSON.parse(again.stdout);
     expect(out).toMatchObject({ verdict: 'pass', stepsReached: 30, runDir });
     expectMirrorIdentical(runDir, out.localDir);
@@ -200,7 +200,7 @@ describe('links that drop and processes that die', () => {
     const finished = await runCli(['attach', ...remoteArgs(runs), runId, '--headless', '--json'], {
       env: { NSA_DBG_HOME: home },
     });
-    expect(finished.code).toBe(0);
+    expect(finished.code, finished.stdout).toBe(0);
     expect(JSON.parse(finished.stdout)).toMatchObject({ verdict: 'pass', stepsReached: 30, exitCode: 0 });
     expectMirrorIdentical(runDir, out.localDir);
     expect(stepLines(out.localDir)).toHaveLength(30);

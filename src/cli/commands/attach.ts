@@ -81,8 +81,8 @@ export function attachCommand(deps: CliDeps): CommandModule<object, AttachArgs> 
       } catch (e) {
         if (/no run matches|matches \d+ runs/.test((e as Error).message)) {
           process.stderr.write(`nsa-dbg: ${(e as Error).message}\n`);
-          process.exitCode = 2;
-          return;
+          // exit now: the open SSH connection would keep the process alive
+          process.exit(2);
         }
         reportFailure(e);
       }
