@@ -113,8 +113,6 @@ export function makeUserKey(dir: string, name: string, passphrase = ''): string 
 export interface SshdOptions {
   /** false: no `Subsystem sftp` line, like hardened servers and some containers */
   sftp?: boolean;
-  /** PATH of the sessions (a folder of chosen tools: a box without python3 or tmux) */
-  path?: string;
 }
 
 export async function startSshd(opts: SshdOptions = {}): Promise<TestSshd> {
@@ -154,7 +152,7 @@ export async function startSshd(opts: SshdOptions = {}): Promise<TestSshd> {
         ? []
         : [`Subsystem sftp ${existsSync(SFTP_SERVER) ? SFTP_SERVER : 'internal-sftp'}`]),
       // detached runs go to a tmux server of this sshd's own, which stop() takes down with them
-      `SetEnv TMUX_TMPDIR=${tmuxDir}${opts.path ? ` PATH=${opts.path}` : ''}`,
+      `SetEnv TMUX_TMPDIR=${tmuxDir}`,
       '',
     ].join('\n'),
   );
