@@ -146,3 +146,4 @@ export async function runTui(controller: SessionController, options: TuiOptions 
   giveBack();
   process.exit(0);
 }
+export { runNotebookTui } from './notebook/run.js';

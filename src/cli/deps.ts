@@ -1,3 +1,4 @@
+import type { NotebookController } from '../notebook/controller.js';
 import type { SessionController } from '../session/state.js';
 
 /**
@@ -6,6 +7,8 @@ import type { SessionController } from '../session/state.js';
  */
 export interface TuiModule {
   runTui(controller: SessionController, options?: TuiOptions): Promise<void>;
+  /** the notebook view (cells, A/B toggles, compare, report), with cell dashboards inside it */
+  runNotebookTui?(controller: NotebookController, options?: TuiOptions): Promise<void>;
 }
 
 /** How the dashboard draws, from the global options. */

@@ -5,6 +5,8 @@ import { analyzeCommand } from './commands/analyze.js';
 import { attachCommand } from './commands/attach.js';
 import { demoCommand } from './commands/demo.js';
 import { lanesCommand } from './commands/lanes.js';
+import { notebookCommand } from './commands/notebook.js';
+import { reportCommand } from './commands/report.js';
 import { runCommand } from './commands/run.js';
 import type { CliDeps, TuiOptions } from './deps.js';
 
@@ -17,7 +19,11 @@ function withTuiOptions(deps: CliDeps, options: TuiOptions): CliDeps {
     ...deps,
     loadTui: async () => {
       const tui = await deps.loadTui();
-      return { runTui: (controller) => tui.runTui(controller, options) };
+      const { runNotebookTui } = tui;
+      return {
+        runTui: (controller) => tui.runTui(controller, options),
+        ...(runNotebookTui ? { runNotebookTui: (c) => runNotebookTui(c, options) } : {}),
+      };
     },
   };
 }
@@ -28,7 +34,7 @@ export async function main(argv: string[], rawDeps: CliDeps): Promise<void> {
   await yargs(hideBin(argv))
     .scriptName('nsa-dbg')
     .usage(
-      '$0 <command> [options]\n\nA terminal debugger for NSA training runs on local and remote GPU boxes.',
+      '$0 [command] [options]\n\nA terminal debugger for NSA training runs on local and remote GPU boxes.',
     )
     .option('ascii', {
       type: 'boolean',
@@ -44,7 +50,9 @@ export async function main(argv: string[], rawDeps: CliDeps): Promise<void> {
     .command(attachCommand(deps))
     .command(lanesCommand)
     .command(analyzeCommand)
-    .demandCommand(1, 'Name a command: demo, run, attach, analyze or lanes (see --help).')
+    .command(reportCommand)
+    // no subcommand: the notebook of this folder
+    .command(notebookCommand(deps))
     .strict()
     .help()
     .alias('h', 'help')

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, relative } from 'node:path';
 import { loadPresets } from '../presets/load.js';
+import type { Preset } from '../presets/preset.js';
 import { DEMO_DIR_IN_RUN, demoShimPath } from '../runs/build-spec.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { mirrorFollower } from '../runs/mirror-follower.js';
@@ -22,6 +23,8 @@ export interface OpenOptions {
   publishMs?: number;
   /** re-attach to this run dir instead of starting a run */
   attachRunDir?: string;
+  /** lanes to run from (the notebook passes a lane with a cell's edited env); default: loadPresets() */
+  presets?: Map<string, Preset>;
 }
 
 function terminalSize() {
@@ -32,7 +35,7 @@ function terminalSize() {
 export function openLocalSession(o: OpenOptions): Session {
   return new Session({
     target: new LocalTarget(),
-    presets: loadPresets(),
+    presets: o.presets ?? loadPresets(),
     lane: o.lane,
     spec: {
       steps: o.steps,

@@ -52,6 +52,11 @@ export interface Preset {
   acceptance: Acceptance;
   stop: StopPolicy;
   detector: DetectorSettings;
+  /**
+   * smoke ladder: run these step counts in turn, each as its own notebook cell, the next only when
+   * the previous passed its acceptance (e.g. [{steps: 1}, {steps: 200}])
+   */
+  phases?: Array<{ steps: number }>;
   /** where the preset came from, for error messages and `lanes` */
   source: string;
 }
@@ -122,6 +127,7 @@ const KNOWN_KEYS = new Set([
   'acceptance',
   'stop',
   'detector',
+  'phases',
 ]);
 
 type Obj = Record<string, unknown>;
@@ -167,6 +173,20 @@ function section(file: string, field: string, v: unknown): Obj {
   return v;
 }
 
+function phaseList(file: string, v: unknown): Array<{ steps: number }> | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || v.length === 0)
+    throw new PresetError(file, 'phases', 'must be a list like [{steps: 1}, {steps: 200}]');
+  return v.map((p, i) => {
+    if (!isObj(p)) throw new PresetError(file, `phases[${i}]`, 'must be a mapping with steps');
+    for (const k of Object.keys(p))
+      if (k !== 'steps') throw new PresetError(file, `phases[${i}].${k}`, 'is not a known field');
+    const steps = num(file, `phases[${i}].steps`, p.steps, 1);
+    if (steps === undefined) throw new PresetError(file, `phases[${i}].steps`, 'is required');
+    return { steps };
+  });
+}
+
 /** Validate one parsed YAML document. Every error names the file and the field. */
 export function validatePreset(doc: unknown, file: string): Preset {
   if (!isObj(doc)) throw new PresetError(file, '(root)', 'must be a mapping with at least `name`');
@@ -197,6 +217,7 @@ export function validatePreset(doc: unknown, file: string): Preset {
   if (doc.stepsFlag !== undefined && typeof doc.stepsFlag !== 'string')
     throw new PresetError(file, 'stepsFlag', 'must be a string such as --steps');
   const command = stringList(file, 'command', doc.command);
+  const phases = phaseList(file, doc.phases);
   if (command && command.length === 0) throw new PresetError(file, 'command', 'must not be empty');
   return {
     name,

@@ -1,0 +1,135 @@
+/**
+ * Two marked cells side by side: env and command differences, loss and toks/s overlaid on shared
+ * axes (each cell keeps its colour by id, as in the report's SVG), and a summary table.
+ */
+import { Box, Text } from 'ink';
+import { compareCells } from '../../src/notebook/compare.js';
+import { type Cell, colourSlot } from '../../src/notebook/model.js';
+import { plotSeriesSegments } from '../charts/braille.js';
+import { useClean } from '../display.js';
+import { padCut } from '../format.js';
+
+/** terminal colours for cell slots, in the order of the SVG palette's hues */
+export const CELL_COLOURS = ['blue', 'red', 'green', 'magenta', 'yellow', 'cyan', 'white'];
+
+export function cellColour(id: string, color: boolean): string | undefined {
+  return color ? CELL_COLOURS[colourSlot(id, CELL_COLOURS.length)] : undefined;
+}
+
+function Chart({
+  title,
+  a,
+  b,
+  pick,
+  width,
+  height,
+  color,
+}: {
+  title: string;
+  a: Cell;
+  b: Cell;
+  pick: (c: Cell) => Array<[number, number]>;
+  width: number;
+  height: number;
+  color: boolean;
+}) {
+  const series = [a, b].map((c) => ({ points: pick(c).map(([step, value]) => ({ step, value })) }));
+  const rows = plotSeriesSegments(series, width, height);
+  const colours = [cellColour(a.id, color), cellColour(b.id, color)];
+  // without colours the two lines are told apart by the legend's order only: say so
+  return (
+    <Box flexDirection="column" width={width}>
+      <Text bold wrap="truncate-end">
+        {title} <Text color={colours[0]}>━ {a.id}</Text> <Text color={colours[1]}>━ {b.id}</Text>
+        {color ? '' : ' (no colour: later cell drawn on top)'}
+      </Text>
+      {rows.map((segs, y) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: rows of a fixed-size canvas
+        <Text key={y} wrap="truncate-end">
+          {segs.map((s, i) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: segments of one row
+            <Text key={i} color={s.series >= 0 ? colours[s.series] : undefined}>
+              {s.text}
+            </Text>
+          ))}
+        </Text>
+      ))}
+    </Box>
+  );
+}
+
+export function CompareView({
+  a,
+  b,
+  width,
+  height,
+  color,
+}: {
+  a: Cell;
+  b: Cell;
+  width: number;
+  height: number;
+  color: boolean;
+}) {
+  const clean = useClean();
+  const cmp = compareCells(a, b);
+  const col = Math.max(12, Math.floor((width - 22) / 2));
+  const chartH = Math.max(3, Math.min(8, Math.floor((height - cmp.summary.length - cmp.env.length - 6) / 1)));
+  const chartW = Math.max(20, Math.floor((width - 3) / 2));
+  return (
+    <Box flexDirection="column">
+      <Text bold wrap="truncate-end">
+        compare{' '}
+        <Text color={cellColour(a.id, color)}>
+          {a.id} {a.lane.name}
+        </Text>{' '}
+        vs{' '}
+        <Text color={cellColour(b.id, color)}>
+          {b.id} {b.lane.name}
+        </Text>{' '}
+        <Text dimColor>· Esc back</Text>
+      </Text>
+      <Text bold>env diff</Text>
+      {cmp.env.length === 0 ? <Text dimColor> same env</Text> : null}
+      {cmp.env.map((d) => (
+        <Text key={d.name} wrap="truncate-end">
+          {'  '}
+          {padCut(d.name, 22)} {padCut(clean(d.a ?? '(unset)'), col)} {clean(d.b ?? '(unset)')}
+        </Text>
+      ))}
+      {cmp.command.onlyA.length || cmp.command.onlyB.length ? (
+        <Text wrap="truncate-end">
+          command: only {a.id}: {clean(cmp.command.onlyA.join(' ') || '–')} · only {b.id}:{' '}
+          {clean(cmp.command.onlyB.join(' ') || '–')}
+        </Text>
+      ) : (
+        <Text dimColor>command: same (run dirs aside)</Text>
+      )}
+      <Box columnGap={2}>
+        <Chart
+          title="loss"
+          a={a}
+          b={b}
+          pick={(c) => c.series.loss}
+          width={chartW}
+          height={chartH}
+          color={color}
+        />
+        <Chart
+          title="toks/s"
+          a={a}
+          b={b}
+          pick={(c) => c.series.toks}
+          width={chartW}
+          height={chartH}
+          color={color}
+        />
+      </Box>
+      {cmp.summary.map((r) => (
+        <Text key={r.label} wrap="truncate-end">
+          {padCut(r.label, 20)} {padCut(clean(r.a), col)} {clean(r.b)}
+        </Text>
+      ))}
+    </Box>
+  );
+}

@@ -1,0 +1,157 @@
+/**
+ * The notebook's root: mirrors the controller's state, owns stdin with one stable `useInput` (as
+ * App does), routes keys through the pure router and runs its effects on the controller. Opening a
+ * cell mounts the ordinary dashboard App for that cell; its `q` comes back here.
+ */
+import { useInput } from 'ink';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import type { NotebookController, NotebookViewState } from '../../src/notebook/controller.js';
+import { knownFlags } from '../../src/notebook/flags.js';
+import {
+  initialNotebookUi,
+  type NotebookUi,
+  type NotebookUiAction,
+  notebookUiReducer,
+} from '../../src/notebook/view-reducer.js';
+import type { SessionController } from '../../src/session/state.js';
+import { App } from '../App.js';
+import { DisplayMode } from '../display.js';
+import type { InkKeyFlags } from '../key-router.js';
+import { colorFromEnv } from '../theme.js';
+import { useTerminalSize } from '../use-terminal-size.js';
+import { NotebookScreen } from './NotebookScreen.js';
+import { type NotebookEffect, type NotebookKeyContext, routeNotebookKey } from './route.js';
+
+/** what the App needs of the controller: the notebook engine, or a test's stand-in for its calls */
+export type NotebookAppController = Pick<
+  NotebookController,
+  'getState' | 'subscribe' | 'presets' | 'start' | 'rerun' | 'runEdited' | 'delete' | 'openCell' | 'setNotice'
+> & { report(): string };
+
+export interface NotebookAppProps {
+  controller: NotebookAppController;
+  onExit: () => void;
+  color?: boolean;
+  ascii?: boolean;
+}
+
+const TEXT_MODES = new Set(['lanes', 'flags', 'palette']);
+
+/**
+ * Keys typed fast (or sent by tmux) arrive as one chunk ("mc"): outside the text fields each
+ * character is its own key, an embedded CR an Enter. Text fields take the chunk whole.
+ */
+export function splitKeys(input: string, key: InkKeyFlags, mode: string): Array<[string, InkKeyFlags]> {
+  if (input.length <= 1 || key.ctrl || key.meta || TEXT_MODES.has(mode)) return [[input, key]];
+  return [...input].map((c): [string, InkKeyFlags] => (c === '\r' ? ['', { return: true }] : [c, {}]));
+}
+
+const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+export function NotebookApp({ controller, onExit, color = colorFromEnv(), ascii = false }: NotebookAppProps) {
+  const [state, setState] = useState<NotebookViewState>(() => controller.getState());
+  useEffect(() => {
+    setState(controller.getState());
+    return controller.subscribe(setState);
+  }, [controller]);
+  const { columns, rows } = useTerminalSize();
+  const presets = useMemo(() => controller.presets(), [controller]);
+  const lanes = useMemo(() => presets.map((p) => ({ name: p.name, description: p.description })), [presets]);
+  const flags = useMemo(() => knownFlags(presets), [presets]);
+  const [cellView, setCellView] = useState<SessionController | null>(null);
+
+  const [ui, setUi] = useState<NotebookUi>(initialNotebookUi);
+  const uiRef = useRef(ui);
+  const apply = useCallback((actions: NotebookUiAction[]) => {
+    if (actions.length === 0) return;
+    uiRef.current = actions.reduce(notebookUiReducer, uiRef.current);
+    setUi(uiRef.current);
+  }, []);
+
+  const ctx: NotebookKeyContext = { cells: state.notebook.cells, lanes, flags, running: state.running };
+  const latest = useRef({ ctx, cellView, onExit });
+  latest.current = { ctx, cellView, onExit };
+
+  // a new cell goes to the end of the list: select it so Enter opens what just started
+  const count = state.notebook.cells.length;
+  const [seenCount, setSeenCount] = useState(count);
+  if (count !== seenCount) {
+    setSeenCount(count);
+    apply([{ type: 'select', index: count > seenCount ? count - 1 : uiRef.current.selected, count }]);
+  }
+
+  const runEffect = useCallback(
+    (e: NotebookEffect) => {
+      const c = controller;
+      switch (e.kind) {
+        case 'start':
+          c.start({ lane: e.lane });
+          return;
+        case 'rerun':
+          c.rerun(e.id);
+          return;
+        case 'runEdited':
+          c.runEdited(e.id, e.edits);
+          return;
+        case 'delete':
+          c.delete(e.id);
+          return;
+        case 'notice':
+          c.setNotice(e.text);
+          return;
+        case 'report':
+          try {
+            c.setNotice(`report written: ${c.report()}`);
+          } catch (err) {
+            c.setNotice(`report failed: ${errorText(err)}`);
+          }
+          return;
+        case 'open':
+          c.setNotice(`opening ${e.id}…`);
+          c.openCell(e.id).then(
+            (view) => {
+              if (view) setCellView(view);
+              c.setNotice(view ? `${e.id}: q comes back to the notebook` : `no cell ${e.id}`);
+            },
+            (err: unknown) => c.setNotice(`cannot open ${e.id}: ${errorText(err)}`),
+          );
+          return;
+        case 'quit':
+          latest.current.onExit();
+          return;
+      }
+    },
+    [controller],
+  );
+
+  const onInput = useCallback(
+    (input: string, key: InkKeyFlags) => {
+      // the cell's dashboard owns the keys while it is open
+      if (latest.current.cellView) return;
+      for (const [one, flags] of splitKeys(input, key, uiRef.current.mode)) {
+        const routed = routeNotebookKey(one, flags, uiRef.current, latest.current.ctx);
+        apply(routed.actions);
+        if (routed.effect) runEffect(routed.effect);
+      }
+    },
+    [apply, runEffect],
+  );
+  useInput(onInput, { isActive: cellView === null });
+
+  if (cellView)
+    return <App controller={cellView} ascii={ascii} color={color} onExit={() => setCellView(null)} />;
+  return (
+    <DisplayMode ascii={ascii}>
+      <NotebookScreen
+        state={state}
+        ui={ui}
+        lanes={lanes}
+        flags={flags}
+        columns={columns}
+        rows={rows}
+        color={color}
+        notice={state.notice}
+      />
+    </DisplayMode>
+  );
+}

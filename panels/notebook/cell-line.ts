@@ -1,0 +1,26 @@
+/** One cell as a list row, and the parent diff: plain strings so views and tests share them. */
+import type { Cell } from '../../src/notebook/model.js';
+import { envDiff } from '../../src/report/model.js';
+
+export type Badge = { text: string; tone: 'ok' | 'bad' | 'warn' | 'muted' };
+
+export function badge(c: Cell): Badge {
+  if (c.state === 'running') return { text: 'RUN  ', tone: 'warn' };
+  if (c.state === 'failed') return { text: 'ERROR', tone: 'bad' };
+  return c.go ? { text: 'GO   ', tone: 'ok' } : { text: 'NO-GO', tone: 'bad' };
+}
+
+/** "toggle of c1: NSA_PREFILL_BATCHED=1" */
+export function parentDiff(c: Cell, cells: readonly Cell[]): string {
+  if (!c.parent) return '';
+  const p = cells.find((x) => x.id === c.parent);
+  const how = c.link === 'phase' ? `phase ${(c.phase ?? 0) + 1} after` : `${c.link ?? 'from'} of`;
+  if (!p) return `${how} ${c.parent} (deleted)`;
+  const d = envDiff(p.env, c.env);
+  return `${how} ${p.id}${d.length ? `: ${d.join(' ')}` : ''}`;
+}
+
+export function verdictText(c: Cell): string {
+  if (c.state === 'running') return 'running…';
+  return c.summary?.line ?? c.verdict ?? c.state;
+}

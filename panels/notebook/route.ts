@@ -1,0 +1,190 @@
+/**
+ * Keys of the notebook view → UI actions and at most one effect for the controller. Pure: the
+ * open overlay gets the key first, the binding table (src/notebook/keymap.ts) decides on the list.
+ */
+import type { KnownFlag } from '../../src/notebook/flags.js';
+import { flipFlag } from '../../src/notebook/flags.js';
+import { type NotebookCommand, notebookCommandForKey, parsePalette } from '../../src/notebook/keymap.js';
+import type { Cell } from '../../src/notebook/model.js';
+import { editedEnv, type NotebookUi, type NotebookUiAction } from '../../src/notebook/view-reducer.js';
+import type { InkKeyFlags } from '../key-router.js';
+
+export type NotebookEffect =
+  | { kind: 'start'; lane: string }
+  | { kind: 'rerun'; id: string }
+  | { kind: 'runEdited'; id: string; edits: Record<string, string | null> }
+  | { kind: 'delete'; id: string }
+  | { kind: 'open'; id: string }
+  | { kind: 'report' }
+  | { kind: 'notice'; text: string }
+  | { kind: 'quit' };
+
+export interface NotebookKeyContext {
+  cells: readonly Cell[];
+  lanes: ReadonlyArray<{ name: string; description: string }>;
+  flags: readonly KnownFlag[];
+  running: string | null;
+}
+
+export interface NotebookRouted {
+  actions: NotebookUiAction[];
+  effect?: NotebookEffect;
+}
+
+const NOTHING: NotebookRouted = { actions: [] };
+const printable = (s: string) => [...s].filter((c) => c >= ' ' && c !== '\u007f').join('');
+
+export function filterByName<T extends { name: string; description: string }>(
+  items: readonly T[],
+  text: string,
+): T[] {
+  const f = text.trim().toLowerCase();
+  if (!f) return [...items];
+  const byName = items.filter((i) => i.name.toLowerCase().includes(f));
+  return [...byName, ...items.filter((i) => !byName.includes(i) && i.description.toLowerCase().includes(f))];
+}
+
+function command(
+  cmd: NotebookCommand | null,
+  ui: NotebookUi,
+  ctx: NotebookKeyContext,
+  arg?: string,
+): NotebookRouted {
+  const cell = ctx.cells[ui.selected];
+  const count = ctx.cells.length;
+  switch (cmd) {
+    case 'down':
+      return { actions: [{ type: 'move', delta: 1, count }] };
+    case 'up':
+      return { actions: [{ type: 'move', delta: -1, count }] };
+    case 'open':
+      return cell ? { actions: [], effect: { kind: 'open', id: cell.id } } : NOTHING;
+    case 'new':
+      if (arg) return { actions: [{ type: 'close' }], effect: { kind: 'start', lane: arg } };
+      return { actions: [{ type: 'open', mode: 'lanes' }] };
+    case 'rerun':
+      return cell ? { actions: [{ type: 'close' }], effect: { kind: 'rerun', id: cell.id } } : NOTHING;
+    case 'env':
+      return cell ? { actions: [{ type: 'openEnv', cellId: cell.id }] } : NOTHING;
+    case 'mark':
+      return cell ? { actions: [{ type: 'mark', id: cell.id }] } : NOTHING;
+    case 'compare':
+      if (ui.marked.length < 2)
+        return {
+          actions: [{ type: 'close' }],
+          effect: { kind: 'notice', text: 'mark two cells with m first' },
+        };
+      return { actions: [{ type: 'open', mode: 'compare' }] };
+    case 'delete':
+      return cell ? { actions: [{ type: 'open', mode: 'confirmDelete' }] } : NOTHING;
+    case 'report':
+      return { actions: [{ type: 'close' }], effect: { kind: 'report' } };
+    case 'palette':
+      return { actions: [{ type: 'open', mode: 'palette' }] };
+    case 'help':
+      return { actions: [{ type: ui.mode === 'help' ? 'close' : 'open', mode: 'help' } as NotebookUiAction] };
+    case 'quit':
+      return ctx.running
+        ? { actions: [{ type: 'open', mode: 'quit' }] }
+        : { actions: [], effect: { kind: 'quit' } };
+    case null:
+      return NOTHING;
+  }
+}
+
+/** typing into a picker or the palette; Enter in the same chunk still chooses */
+function typing(input: string, key: InkKeyFlags, count: number): NotebookRouted | 'enter' {
+  if (key.return) return 'enter';
+  if (key.upArrow) return { actions: [{ type: 'pickMove', delta: -1, count }] };
+  if (key.downArrow) return { actions: [{ type: 'pickMove', delta: 1, count }] };
+  if (key.backspace || key.delete) return { actions: [{ type: 'pickBackspace' }] };
+  if (key.ctrl || key.meta) return NOTHING;
+  const text = printable(input.replace(/[\r\n]/g, ''));
+  return text ? { actions: [{ type: 'pickType', text }] } : NOTHING;
+}
+
+function envKeys(input: string, key: InkKeyFlags, ui: NotebookUi, ctx: NotebookKeyContext): NotebookRouted {
+  const env = ui.env!;
+  const cell = ctx.cells.find((c) => c.id === env.cellId);
+  if (!cell) return { actions: [{ type: 'close' }] };
+  const rows = editedEnv(cell.env, env.edits);
+  const row = rows[env.index];
+  if (key.escape) return { actions: [{ type: 'close' }] };
+  if (key.return) {
+    if (Object.keys(env.edits).length === 0)
+      return {
+        actions: [],
+        effect: { kind: 'notice', text: 'no change yet: space flips a flag, f picks one' },
+      };
+    return { actions: [{ type: 'close' }], effect: { kind: 'runEdited', id: cell.id, edits: env.edits } };
+  }
+  if (key.downArrow || input === 'j') return { actions: [{ type: 'envMove', delta: 1, count: rows.length }] };
+  if (key.upArrow || input === 'k') return { actions: [{ type: 'envMove', delta: -1, count: rows.length }] };
+  if ((input === ' ' || input === 't') && row)
+    return { actions: [{ type: 'envSet', name: row[0], value: flipFlag(row[1]) }] };
+  if (input === 'u' && row) return { actions: [{ type: 'envSet', name: row[0], value: null }] };
+  if (input === 'f') return { actions: [{ type: 'openFlags' }] };
+  return NOTHING;
+}
+
+export function routeNotebookKey(
+  input: string,
+  key: InkKeyFlags,
+  ui: NotebookUi,
+  ctx: NotebookKeyContext,
+): NotebookRouted {
+  switch (ui.mode) {
+    case 'list':
+      return command(notebookCommandForKey(input, key), ui, ctx);
+    case 'help':
+    case 'compare':
+      return key.escape || key.return || input === 'q' || (ui.mode === 'help' && input === '?')
+        ? { actions: [{ type: 'close' }] }
+        : NOTHING;
+    case 'confirmDelete': {
+      const cell = ctx.cells[ui.selected];
+      if ((input === 'y' || input === 'Y') && cell)
+        return { actions: [{ type: 'close' }], effect: { kind: 'delete', id: cell.id } };
+      // anything else, Enter included, is the default: No
+      return { actions: [{ type: 'close' }] };
+    }
+    case 'quit':
+      if (input === 'y' || input === 'Y') return { actions: [], effect: { kind: 'quit' } };
+      return { actions: [{ type: 'close' }] };
+    case 'lanes': {
+      if (key.escape) return { actions: [{ type: 'close' }] };
+      const matches = filterByName(ctx.lanes, ui.pick.text);
+      const t = typing(input, key, matches.length);
+      if (t !== 'enter') return t;
+      const lane = matches[ui.pick.index];
+      return lane ? { actions: [{ type: 'close' }], effect: { kind: 'start', lane: lane.name } } : NOTHING;
+    }
+    case 'flags': {
+      if (key.escape) return { actions: [{ type: 'closeFlags' }] };
+      const matches = filterByName(ctx.flags, ui.pick.text);
+      const t = typing(input, key, matches.length);
+      if (t !== 'enter') return t;
+      const flag = matches[ui.pick.index];
+      const cell = ctx.cells.find((c) => c.id === ui.env?.cellId);
+      if (!flag || !cell || !ui.env) return NOTHING;
+      const current =
+        flag.name in ui.env.edits ? (ui.env.edits[flag.name] ?? undefined) : cell.env[flag.name];
+      return {
+        actions: [{ type: 'envSet', name: flag.name, value: flipFlag(current) }, { type: 'closeFlags' }],
+      };
+    }
+    case 'env':
+      return envKeys(input, key, ui, ctx);
+    case 'palette': {
+      if (key.escape) return { actions: [{ type: 'close' }] };
+      const t = typing(input, key, 0);
+      if (t !== 'enter') return t;
+      const parsed = parsePalette(ui.pick.text);
+      if ('error' in parsed)
+        return { actions: [{ type: 'close' }], effect: { kind: 'notice', text: parsed.error } };
+      const routed = command(parsed.command, { ...ui, mode: 'list' }, ctx, parsed.arg);
+      // the palette closes first; the command may open its own overlay
+      return { actions: [{ type: 'close' }, ...routed.actions], effect: routed.effect };
+    }
+  }
+}

@@ -1,0 +1,79 @@
+import { join } from 'node:path';
+import type { CommandModule } from 'yargs';
+import { type CellSession, NotebookController } from '../../notebook/controller.js';
+import { DEFAULT_NOTEBOOK, NotebookStore } from '../../notebook/store.js';
+import { loadPresets } from '../../presets/load.js';
+import { defaultRunsRoot } from '../../runs/build-spec.js';
+import { runHeadless } from '../../session/headless.js';
+import type { CliDeps } from '../deps.js';
+import { openLocalSession } from '../open-session.js';
+import { requirePython } from '../preflight.js';
+import { reportFailure } from '../report-failure.js';
+
+interface NotebookArgs {
+  notebook?: string;
+  demo?: boolean;
+  steps?: number;
+  'step-ms'?: number;
+  cwd?: string;
+  '--'?: string[];
+}
+
+/** the demo keeps its own notebook, so trying it never touches a project's */
+function demoNotebook(env = process.env): string {
+  return join(defaultRunsRoot(env), '..', 'demo-notebook.json');
+}
+
+/** `nsa-dbg` with no subcommand: the notebook of this folder (or --notebook FILE) in the TUI */
+export function notebookCommand(deps: CliDeps): CommandModule<object, NotebookArgs> {
+  return {
+    command: '$0',
+    describe: `open the notebook (./${DEFAULT_NOTEBOOK} unless --notebook FILE): cells of runs, A/B toggles, compare, report`,
+    builder: (y) =>
+      y
+        .parserConfiguration({ 'populate--': true })
+        .option('notebook', { type: 'string', describe: `notebook file (default ./${DEFAULT_NOTEBOOK})` })
+        .option('demo', {
+          type: 'boolean',
+          describe: 'new cells run the bundled demo trainer (own notebook)',
+        })
+        .option('steps', { type: 'number', describe: 'steps for new cells (default: the lane’s)' })
+        .option('step-ms', { type: 'number', describe: 'with --demo: milliseconds per step' })
+        .option('cwd', { type: 'string', describe: 'working directory for the trainer command' }) as never,
+    handler: async (a) => {
+      if (a.demo) await requirePython();
+      const command = (a['--'] ?? []).map(String);
+      const file = a.notebook ?? (a.demo ? demoNotebook() : DEFAULT_NOTEBOOK);
+      let store: NotebookStore;
+      try {
+        store = NotebookStore.open(file);
+      } catch (e) {
+        return reportFailure(e);
+      }
+      const controller = new NotebookController(store, {
+        presets: () => loadPresets(),
+        target: 'local',
+        steps: a.steps,
+        openSession: (o) =>
+          openLocalSession({
+            lane: o.lane,
+            presets: o.presets,
+            steps: o.steps,
+            demo: !!a.demo,
+            stepMs: a['step-ms'],
+            command: command.length ? command : undefined,
+            runsRoot: o.runsRoot,
+            cwd: a.cwd,
+            attachRunDir: o.attachRunDir,
+          }) as unknown as CellSession,
+        runToVerdict: async (session) => {
+          const out = await runHeadless(session as never, { localDir: (d) => d });
+          return out.result;
+        },
+      });
+      const tui = await deps.loadTui();
+      if (!tui.runNotebookTui) throw new Error('this build has no notebook view');
+      await tui.runNotebookTui(controller);
+    },
+  };
+}

@@ -1,0 +1,315 @@
+/**
+ * The notebook as the TUI drives it: start a cell from a lane (or from another cell with edited
+ * env), run it to a verdict exactly as `run --headless` does, keep the cell up to date, open any
+ * cell's dashboard, delete, compare, report. One run at a time. Sessions come from the CLI
+ * (injected), so this file knows nothing of targets or terminals.
+ */
+import { dirname } from 'node:path';
+import type { Preset } from '../presets/preset.js';
+import { writeReport } from '../report/write.js';
+import type { RunSpec } from '../runs/launcher.js';
+import type { SessionController } from '../session/state.js';
+import { finishedPatch, isStale, type Outcome, resolveEvidenceDir, startedCell } from './cell-build.js';
+import { flipFlag } from './flags.js';
+import { gitInfo } from './git-info.js';
+import type { Cell, CellLink, Notebook } from './model.js';
+import { nextCellId } from './reducer.js';
+import { MASK } from './secrets.js';
+import type { NotebookStore } from './store.js';
+
+export interface CellSession extends SessionController {
+  start(): Promise<void>;
+  currentRun(): { spec: RunSpec; exited: boolean } | null;
+}
+
+export interface OpenCellOptions {
+  lane: string;
+  presets: Map<string, Preset>;
+  runsRoot: string;
+  steps?: number;
+  /** re-attach to a finished (or running) cell's run dir instead of starting the lane */
+  attachRunDir?: string;
+}
+
+export interface NotebookDeps {
+  presets: () => Map<string, Preset>;
+  openSession(o: OpenCellOptions): CellSession;
+  /** start the session and run it to a verdict, taking evidence and stopping on a stall */
+  runToVerdict(session: CellSession): Promise<Outcome & { localDir: string }>;
+  target: string;
+  /** steps for new cells (a phase's own steps win) */
+  steps?: number;
+  now?: () => Date;
+}
+
+export interface NotebookViewState {
+  file: string;
+  notebook: Notebook;
+  /** cells whose lane file changed since they ran */
+  stale: string[];
+  /** the cell whose run is in progress */
+  running: string | null;
+  notice: string | null;
+}
+
+export interface StartRequest {
+  lane: string;
+  /** the full env to run with (default: the lane's) */
+  env?: Record<string, string>;
+  parent?: string;
+  link?: CellLink;
+  phase?: number;
+}
+
+type Phased = Preset & { phases?: Array<{ steps: number }> };
+
+export class NotebookController {
+  private active: { session: CellSession; cellId: string | null; done: Promise<void> } | null = null;
+  private notice: string | null = null;
+  private readonly listeners = new Set<(s: NotebookViewState) => void>();
+  private state: NotebookViewState;
+
+  constructor(
+    private readonly store: NotebookStore,
+    private readonly deps: NotebookDeps,
+  ) {
+    this.state = this.build();
+    store.subscribe(() => this.publish());
+  }
+
+  private build(): NotebookViewState {
+    const nb = this.store.get();
+    return {
+      file: this.store.file,
+      notebook: nb,
+      stale: nb.cells.filter((c) => c.state !== 'running' && isStale(c)).map((c) => c.id),
+      running: this.active?.cellId ?? null,
+      notice: this.notice,
+    };
+  }
+
+  private publish(): void {
+    this.state = this.build();
+    for (const l of this.listeners) l(this.state);
+  }
+
+  private say(text: string): void {
+    this.notice = text;
+    this.publish();
+  }
+
+  getState(): NotebookViewState {
+    return this.state;
+  }
+
+  subscribe(cb: (s: NotebookViewState) => void): () => void {
+    this.listeners.add(cb);
+    return () => this.listeners.delete(cb);
+  }
+
+  presets(): Preset[] {
+    return [...this.deps.presets().values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  private cell(id: string): Cell | undefined {
+    return this.store.get().cells.find((c) => c.id === id);
+  }
+
+  /** start a run as a new cell; refused (with a notice) while another cell runs */
+  start(req: StartRequest): string | null {
+    if (this.active) {
+      this.say(`${this.active.cellId ?? 'a cell'} is still running: one run at a time`);
+      return null;
+    }
+    const presets = this.deps.presets();
+    const base = presets.get(req.lane) as Phased | undefined;
+    if (!base) {
+      this.say(`unknown lane "${req.lane}"`);
+      return null;
+    }
+    const phaseSteps = req.phase !== undefined ? base.phases?.[req.phase]?.steps : undefined;
+    const preset: Phased = {
+      ...base,
+      env: req.env ?? base.env,
+      ...(phaseSteps !== undefined
+        ? { steps: phaseSteps, acceptance: { ...base.acceptance, steps: phaseSteps } }
+        : {}),
+    };
+    const runPresets = new Map(presets).set(req.lane, preset);
+    const session = this.deps.openSession({
+      lane: req.lane,
+      presets: runPresets,
+      runsRoot: this.store.evidenceDir,
+      steps: phaseSteps ?? this.deps.steps,
+    });
+    const id = nextCellId(this.store.get());
+    const slot = { session, cellId: null as string | null, done: Promise.resolve() };
+    this.active = slot;
+    const addCell = (spec: RunSpec, localDir: string) => {
+      if (slot.cellId) return;
+      this.store.dispatch({
+        type: 'addCell',
+        cell: startedCell({
+          spec,
+          preset,
+          target: this.deps.target,
+          localDir,
+          notebookDir: dirname(this.store.file),
+          git: this.deps.target === 'local' ? gitInfo(spec.cwd) : undefined,
+          started: spec.createdAt,
+          parent: req.parent,
+          link: req.link,
+          phase: req.phase ?? (base.phases?.length ? 0 : undefined),
+        }),
+      });
+      slot.cellId = id;
+      this.publish();
+    };
+    // the cell appears as soon as the run exists, so the list shows it running
+    const unsubscribe = session.subscribe(() => {
+      const run = session.currentRun();
+      if (run) addCell(run.spec, run.spec.runDir);
+    });
+    slot.done = this.deps.runToVerdict(session).then(
+      (out) => {
+        unsubscribe();
+        const run = session.currentRun();
+        if (run) addCell(run.spec, out.localDir);
+        this.active = null;
+        if (!slot.cellId) return this.say(`lane ${req.lane}: the run did not start`);
+        const ended = (this.deps.now?.() ?? new Date()).toISOString();
+        this.store.dispatch({
+          type: 'updateCell',
+          id: slot.cellId,
+          patch: finishedPatch(out, out.localDir, run?.spec.env ?? {}, ended),
+        });
+        this.say(`${slot.cellId} ${req.lane}: ${out.go ? 'GO' : 'NO-GO'} (${out.verdict})`);
+        this.nextPhase(slot.cellId, req, base, out.go);
+      },
+      (e: unknown) => {
+        unsubscribe();
+        this.active = null;
+        if (slot.cellId)
+          this.store.dispatch({ type: 'updateCell', id: slot.cellId, patch: { state: 'failed' } });
+        this.say(`lane ${req.lane} failed: ${e instanceof Error ? e.message : String(e)}`);
+      },
+    );
+    this.say(`${id} ${req.lane}: starting`);
+    return id;
+  }
+
+  /** smoke ladder: phase N+1 starts as its own linked cell only when phase N passed */
+  private nextPhase(cellId: string, req: StartRequest, base: Phased, go: boolean): void {
+    const phase = req.phase ?? 0;
+    if (!base.phases || phase + 1 >= base.phases.length) return;
+    if (!go) {
+      this.say(`${cellId} ${base.name}: phase ${phase + 1} failed; the ladder stops here`);
+      return;
+    }
+    this.start({ lane: base.name, env: req.env, parent: cellId, link: 'phase', phase: phase + 1 });
+  }
+
+  /** resolves when the running cell (if any) has its verdict written */
+  idle(): Promise<void> {
+    return this.active?.done ?? Promise.resolve();
+  }
+
+  /** the env a new cell made from `cell` starts with: the lane's now, the cell's edits on top */
+  private envFrom(cell: Cell): Record<string, string> {
+    const lane = this.deps.presets().get(cell.lane.name);
+    const env = { ...(lane?.env ?? {}) };
+    for (const [k, v] of Object.entries(cell.env)) if (v !== MASK) env[k] = v;
+    return env;
+  }
+
+  rerun(id: string): string | null {
+    const c = this.cell(id);
+    if (!c) return null;
+    return this.start({ lane: c.lane.name, env: this.envFrom(c), parent: c.id, link: 'rerun' });
+  }
+
+  /** a new cell from `id` with `edits` applied (value null: unset) */
+  runEdited(id: string, edits: Record<string, string | null>): string | null {
+    const c = this.cell(id);
+    if (!c) return null;
+    const env = this.envFrom(c);
+    for (const [k, v] of Object.entries(edits)) {
+      if (v === null) delete env[k];
+      else env[k] = v;
+    }
+    return this.start({ lane: c.lane.name, env, parent: c.id, link: 'toggle' });
+  }
+
+  /** the one-key A/B: flip `flag` 0↔1 in a new cell made from `id` */
+  toggle(id: string, flag: string): string | null {
+    const c = this.cell(id);
+    return c ? this.runEdited(id, { [flag]: flipFlag(c.env[flag]) }) : null;
+  }
+
+  delete(id: string): void {
+    if (this.active?.cellId === id) {
+      this.say(`${id} is running: it cannot be deleted now`);
+      return;
+    }
+    this.store.dispatch({ type: 'deleteCell', id });
+    this.say(`${id} deleted (its evidence folder stays on disk)`);
+  }
+
+  /**
+   * A dashboard for a cell: the live session for the running one, else a re-attach to its run
+   * dir. Leaving the dashboard never stops the run; the lane cannot be switched from inside a cell.
+   */
+  async openCell(id: string): Promise<SessionController | null> {
+    const c = this.cell(id);
+    if (!c) return null;
+    if (this.active?.cellId === id) return asCellView(this.active.session, null);
+    const session = this.deps.openSession({
+      lane: c.lane.name,
+      presets: this.deps.presets(),
+      runsRoot: this.store.evidenceDir,
+      attachRunDir: resolveEvidenceDir(dirname(this.store.file), c),
+    });
+    await session.start();
+    return asCellView(session, session);
+  }
+
+  /** the report (Markdown + SVG) beside the notebook; returns the Markdown file */
+  report(): string {
+    return writeReport({ notebookFile: this.store.file }).files[0] ?? '';
+  }
+
+  setNotice(text: string): void {
+    this.say(text);
+  }
+
+  /** stop a running cell (its verdict is still written), then release the notebook */
+  async close(): Promise<void> {
+    const a = this.active;
+    if (a) {
+      await a.session.quit().catch(() => undefined);
+      await a.done;
+    }
+    this.store.close();
+  }
+}
+
+/** the session seen from a cell's dashboard: `q` comes back to the notebook and stops nothing */
+function asCellView(session: SessionController, owned: SessionController | null): SessionController {
+  const overrides: Partial<SessionController> = {
+    quitConsequence: () => 'back to the notebook (the run is not stopped)',
+    quit: async () => {
+      if (owned) await owned.quit().catch(() => undefined);
+    },
+    switchLane: async () => {
+      throw new Error('a cell keeps its lane: make a new cell from the notebook (n, r, e)');
+    },
+  };
+  // every other member is the session's own, bound to it (a Proxy, so members added later pass too)
+  return new Proxy(session, {
+    get(target, prop, _receiver) {
+      if (prop in overrides) return overrides[prop as keyof SessionController];
+      const v = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+}

@@ -1,0 +1,124 @@
+/**
+ * The notebook view's one table of commands: keys, `:` palette names and descriptions. Dispatch,
+ * the palette and the `?` help all read it, so none of them can drift from the others.
+ */
+import type { KeyFlags } from '../session/keymap.js';
+
+export type NotebookCommand =
+  | 'down'
+  | 'up'
+  | 'open'
+  | 'new'
+  | 'rerun'
+  | 'env'
+  | 'mark'
+  | 'compare'
+  | 'delete'
+  | 'report'
+  | 'palette'
+  | 'help'
+  | 'quit';
+
+export interface NotebookBinding {
+  command: NotebookCommand;
+  keys: string[];
+  /** the `:` palette word; `lane` takes an argument */
+  palette?: string;
+  description: string;
+  matches(input: string, key: KeyFlags): boolean;
+}
+
+const ch = (c: string) => (input: string, key: KeyFlags) => !key.ctrl && !key.meta && input === c;
+
+export const NOTEBOOK_BINDINGS: readonly NotebookBinding[] = [
+  {
+    command: 'down',
+    keys: ['↓', 'j'],
+    description: 'next cell',
+    matches: (i, k) => !!k.downArrow || ch('j')(i, k),
+  },
+  {
+    command: 'up',
+    keys: ['↑', 'k'],
+    description: 'previous cell',
+    matches: (i, k) => !!k.upArrow || ch('k')(i, k),
+  },
+  {
+    command: 'open',
+    keys: ['Enter'],
+    description: "the cell's dashboard (live or finished); q there comes back here",
+    matches: (_i, k) => !!k.return,
+  },
+  {
+    command: 'new',
+    keys: ['n'],
+    palette: 'lane',
+    description: 'new cell from a lane (:lane NAME)',
+    matches: ch('n'),
+  },
+  {
+    command: 'rerun',
+    keys: ['r'],
+    palette: 'rerun',
+    description: 're-run the cell as a new linked cell',
+    matches: ch('r'),
+  },
+  {
+    command: 'env',
+    keys: ['e'],
+    description: 'env editor: space flips a flag 0↔1, f picks a known flag, Enter runs a new cell',
+    matches: ch('e'),
+  },
+  { command: 'mark', keys: ['m'], description: 'mark / unmark the cell for compare', matches: ch('m') },
+  {
+    command: 'compare',
+    keys: ['c'],
+    palette: 'compare',
+    description: 'compare the two marked cells',
+    matches: ch('c'),
+  },
+  { command: 'delete', keys: ['x'], description: 'delete the cell (asks; No by default)', matches: ch('x') },
+  {
+    command: 'report',
+    keys: ['w'],
+    palette: 'report',
+    description: 'write the report (Markdown + SVG) beside the notebook',
+    matches: ch('w'),
+  },
+  { command: 'palette', keys: [':'], description: 'command palette', matches: ch(':') },
+  { command: 'help', keys: ['?'], palette: 'help', description: 'show / hide this help', matches: ch('?') },
+  {
+    command: 'quit',
+    keys: ['q', 'Ctrl+C'],
+    palette: 'quit',
+    description: 'quit (a running cell is stopped, its verdict kept)',
+    matches: (i, k) => ch('q')(i, k) || (!!k.ctrl && i === 'c'),
+  },
+];
+
+export function notebookCommandForKey(input: string, key: KeyFlags): NotebookCommand | null {
+  const single = input.length > 1 && [...input].every((c) => c === input[0]) ? input[0]! : input;
+  for (const b of NOTEBOOK_BINDINGS) if (b.matches(single, key)) return b.command;
+  return null;
+}
+
+export type PaletteResult = { command: NotebookCommand; arg?: string } | { error: string };
+
+/** `:lane baseline`, `:report`, `:compare`, `:quit` (a unique prefix is enough: `:rep`) */
+export function parsePalette(text: string): PaletteResult {
+  const [word = '', ...rest] = text.trim().split(/\s+/);
+  if (!word) return { error: 'type a command: ' + paletteWords().join(', ') };
+  const hits = NOTEBOOK_BINDINGS.filter((b) => b.palette?.startsWith(word.toLowerCase()));
+  const exact = hits.find((b) => b.palette === word.toLowerCase());
+  const b = exact ?? (hits.length === 1 ? hits[0] : undefined);
+  if (!b) return { error: `unknown command :${word} (${paletteWords().join(', ')})` };
+  const arg = rest.join(' ') || undefined;
+  if (b.command === 'new' && !arg) return { error: ':lane needs a lane name, e.g. :lane batched-prefill' };
+  return arg ? { command: b.command, arg } : { command: b.command };
+}
+
+export function paletteWords(): string[] {
+  return NOTEBOOK_BINDINGS.flatMap((b) =>
+    b.palette ? [b.palette === 'lane' ? 'lane NAME' : b.palette] : [],
+  );
+}

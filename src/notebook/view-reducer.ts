@@ -1,0 +1,107 @@
+/**
+ * The notebook view's UI state machine: selection, marks, and which overlay is open (help, delete
+ * confirm, lane picker, env editor, flag picker, palette, compare). Pure; the App turns keys into
+ * these actions and runs the controller calls itself.
+ */
+
+export type NotebookMode =
+  | 'list'
+  | 'help'
+  | 'confirmDelete'
+  | 'lanes'
+  | 'env'
+  | 'flags'
+  | 'palette'
+  | 'compare'
+  | 'quit';
+
+export interface NotebookUi {
+  mode: NotebookMode;
+  /** index of the selected cell */
+  selected: number;
+  /** marked cell ids, oldest first; at most two (compare) */
+  marked: string[];
+  /** the lane / flag picker's filter, or the palette's text */
+  pick: { text: string; index: number };
+  /** the env editor: the cell it edits, the highlighted variable, the edits (null = unset) */
+  env: { cellId: string; index: number; edits: Record<string, string | null> } | null;
+}
+
+export type NotebookUiAction =
+  | { type: 'move'; delta: number; count: number }
+  | { type: 'select'; index: number; count: number }
+  | { type: 'mark'; id: string }
+  | { type: 'open'; mode: 'help' | 'confirmDelete' | 'lanes' | 'palette' | 'compare' | 'quit' }
+  | { type: 'close' }
+  | { type: 'openEnv'; cellId: string }
+  | { type: 'envMove'; delta: number; count: number }
+  | { type: 'envSet'; name: string; value: string | null }
+  | { type: 'openFlags' }
+  /** back from the flag picker to the editor */
+  | { type: 'closeFlags' }
+  | { type: 'pickType'; text: string }
+  | { type: 'pickBackspace' }
+  | { type: 'pickMove'; delta: number; count: number };
+
+export const initialNotebookUi: NotebookUi = {
+  mode: 'list',
+  selected: 0,
+  marked: [],
+  pick: { text: '', index: 0 },
+  env: null,
+};
+
+const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
+const EMPTY_PICK = { text: '', index: 0 };
+
+export function notebookUiReducer(s: NotebookUi, a: NotebookUiAction): NotebookUi {
+  switch (a.type) {
+    case 'move':
+      return { ...s, selected: a.count ? clamp(s.selected + a.delta, 0, a.count - 1) : 0 };
+    case 'select':
+      return { ...s, selected: a.count ? clamp(a.index, 0, a.count - 1) : 0 };
+    case 'mark': {
+      if (s.marked.includes(a.id)) return { ...s, marked: s.marked.filter((m) => m !== a.id) };
+      // a third mark drops the oldest: compare always shows the last two picked
+      return { ...s, marked: [...s.marked, a.id].slice(-2) };
+    }
+    case 'open':
+      return { ...s, mode: a.mode, pick: EMPTY_PICK };
+    case 'close':
+      return { ...s, mode: 'list', pick: EMPTY_PICK, env: null };
+    case 'openEnv':
+      return { ...s, mode: 'env', env: { cellId: a.cellId, index: 0, edits: {} }, pick: EMPTY_PICK };
+    case 'envMove':
+      if (!s.env) return s;
+      return { ...s, env: { ...s.env, index: a.count ? clamp(s.env.index + a.delta, 0, a.count - 1) : 0 } };
+    case 'envSet':
+      if (!s.env) return s;
+      return { ...s, env: { ...s.env, edits: { ...s.env.edits, [a.name]: a.value } } };
+    case 'openFlags':
+      return s.env ? { ...s, mode: 'flags', pick: EMPTY_PICK } : s;
+    case 'closeFlags':
+      return s.env ? { ...s, mode: 'env', pick: EMPTY_PICK } : { ...s, mode: 'list' };
+    case 'pickType':
+      return { ...s, pick: { text: s.pick.text + a.text, index: 0 } };
+    case 'pickBackspace':
+      return { ...s, pick: { text: s.pick.text.slice(0, -1), index: 0 } };
+    case 'pickMove':
+      return {
+        ...s,
+        pick: { ...s.pick, index: a.count ? clamp(s.pick.index + a.delta, 0, a.count - 1) : 0 },
+      };
+  }
+}
+
+/** the env the editor shows: the cell's, with the edits applied (unset ones dropped), sorted */
+export function editedEnv(
+  env: Record<string, string>,
+  edits: Record<string, string | null>,
+): Array<[string, string]> {
+  const out: Record<string, string> = { ...env };
+  for (const [k, v] of Object.entries(edits)) {
+    if (v === null) delete out[k];
+    else out[k] = v;
+  }
+  return Object.entries(out).sort((a, b) => a[0].localeCompare(b[0]));
+}
