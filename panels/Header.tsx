@@ -102,6 +102,10 @@ export function Header(p: HeaderProps) {
 
 /** "PASS: 12 steps", not "PASS: pass: 12 steps": the summary may start with the verdict itself */
 function withoutVerdictWord(v: { verdict: string; summary: string }): string {
-  const lead = new RegExp(`^${v.verdict}(?::\\s*|\\s+(?=at ))`, 'i');
-  return v.summary.replace(lead, '');
+  const word = v.verdict.toLowerCase();
+  const head = v.summary.slice(0, word.length).toLowerCase();
+  if (head !== word) return v.summary;
+  const rest = v.summary.slice(word.length);
+  if (rest.startsWith(':')) return rest.slice(1).trimStart();
+  return rest.startsWith(' at ') ? rest.trimStart() : v.summary;
 }

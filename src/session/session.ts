@@ -5,17 +5,15 @@ import { evidenceOptionsOf, type Preset } from '../presets/preset.js';
 import { buildRunSpec } from '../runs/build-spec.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { RunController } from '../runs/run-controller.js';
-import { StackSampler } from '../runs/stack-sampler.js';
-import type { StopStep } from '../runs/stop.js';
 import type { PtyHandle } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
 import { GpuPoller, type GpuUpdate } from './gpu-poller.js';
-import { HotFrameSampling } from './hot-frames.js';
 import { LiveModel } from './live-model.js';
+import { RunChecks } from './run-checks.js';
 import type { LinkView, SessionOptions } from './session-options.js';
 import { buildSnapshot } from './snapshot.js';
-import { StallProber } from './stall-prober.js';
 import type { DashboardState, LaneSummary, RunPhase, SessionController } from './state.js';
+import { type StopLadder, stopText } from './stop-ladder.js';
 
 export type { LinkView, SessionOptions };
 
@@ -39,14 +37,12 @@ export class Session implements SessionController {
   private dirty = true;
   private timers: NodeJS.Timeout[] = [];
   private poller: GpuPoller | null = null;
-  private prober: StallProber | null = null;
-  private sampler: StackSampler | null = null;
-  private hot: HotFrameSampling | null = null;
-  /** the stall confirmed for the current run (once), and who waits for it */
-  private confirmed: CurrentSilence | null = null;
+  /** the current run's checks on the box (stall prober, hot frames, the confirmed hang) */
+  private checks: RunChecks | null = null;
+  /** callers waiting for a confirmed hang; handed on to each new run's checks */
   private confirmedWaiters: Array<(c: CurrentSilence) => void> = [];
   /** the stop ladder in progress, for "SIGINT sent 3 s ago; SIGKILL in 7 s" */
-  private stopping: { step: StopStep; atMs: number; nextInS: number | null } | null = null;
+  private stopping: StopLadder | null = null;
   private lastResult: AnalysisResult | null = null;
   private connection: LinkView | undefined;
   private attachPending: string | undefined;
@@ -79,10 +75,8 @@ export class Session implements SessionController {
       stepRegex: this.preset.stepRegex,
       ...evidenceOptionsOf(this.preset.detector),
     });
-    this.prober?.stop();
-    this.prober = null;
-    this.hot = null;
-    this.confirmed = null;
+    this.checks?.stop();
+    this.checks = null;
     this.stopping = null;
     this.stoppedByUser = false;
     this.lastResult = null;
@@ -128,7 +122,7 @@ export class Session implements SessionController {
         });
       }
       this.run = run;
-      this.startProber(run);
+      this.startChecks(run);
       run.followEvidence();
       this.startPoller(run.spec);
       return;
@@ -137,26 +131,16 @@ export class Session implements SessionController {
     await this.o.prepareRun?.(spec);
     run = new RunController(this.o.target, spec, events, this.o.follower?.(spec));
     this.run = run;
-    this.startProber(run);
+    this.startChecks(run);
     this.startPoller(spec);
     await run.start(size, { detached: this.o.detached });
   }
 
-  private startProber(run: RunController): void {
-    const model = this.model;
-    this.sampler = new StackSampler({
-      target: this.o.target,
-      runDir: run.spec.runDir,
-      outDir: run.spec.outDir,
-      dumpsSeen: () => model.evidence.dumpEvents().map((d) => ({ file: d.file, ts: d.ts })),
-      trainerNowS: () => model.trainerNowS(Date.now()),
+  private startChecks(run: RunController): void {
+    this.checks = new RunChecks(this.o.target, run, this.model, () => {
+      this.dirty = true;
     });
-    this.prober = new StallProber({
-      target: this.o.target,
-      model,
-      sampler: this.sampler,
-      pidOf: (rank) => model.rankPids.get(rank) ?? (rank === 0 ? run.pid : undefined),
-    });
+    for (const w of this.confirmedWaiters.splice(0)) void this.checks.stallConfirmed().then(w);
   }
 
   private startPoller(spec: RunSpec): void {
@@ -199,29 +183,16 @@ export class Session implements SessionController {
     this.dirty = true;
   }
 
-  /** check silent ranks, and tell whoever waits when a hang is confirmed */
+  /** check silent ranks on the box while the run is live */
   private probe(): void {
     const run = this.run;
     if (!run || run.exited || this.phase === 'stopping') return;
-    this.prober?.tick();
-    if (this.confirmed !== null) return;
-    const c = this.model.confirmedStall(Date.now());
-    if (c === null) return;
-    this.confirmed = c;
-    debugLog(
-      `run ${run.spec.runId}: hang confirmed at rank ${c.rank} step ${c.step}: ${c.judgement?.why ?? 'silence'}`,
-    );
-    this.dirty = true;
-    // the facts at the moment of the decision go into the evidence first (analyze reads them too)
-    const prober = this.prober;
-    void (prober ? prober.recordNow(c.rank) : Promise.resolve()).then(() => {
-      for (const w of this.confirmedWaiters.splice(0)) w(c);
-    });
+    this.checks?.tick();
   }
 
   /** resolves when the current run's silence is confirmed as a hang (never, if it is not) */
   stallConfirmed(): Promise<CurrentSilence> {
-    if (this.confirmed !== null) return Promise.resolve(this.confirmed);
+    if (this.checks) return this.checks.stallConfirmed();
     return new Promise((r) => this.confirmedWaiters.push(r));
   }
 
@@ -240,7 +211,7 @@ export class Session implements SessionController {
       notice: this.notice,
       connection: this.connection,
       result: this.lastResult,
-      hotFrames: this.hot?.view() ?? null,
+      hotFrames: this.checks?.hotFrames() ?? null,
     });
   }
 
@@ -274,7 +245,7 @@ export class Session implements SessionController {
 
   async requestDump(): Promise<string> {
     if (!this.run) return 'no run';
-    if (!this.hot?.running) this.hot = null; // the pane shows the newest thing asked for
+    this.checks?.dropFinishedHotFrames();
     try {
       const msg = await this.run.requestDump();
       debugLog(`dump: ${msg}`);
@@ -354,22 +325,8 @@ export class Session implements SessionController {
 
   /** `s`: N stack samples 1.5 s apart, shown as a table of hot frames (kept with the evidence) */
   async sampleHotFrames(count = 10): Promise<string> {
-    const run = this.run;
-    const sampler = this.sampler;
-    if (!run || !sampler || run.exited) return 'no running trainer to sample';
-    if (this.hot?.running) return 'already sampling';
-    const model = this.model;
-    const pids = model.rankPids.size
-      ? [...model.rankPids.entries()]
-      : run.pid
-        ? [[0, run.pid] as [number, number]]
-        : [];
-    if (pids.length === 0) return 'the trainer has not started yet: no pid';
-    this.hot = new HotFrameSampling(sampler, model.evidence, pids, count, () => {
-      this.dirty = true;
-    });
-    void this.hot.run();
-    return `sampling ${count} stacks, 1.5 s apart`;
+    if (!this.run || !this.checks || this.run.exited) return 'no running trainer to sample';
+    return this.checks.sampleHotFrames(count);
   }
 
   async quit(): Promise<void> {
@@ -380,8 +337,7 @@ export class Session implements SessionController {
   async dispose(): Promise<void> {
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
-    this.prober?.stop();
-    this.hot?.cancel();
+    this.checks?.stop();
     this.poller?.stop();
     await this.run?.dispose();
   }
@@ -408,13 +364,4 @@ export class Session implements SessionController {
   currentRun(): RunController | null {
     return this.run;
   }
-}
-
-function stopText(s: { step: StopStep; atMs: number; nextInS: number | null }, now: number): string {
-  const ago = Math.max(0, Math.round((now - s.atMs) / 1000));
-  const sent = s.step === 'halt' ? 'wrote .HALT' : s.step === 'sigint' ? 'SIGINT sent' : 'SIGKILL sent';
-  if (s.nextInS === null) return `stopping: ${sent} ${ago} s ago`;
-  const next = s.step === 'halt' ? 'SIGINT' : 'SIGKILL';
-  const left = Math.max(0, Math.round(s.nextInS - (now - s.atMs) / 1000));
-  return `stopping: ${sent} ${ago} s ago; ${next} in ${left} s (q again: kill now)`;
 }

@@ -1,0 +1,94 @@
+/**
+ * What nsa-dbg checks on the box for one run: the stall prober (silent ranks → process facts and
+ * stack samples), the `s` hot-frames sampling, and the moment a hang is confirmed. One per run, made
+ * by the session with the run's one LiveModel; the verdict itself stays with the evidence.
+ */
+import type { CurrentSilence } from '../analysis/silences.js';
+import type { RunController } from '../runs/run-controller.js';
+import { StackSampler } from '../runs/stack-sampler.js';
+import type { Target } from '../targets/target.js';
+import { debugLog } from '../util/debug-log.js';
+import { HotFrameSampling } from './hot-frames.js';
+import type { LiveModel } from './live-model.js';
+import { StallProber } from './stall-prober.js';
+import type { HotFramesView } from './state.js';
+
+export class RunChecks {
+  private readonly sampler: StackSampler;
+  private readonly prober: StallProber;
+  private hot: HotFrameSampling | null = null;
+  private confirmed: CurrentSilence | null = null;
+  private waiters: Array<(c: CurrentSilence) => void> = [];
+
+  constructor(
+    target: Target,
+    private readonly run: RunController,
+    private readonly model: LiveModel,
+    private readonly onChange: () => void,
+  ) {
+    this.sampler = new StackSampler({
+      target,
+      runDir: run.spec.runDir,
+      outDir: run.spec.outDir,
+      dumpsSeen: () => model.evidence.dumpEvents().map((d) => ({ file: d.file, ts: d.ts })),
+      trainerNowS: () => model.trainerNowS(Date.now()),
+    });
+    this.prober = new StallProber({
+      target,
+      model,
+      sampler: this.sampler,
+      pidOf: (rank) => this.pidOf(rank),
+    });
+  }
+
+  private pidOf(rank: number): number | undefined {
+    return this.model.rankPids.get(rank) ?? (rank === 0 ? this.run.pid : undefined);
+  }
+
+  /** called every 250 ms while the run is live and not being stopped */
+  tick(): void {
+    this.prober.tick();
+    if (this.confirmed !== null) return;
+    const c = this.model.confirmedStall(Date.now());
+    if (c === null) return;
+    this.confirmed = c;
+    debugLog(
+      `run ${this.run.spec.runId}: hang confirmed, rank ${c.rank} step ${c.step}: ${c.judgement?.why ?? 'silence'}`,
+    );
+    this.onChange();
+    // the facts at the moment of the decision go into the evidence first (analyze reads them too)
+    void this.prober.recordNow(c.rank).then(() => {
+      for (const w of this.waiters.splice(0)) w(c);
+    });
+  }
+
+  /** resolves when this run's silence is confirmed as a hang (never, if it is not) */
+  stallConfirmed(): Promise<CurrentSilence> {
+    if (this.confirmed !== null) return Promise.resolve(this.confirmed);
+    return new Promise((r) => this.waiters.push(r));
+  }
+
+  sampleHotFrames(count: number): string {
+    if (this.hot?.running) return 'already sampling';
+    const ranks = this.model.rankPids.size ? [...this.model.rankPids.entries()] : [];
+    if (ranks.length === 0 && this.run.pid !== undefined) ranks.push([0, this.run.pid]);
+    if (ranks.length === 0) return 'the trainer has not started yet: no pid';
+    this.hot = new HotFrameSampling(this.sampler, this.model.evidence, ranks, count, this.onChange);
+    void this.hot.run();
+    return `sampling ${count} stacks of ${ranks.length} rank(s), 1.5 s apart`;
+  }
+
+  /** a new stack dump was asked for: the pane shows the newest thing asked for */
+  dropFinishedHotFrames(): void {
+    if (!this.hot?.running) this.hot = null;
+  }
+
+  hotFrames(): HotFramesView | null {
+    return this.hot?.view() ?? null;
+  }
+
+  stop(): void {
+    this.prober.stop();
+    this.hot?.cancel();
+  }
+}
