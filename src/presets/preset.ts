@@ -241,6 +241,7 @@ export function validatePreset(doc: unknown, file: string): Preset {
       sigintWaitS: num(file, 'stop.sigintWaitS', stop.sigintWaitS) ?? DEFAULT_STOP.sigintWaitS,
     },
     detector: detectorSettings(file, det),
+    ...(phases ? { phases } : {}),
     source: file,
   };
 }

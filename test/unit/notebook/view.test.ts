@@ -1,0 +1,130 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { routeNotebookKey } from '../../../panels/notebook/route.js';
+import { compareCells } from '../../../src/notebook/compare.js';
+import { flipFlag, knownFlags } from '../../../src/notebook/flags.js';
+import { NOTEBOOK_BINDINGS, notebookCommandForKey, parsePalette } from '../../../src/notebook/keymap.js';
+import { parseNotebook } from '../../../src/notebook/store.js';
+import { initialNotebookUi, type NotebookUi, notebookUiReducer } from '../../../src/notebook/view-reducer.js';
+import { loadPresets } from '../../../src/presets/load.js';
+import { validatePreset } from '../../../src/presets/preset.js';
+
+const NB = join(import.meta.dirname, '..', '..', 'fixtures', 'report', 'notebook.json');
+const cells = parseNotebook(readFileSync(NB, 'utf8'), NB).cells;
+const presets = [...loadPresets().values()];
+const ctx = { cells, lanes: presets, flags: knownFlags(presets), running: null };
+
+/** feed keys through router and reducer as the App does; collect the effects */
+function press(keys: Array<string | { [k: string]: boolean }>, ui: NotebookUi = initialNotebookUi) {
+  const effects: unknown[] = [];
+  for (const k of keys) {
+    const [input, flags] = typeof k === 'string' ? [k, {}] : ['', k];
+    const r = routeNotebookKey(input, flags, ui, ctx);
+    ui = r.actions.reduce(notebookUiReducer, ui);
+    if (r.effect) effects.push(r.effect);
+  }
+  return { ui, effects };
+}
+
+describe('notebook keys and palette', () => {
+  it('one table: every binding with a key dispatches, palette words resolve to the same commands', () => {
+    for (const b of NOTEBOOK_BINDINGS) {
+      for (const key of b.keys.filter((k) => /^[ -~]$/.test(k)))
+        expect(notebookCommandForKey(key, {})).toBe(b.command);
+      if (b.palette && b.palette !== 'lane') expect(parsePalette(b.palette)).toEqual({ command: b.command });
+    }
+    expect(parsePalette('lane fa2')).toEqual({ command: 'new', arg: 'fa2' });
+    expect(parsePalette('rep')).toEqual({ command: 'report' });
+    expect(parsePalette('lane')).toEqual({ error: expect.stringContaining(':lane needs a lane name') });
+    expect(parsePalette('bisect')).toEqual({ error: expect.stringContaining('unknown command :bisect') });
+  });
+
+  it('j/k move within the cells; m marks at most two; c needs two marks', () => {
+    expect(press(['j', 'j', 'j', 'j', 'j']).ui.selected).toBe(3);
+    expect(press(['k']).ui.selected).toBe(0);
+    expect(press(['c']).effects).toEqual([{ kind: 'notice', text: 'mark two cells with m first' }]);
+    const { ui } = press(['m', 'j', 'm', 'j', 'm', 'c']);
+    expect(ui.marked).toEqual(['c2', 'c3']);
+    expect(ui.mode).toBe('compare');
+  });
+
+  it('x asks and defaults to No: Enter or n keeps the cell, y deletes it', () => {
+    expect(press(['j', 'x']).ui.mode).toBe('confirmDelete');
+    expect(press(['j', 'x', { return: true }]).effects).toEqual([]);
+    expect(press(['j', 'x', 'n']).effects).toEqual([]);
+    expect(press(['j', 'x', 'y']).effects).toEqual([{ kind: 'delete', id: 'c2' }]);
+  });
+
+  it('env editor: space flips the highlighted flag 0↔1, f picks a known flag, Enter runs the edit as a new cell', () => {
+    // c1 baseline: NSA_DISABLE_AUX_STATS, NSA_DISABLE_CSV_LOGS, NSA_HEARTBEAT_EVERY, NSA_TB_DISABLE
+    let r = press(['e', ' ']);
+    expect(r.ui.env?.edits).toEqual({ NSA_DISABLE_AUX_STATS: '0' });
+    r = press(['e', ' ', ' ']);
+    expect(r.ui.env?.edits).toEqual({ NSA_DISABLE_AUX_STATS: '1' });
+    r = press(['e', 'f', 'p', 'r', 'e', 'f', 'i', 'l', 'l', { return: true }]);
+    expect(r.ui.mode).toBe('env');
+    expect(r.ui.env?.edits).toEqual({ NSA_PREFILL_BATCHED: '1' });
+    r = press(['e', 'f', 'p', 'r', 'e', 'f', 'i', 'l', 'l', { return: true }, { return: true }]);
+    expect(r.effects).toEqual([{ kind: 'runEdited', id: 'c1', edits: { NSA_PREFILL_BATCHED: '1' } }]);
+    expect(r.ui.mode).toBe('list');
+    expect(press(['e', { escape: true }]).effects).toEqual([]);
+  });
+
+  it('n picks a lane by filter; the palette runs :lane NAME, :report and :quit', () => {
+    expect(press(['n', 'b', 'a', 't', 'c', 'h', { return: true }]).effects).toEqual([
+      { kind: 'start', lane: 'batched-prefill' },
+    ]);
+    expect(press([':', 'l', 'a', 'n', 'e', ' ', 'f', 'p', '1', '6', { return: true }]).effects).toEqual([
+      { kind: 'start', lane: 'fp16' },
+    ]);
+    expect(press([':', 'r', 'e', 'p', { return: true }]).effects).toEqual([{ kind: 'report' }]);
+    expect(press([':', 'q', 'u', 'i', 't', { return: true }]).effects).toEqual([{ kind: 'quit' }]);
+    expect(press(['r']).effects).toEqual([{ kind: 'rerun', id: 'c1' }]);
+  });
+
+  it('q asks first while a cell runs', () => {
+    const running = { ...ctx, running: 'c4' };
+    const r1 = routeNotebookKey('q', {}, initialNotebookUi, running);
+    const ui = r1.actions.reduce(notebookUiReducer, initialNotebookUi);
+    expect(ui.mode).toBe('quit');
+    expect(routeNotebookKey('y', {}, ui, running).effect).toEqual({ kind: 'quit' });
+    expect(routeNotebookKey('q', {}, initialNotebookUi, ctx).effect).toEqual({ kind: 'quit' });
+  });
+});
+
+describe('flags, compare, phases', () => {
+  it('knows the lanes’ flags with descriptions; the flip is 1↔0', () => {
+    const f = knownFlags(presets).find((x) => x.name === 'NSA_PREFILL_BATCHED')!;
+    expect(f.description).toMatch(/vectorized prefill/);
+    expect(f.lanes.map((l) => l.lane)).toContain('batched-prefill');
+    expect([flipFlag('1'), flipFlag('0'), flipFlag(undefined), flipFlag('true')]).toEqual([
+      '0',
+      '1',
+      '1',
+      '1',
+    ]);
+  });
+
+  it('compares env, command and summary of two cells', () => {
+    const cmp = compareCells(cells[0]!, cells[1]!);
+    expect(cmp.env).toEqual([{ name: 'NSA_PREFILL_BATCHED', a: null, b: '1' }]);
+    expect(cmp.command).toEqual({ onlyA: [], onlyB: [] });
+    expect(cmp.summary.find((r) => r.label === 'GO/NO-GO')).toEqual({
+      label: 'GO/NO-GO',
+      a: 'NO-GO',
+      b: 'GO',
+    });
+    expect(cmp.summary.find((r) => r.label === 'hang / NaN / crash')?.a).toBe('hang step 6 (in-step)');
+  });
+
+  it('a lane declares smoke-ladder phases; bad ones name the field', () => {
+    const p = validatePreset({ name: 'l', phases: [{ steps: 1 }, { steps: 200 }] }, 'l.yaml');
+    expect(p.phases).toEqual([{ steps: 1 }, { steps: 200 }]);
+    expect(() => validatePreset({ name: 'l', phases: [{ step: 1 }] }, 'l.yaml')).toThrow(
+      'l.yaml: field "phases[0].step"',
+    );
+    expect(() => validatePreset({ name: 'l', phases: [] }, 'l.yaml')).toThrow('field "phases"');
+    expect(loadPresets().get('smoke-ladder')?.phases).toEqual([{ steps: 1 }, { steps: 200 }]);
+  });
+});
