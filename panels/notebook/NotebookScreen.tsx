@@ -134,8 +134,9 @@ function CellList({
             <Text bold color={tone(color, b.tone)}>
               {b.text}
             </Text>{' '}
-            {padCut(c.lane.name, 18)} {clean(verdictText(c))}
-            {stale ? <Text color={tone(color, 'warn')}> [stale: lane changed]</Text> : null}
+            {padCut(c.lane.name, 18)} {stale ? <Text color={tone(color, 'warn')}>[stale] </Text> : null}
+            {/* the verdict is cut so the parent diff stays on screen */}
+            {link ? padCut(clean(verdictText(c)), Math.max(20, width - 70)) : clean(verdictText(c))}
             {link ? <Text color={tone(color, 'accent')}> ← {clean(link)}</Text> : null}
           </Text>
         );
@@ -207,7 +208,7 @@ export function NotebookScreen({
     default:
       body = (
         <Box flexDirection="column">
-          <CellList state={state} ui={ui} color={color} height={Math.max(3, rows - 10)} />
+          <CellList state={state} ui={ui} color={color} height={Math.max(3, rows - 10)} width={columns} />
           <Detail state={state} ui={ui} />
         </Box>
       );

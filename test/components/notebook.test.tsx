@@ -1,0 +1,154 @@
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { NotebookApp } from '../../panels/notebook/NotebookApp.js';
+import { fileHash } from '../../src/notebook/cell-build.js';
+import { NotebookController } from '../../src/notebook/controller.js';
+import { NotebookStore, readNotebook } from '../../src/notebook/store.js';
+import { loadPresets } from '../../src/presets/load.js';
+import { KEYS, renderAt, settle, waitFor } from '../helpers/render.js';
+
+const FIX = join(import.meta.dirname, '..', 'fixtures', 'report', 'notebook.json');
+const PRESETS = join(import.meta.dirname, '..', '..', 'presets');
+
+/**
+ * A real controller on a real notebook file (the report fixture, made by real demo runs), each
+ * cell's lane pointing at its own copy of the lane file, so the stale mark can be tested by
+ * editing one. No run is started here: the tmux test drives real runs.
+ */
+function setup() {
+  const dir = mkdtempSync(join(tmpdir(), 'nsa-nb-view-'));
+  const file = join(dir, 'ab.json');
+  const nb = JSON.parse(readFileSync(FIX, 'utf8'));
+  for (const c of nb.cells) {
+    const lane = join(dir, `${c.lane.name}.yaml`);
+    copyFileSync(join(PRESETS, `${c.lane.name}.yaml`), lane);
+    c.lane.source = lane;
+    c.lane.sourceHash = fileHash(lane);
+  }
+  writeFileSync(file, JSON.stringify(nb));
+  writeFileSync(join(dir, 'fa2.yaml'), `${readFileSync(join(dir, 'fa2.yaml'), 'utf8')}# edited\n`);
+  const store = NotebookStore.open(file);
+  const controller = new NotebookController(store, {
+    presets: () => loadPresets(),
+    target: 'local',
+    openSession: () => {
+      throw new Error('no runs in the view test');
+    },
+    runToVerdict: () => Promise.reject(new Error('no runs in the view test')),
+  });
+  const onExit = vi.fn();
+  const r = renderAt(<NotebookApp controller={controller} onExit={onExit} color={false} />, 120, 40);
+  const frame = () => r.lines().join('\n');
+  const until = (text: string | RegExp) =>
+    waitFor(
+      () => (typeof text === 'string' ? frame().includes(text) : text.test(frame())),
+      () => `${text} in:\n${frame()}`,
+    );
+  const gone = (text: string) =>
+    waitFor(
+      () => !frame().includes(text),
+      () => `${text} still in:\n${frame()}`,
+    );
+  const press = async (keys: string, expect?: string | RegExp) => {
+    for (const k of keys) r.stdin.write(k);
+    if (expect) await until(expect);
+  };
+  cleanup = () => {
+    r.unmount();
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { ...r, dir, file, frame, until, gone, press, onExit };
+}
+
+let cleanup: (() => void) | null = null;
+afterEach(() => {
+  cleanup?.();
+  cleanup = null;
+});
+
+describe('notebook view', () => {
+  it('lists cells with verdict badges, marks the one whose lane changed as stale', async () => {
+    const t = setup();
+    await t.until('4 cells');
+    const rows = t.lines();
+    expect(rows.find((l) => l.includes('c1 '))).toMatch(/c1\s+NO-GO baseline\s+hang at step 6/);
+    expect(rows.find((l) => l.includes('c2 '))).toMatch(/c2\s+GO\s+batched-prefill\s+pass: 8 steps/);
+    expect(rows.find((l) => l.includes('c3 '))).toMatch(/NO-GO fp16\s+nan at step 2/);
+    expect(rows.find((l) => l.includes('c4 '))).toMatch(/NO-GO fa2\s+\[stale\] crash at step 1/);
+    expect(rows.filter((l) => l.includes('[stale'))).toHaveLength(1);
+  });
+
+  it('j/k select; the detail follows the selection', async () => {
+    const t = setup();
+    await t.until('4 cells');
+    await t.press('j', 'c2 batched-prefill · local');
+    await t.press('jj', 'c4 fa2 · local');
+    await t.press('k', 'c3 fp16 · local');
+  });
+
+  it('x asks, Enter keeps the cell (No is the default), y deletes it from the file', async () => {
+    const t = setup();
+    await t.until('4 cells');
+    await t.press('jx', 'delete c2 batched-prefill? y/N');
+    t.stdin.write('\r');
+    await waitFor(() => !t.frame().includes('delete c2'));
+    expect(t.frame()).toContain('4 cells');
+    await t.press('x', 'delete c2');
+    await t.press('y', '3 cells');
+    expect(readNotebook(t.file).cells.map((c) => c.id)).toEqual(['c1', 'c3', 'c4']);
+  });
+
+  it('compare shows the env diff, both curves and the summary of two marked cells', async () => {
+    const t = setup();
+    await t.until('4 cells');
+    await t.press('mjm');
+    await t.press('c', 'compare c1 baseline vs c2 batched-prefill');
+    const f = t.frame();
+    expect(f).toMatch(/NSA_PREFILL_BATCHED\s+\(unset\)\s+1/);
+    expect(f).toMatch(/loss ━ c1 ━ c2/);
+    expect(f).toMatch(/GO\/NO-GO\s+NO-GO\s+GO/);
+    expect(f).toMatch(/hang \/ NaN \/ crash\s+hang step 6 \(in-step\)/);
+    await t.press(KEYS.escape);
+    await t.gone('compare c1');
+  });
+
+  it('env editor: space flips the highlighted flag and shows the diff to the cell', async () => {
+    const t = setup();
+    await t.until('4 cells');
+    await t.press('e', 'env of c1 baseline');
+    await t.press(' ', 'diff to c1: NSA_DISABLE_AUX_STATS=0');
+    await t.press('f', 'known flags');
+    await t.press('prefill', 'NSA_PREFILL_BATCHED');
+    expect(t.frame()).toContain('vectorized prefill');
+    await t.press('\r', 'diff to c1: NSA_DISABLE_AUX_STATS=0 NSA_PREFILL_BATCHED=1');
+    await t.press(KEYS.escape);
+    await t.gone('env of c1');
+    expect(readNotebook(t.file).cells).toHaveLength(4);
+  });
+
+  it('? lists keys and : commands from the one table; :report writes the report and says where', async () => {
+    const t = setup();
+    await t.until('4 cells');
+    await t.press('?', 'keys and : commands');
+    expect(t.frame()).toMatch(/n \/ :lane NAME\s+new cell from a lane/);
+    expect(t.frame()).toMatch(/w \/ :report\s+write the report/);
+    await t.press(KEYS.escape);
+    await t.gone('keys and : commands');
+    await t.press(':rep', ':rep_');
+    await t.press('\r', 'report written:');
+    expect(existsSync(join(t.dir, 'ab.report.md'))).toBe(true);
+    expect(existsSync(join(t.dir, 'ab.report.svg'))).toBe(true);
+    await t.press(':bogus\r', 'unknown command :bogus');
+  });
+
+  it('q with nothing running leaves at once', async () => {
+    const t = setup();
+    await t.until('4 cells');
+    t.stdin.write('q');
+    await waitFor(() => t.onExit.mock.calls.length === 1);
+    await settle();
+  });
+});
