@@ -109,11 +109,13 @@ function CellList({
   ui,
   color,
   height,
+  width,
 }: {
   state: NotebookViewState;
   ui: NotebookUi;
   color: boolean;
   height: number;
+  width: number;
 }) {
   const clean = useClean();
   const cells = state.notebook.cells;
