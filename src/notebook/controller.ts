@@ -64,7 +64,8 @@ export interface StartRequest {
 type Phased = Preset & { phases?: Array<{ steps: number }> };
 
 export class NotebookController {
-  private active: { session: CellSession; cellId: string | null; done: Promise<void> } | null = null;
+  /** the run in progress: `id` is the cell it becomes; `added` once the cell is in the notebook */
+  private active: { session: CellSession; id: string; added: boolean; done: Promise<void> } | null = null;
   private notice: string | null = null;
   private readonly listeners = new Set<(s: NotebookViewState) => void>();
   private state: NotebookViewState;
@@ -83,7 +84,7 @@ export class NotebookController {
       file: this.store.file,
       notebook: nb,
       stale: nb.cells.filter((c) => c.state !== 'running' && isStale(c)).map((c) => c.id),
-      running: this.active?.cellId ?? null,
+      running: this.active?.id ?? null,
       notice: this.notice,
     };
   }
@@ -118,7 +119,7 @@ export class NotebookController {
   /** start a run as a new cell; refused (with a notice) while another cell runs */
   start(req: StartRequest): string | null {
     if (this.active) {
-      this.say(`${this.active.cellId ?? 'a cell'} is still running: one run at a time`);
+      this.say(`${this.active.id} is still running: one run at a time`);
       return null;
     }
     const presets = this.deps.presets();
@@ -127,7 +128,9 @@ export class NotebookController {
       this.say(`unknown lane "${req.lane}"`);
       return null;
     }
-    const phaseSteps = req.phase !== undefined ? base.phases?.[req.phase]?.steps : undefined;
+    // a lane with phases starts at its first; a linked cell keeps its parent's phase
+    const phase = req.phase ?? (base.phases?.length ? 0 : undefined);
+    const phaseSteps = phase !== undefined ? base.phases?.[phase]?.steps : undefined;
     const preset: Phased = {
       ...base,
       env: req.env ?? base.env,
@@ -143,10 +146,10 @@ export class NotebookController {
       steps: phaseSteps ?? this.deps.steps,
     });
     const id = nextCellId(this.store.get());
-    const slot = { session, cellId: null as string | null, done: Promise.resolve() };
+    const slot = { session, id, added: false, done: Promise.resolve() };
     this.active = slot;
     const addCell = (spec: RunSpec, localDir: string) => {
-      if (slot.cellId) return;
+      if (slot.added) return;
       this.store.dispatch({
         type: 'addCell',
         cell: startedCell({
@@ -159,10 +162,10 @@ export class NotebookController {
           started: spec.createdAt,
           parent: req.parent,
           link: req.link,
-          phase: req.phase ?? (base.phases?.length ? 0 : undefined),
+          phase,
         }),
       });
-      slot.cellId = id;
+      slot.added = true;
       this.publish();
     };
     // the cell appears as soon as the run exists, so the list shows it running
@@ -176,21 +179,20 @@ export class NotebookController {
         const run = session.currentRun();
         if (run) addCell(run.spec, out.localDir);
         this.active = null;
-        if (!slot.cellId) return this.say(`lane ${req.lane}: the run did not start`);
+        if (!slot.added) return this.say(`lane ${req.lane}: the run did not start`);
         const ended = (this.deps.now?.() ?? new Date()).toISOString();
         this.store.dispatch({
           type: 'updateCell',
-          id: slot.cellId,
+          id,
           patch: finishedPatch(out, out.localDir, run?.spec.env ?? {}, ended),
         });
-        this.say(`${slot.cellId} ${req.lane}: ${out.go ? 'GO' : 'NO-GO'} (${out.verdict})`);
-        this.nextPhase(slot.cellId, req, base, out.go);
+        this.say(`${id} ${req.lane}: ${out.go ? 'GO' : 'NO-GO'} (${out.verdict})`);
+        this.nextPhase(id, { ...req, phase }, base, out.go);
       },
       (e: unknown) => {
         unsubscribe();
         this.active = null;
-        if (slot.cellId)
-          this.store.dispatch({ type: 'updateCell', id: slot.cellId, patch: { state: 'failed' } });
+        if (slot.added) this.store.dispatch({ type: 'updateCell', id, patch: { state: 'failed' } });
         this.say(`lane ${req.lane} failed: ${e instanceof Error ? e.message : String(e)}`);
       },
     );
@@ -225,7 +227,13 @@ export class NotebookController {
   rerun(id: string): string | null {
     const c = this.cell(id);
     if (!c) return null;
-    return this.start({ lane: c.lane.name, env: this.envFrom(c), parent: c.id, link: 'rerun' });
+    return this.start({
+      lane: c.lane.name,
+      env: this.envFrom(c),
+      parent: c.id,
+      link: 'rerun',
+      phase: c.phase,
+    });
   }
 
   /** a new cell from `id` with `edits` applied (value null: unset) */
@@ -237,7 +245,7 @@ export class NotebookController {
       if (v === null) delete env[k];
       else env[k] = v;
     }
-    return this.start({ lane: c.lane.name, env, parent: c.id, link: 'toggle' });
+    return this.start({ lane: c.lane.name, env, parent: c.id, link: 'toggle', phase: c.phase });
   }
 
   /** the one-key A/B: flip `flag` 0↔1 in a new cell made from `id` */
@@ -247,7 +255,7 @@ export class NotebookController {
   }
 
   delete(id: string): void {
-    if (this.active?.cellId === id) {
+    if (this.active?.id === id) {
       this.say(`${id} is running: it cannot be deleted now`);
       return;
     }
@@ -262,7 +270,7 @@ export class NotebookController {
   async openCell(id: string): Promise<SessionController | null> {
     const c = this.cell(id);
     if (!c) return null;
-    if (this.active?.cellId === id) return asCellView(this.active.session, null);
+    if (this.active?.id === id) return asCellView(this.active.session, null);
     const session = this.deps.openSession({
       lane: c.lane.name,
       presets: this.deps.presets(),

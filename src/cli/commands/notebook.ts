@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import type { CommandModule } from 'yargs';
-import { type CellSession, NotebookController } from '../../notebook/controller.js';
+import { type CellSession, NotebookController, type NotebookDeps } from '../../notebook/controller.js';
 import { DEFAULT_NOTEBOOK, NotebookStore } from '../../notebook/store.js';
 import { loadPresets } from '../../presets/load.js';
+import type { Preset } from '../../presets/preset.js';
 import { defaultRunsRoot } from '../../runs/build-spec.js';
 import { runHeadless } from '../../session/headless.js';
 import type { CliDeps } from '../deps.js';
@@ -22,6 +23,35 @@ interface NotebookArgs {
 /** the demo keeps its own notebook, so trying it never touches a project's */
 function demoNotebook(env = process.env): string {
   return join(defaultRunsRoot(env), '..', 'demo-notebook.json');
+}
+
+/** Cells run on this machine, to a verdict exactly as `run --headless` gets it. */
+export function localNotebookDeps(o: {
+  demo: boolean;
+  steps?: number;
+  stepMs?: number;
+  command?: string[];
+  cwd?: string;
+  presets?: () => Map<string, Preset>;
+}): NotebookDeps {
+  return {
+    presets: o.presets ?? (() => loadPresets()),
+    target: 'local',
+    steps: o.steps,
+    openSession: (s) =>
+      openLocalSession({
+        lane: s.lane,
+        presets: s.presets,
+        steps: s.steps,
+        demo: o.demo,
+        stepMs: o.stepMs,
+        command: o.command?.length ? o.command : undefined,
+        runsRoot: s.runsRoot,
+        cwd: o.cwd,
+        attachRunDir: s.attachRunDir,
+      }) as unknown as CellSession,
+    runToVerdict: async (session) => (await runHeadless(session as never, { localDir: (d) => d })).result,
+  };
 }
 
 /** `nsa-dbg` with no subcommand: the notebook of this folder (or --notebook FILE) in the TUI */
@@ -50,27 +80,10 @@ export function notebookCommand(deps: CliDeps): CommandModule<object, NotebookAr
       } catch (e) {
         return reportFailure(e);
       }
-      const controller = new NotebookController(store, {
-        presets: () => loadPresets(),
-        target: 'local',
-        steps: a.steps,
-        openSession: (o) =>
-          openLocalSession({
-            lane: o.lane,
-            presets: o.presets,
-            steps: o.steps,
-            demo: !!a.demo,
-            stepMs: a['step-ms'],
-            command: command.length ? command : undefined,
-            runsRoot: o.runsRoot,
-            cwd: a.cwd,
-            attachRunDir: o.attachRunDir,
-          }) as unknown as CellSession,
-        runToVerdict: async (session) => {
-          const out = await runHeadless(session as never, { localDir: (d) => d });
-          return out.result;
-        },
-      });
+      const controller = new NotebookController(
+        store,
+        localNotebookDeps({ demo: !!a.demo, steps: a.steps, stepMs: a['step-ms'], command, cwd: a.cwd }),
+      );
       const tui = await deps.loadTui();
       if (!tui.runNotebookTui) throw new Error('this build has no notebook view');
       await tui.runNotebookTui(controller);

@@ -1,0 +1,80 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { localNotebookDeps } from '../../src/cli/commands/notebook.js';
+import { NotebookController } from '../../src/notebook/controller.js';
+import { NotebookStore, readNotebook } from '../../src/notebook/store.js';
+import { loadPresets, presetDirs } from '../../src/presets/load.js';
+import { waitUntil } from '../helpers/wait.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'nsa-nb-ctl-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const ENV = `  NSA_HEARTBEAT_EVERY: "1"\n  NSA_DISABLE_AUX_STATS: "1"\n  NSA_PREFILL_BATCHED: "1"\n`;
+mkdirSync(join(dir, '.nsa-dbg', 'presets'), { recursive: true });
+writeFileSync(
+  join(dir, '.nsa-dbg', 'presets', 'ladder.yaml'),
+  `name: ladder\nenv:\n${ENV}phases:\n  - steps: 1\n  - steps: 3\n`,
+);
+writeFileSync(
+  join(dir, '.nsa-dbg', 'presets', 'ladder-fa2.yaml'),
+  `name: ladder-fa2\nenv:\n${ENV}  NSA_USE_FA2: "1"\nphases:\n  - steps: 1\n  - steps: 3\n`,
+);
+
+/** real sessions on the demo trainer, run to a verdict as `run --headless` does */
+function open(name: string) {
+  const store = NotebookStore.open(join(dir, `${name}.json`));
+  return new NotebookController(
+    store,
+    localNotebookDeps({ demo: true, cwd: dir, presets: () => loadPresets(presetDirs(dir)) }),
+  );
+}
+
+/** resolves when no cell runs any more (a ladder starts its next phase before the last ends) */
+async function settled(c: NotebookController) {
+  await waitUntil(
+    async () => {
+      await c.idle();
+      return c.getState().running === null;
+    },
+    { timeoutMs: 60_000, what: 'all cells done' },
+  );
+}
+
+describe('notebook controller with real runs', () => {
+  it('smoke ladder: the next phase starts as its own linked cell after the previous passed', async () => {
+    const c = open('ladder');
+    expect(c.start({ lane: 'ladder' })).toBe('c1');
+    await settled(c);
+    await c.close();
+    const cells = readNotebook(join(dir, 'ladder.json')).cells;
+    expect(
+      cells.map((x) => [x.id, x.phase, x.parent ?? null, x.link ?? null, x.summary?.stepsReached, x.go]),
+    ).toEqual([
+      ['c1', 0, null, null, 1, true],
+      ['c2', 1, 'c1', 'phase', 3, true],
+    ]);
+  });
+
+  it('a failed phase stops the ladder; a toggle and a re-run make linked cells', async () => {
+    const c = open('ladder-fa2');
+    c.start({ lane: 'ladder-fa2' });
+    await settled(c);
+    expect(c.getState().notebook.cells.map((x) => [x.id, x.verdict])).toEqual([['c1', 'crash']]);
+    expect(c.getState().notice).toContain('the ladder stops here');
+    c.toggle('c1', 'NSA_USE_FA2');
+    await settled(c);
+    c.rerun('c1');
+    await settled(c);
+    await c.close();
+    const cells = readNotebook(join(dir, 'ladder-fa2.json')).cells;
+    expect(cells.map((x) => [x.id, x.parent ?? null, x.link ?? null, x.env.NSA_USE_FA2, x.verdict])).toEqual([
+      ['c1', null, null, '1', 'crash'],
+      ['c2', 'c1', 'toggle', '0', 'pass'],
+      // the toggled first phase passed, so the ladder went on from it
+      ['c3', 'c2', 'phase', '0', 'pass'],
+      ['c4', 'c1', 'rerun', '1', 'crash'],
+    ]);
+  });
+});
