@@ -51,8 +51,11 @@ function judge(s: EvidenceState, rank: number, sinceTs: number, nowS: number, th
   );
 }
 
-const cpuBusyOf = (j: SilenceJudgement | null, fallback: boolean | null) =>
-  j === null || j.evidence.cpuPct === null ? fallback : j.evidence.cpuPct >= 50;
+/** busy as the judge counts it: runnable (R), or at least half a core */
+function cpuBusyOf(j: SilenceJudgement | null, fallback: boolean | null): boolean | null {
+  if (j === null || (j.evidence.cpuPct === null && j.evidence.procState === null)) return fallback;
+  return j.evidence.procState === 'R' || (j.evidence.cpuPct ?? 0) >= 50;
+}
 
 export function currentSilences(s: EvidenceState, nowS: number): CurrentSilence[] {
   return s.detector.stalls(nowS).map((st) => {

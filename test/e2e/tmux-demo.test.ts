@@ -15,16 +15,32 @@ describe.each([
   [80, 24],
   [120, 40],
 ])('the one-minute story in real tmux at %i×%i', (cols, rows) => {
-  it('stall after step 5 → d dump → l batched-prefill → passes step 5 → q', async () => {
+  it('silence after step 5: SUSPECT → checked → STALL (stuck) → s hot frames → d dump → l batched-prefill → passes step 5 → q', async () => {
     expect(TmuxSession.available(), 'tmux is required: apt-get install -y tmux').toBe(true);
     tmux = new TmuxSession(`demo${cols}`, cols, rows);
     const runs = mkdtempSync(join(tmpdir(), 'nsa-e2e-'));
     tmux.start(`node ${BIN} demo --step-ms 150 --steps 12 --runs-dir ${runs}`);
 
     await tmux.waitFor((s) => /DEMO/.test(s) && /baseline/.test(s), 'dashboard with the demo header');
-    const stalled = await tmux.waitFor((s) => /STALL/.test(s), 'STALL banner', 30_000);
+    // silence alone makes the rank suspect; nsa-dbg checks it on the box before calling it a hang
+    const suspect = await tmux.waitFor((s) => /SUSPECT/.test(s), 'SUSPECT banner', 30_000);
+    expect(suspect).toMatch(/SUSPECT[^\n]*step 6/);
+    expect(suspect).not.toMatch(/STALL rank/);
+    // the demo spins on one line: stuck once the samples agree for 30 s
+    const stalled = await tmux.waitFor(
+      (s) => /STALL rank 0 \(stuck\)/.test(s),
+      'STALL (stuck) banner',
+      60_000,
+    );
     expect(stalled).toMatch(/STALL[^\n]*step 6/);
     expect(stalled).toMatch(/in-step/);
+
+    tmux.key('s');
+    await tmux.waitFor(
+      (s) => /hot frames · \d+ samples/.test(s) && /100% +\d+x _forward_prefill_sequential/.test(s),
+      'hot frames table',
+      30_000,
+    );
 
     tmux.key('d');
     await tmux.waitFor(
@@ -52,5 +68,5 @@ describe.each([
     expect(confirm).toMatch(/nothing is left running|will be stopped/);
     tmux.key('y');
     await tmux.waitFor((s) => s.includes('[app exited 0]'), 'clean exit', 30_000);
-  });
+  }, 180_000);
 });

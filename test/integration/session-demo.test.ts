@@ -29,7 +29,7 @@ function open(lane: string, steps = 10): Session {
 const state = () => session!.getState();
 
 describe('the demo story through the engine (real node-pty, real demo trainer)', () => {
-  it('declares the step-6 stall within threshold + 1 s, dumps on d, and a lane switch passes step 5', async () => {
+  it('makes the step-6 silence suspect within threshold + 1 s, checks it on the box, dumps on d, and a lane switch passes step 5', async () => {
     const s = open('baseline');
     await s.start();
     // step 6 has begun: its beat is the last sign of life
@@ -43,11 +43,14 @@ describe('the demo story through the engine (real node-pty, real demo trainer)',
       what: 'stall',
     });
     const declaredAfterS = (Date.now() - silentSince) / 1000;
-    expect(stalled.stall).toMatchObject({ step: 6, where: 'in-step' });
+    // silence alone is a suspicion, not a hang: the rank is checked on the box first
+    expect(stalled.stall).toMatchObject({ step: 6, where: 'in-step', hang: false });
     expect(declaredAfterS).toBeLessThanOrEqual(stalled.thresholdS! + 1);
-    expect(state().verdict?.summary).toMatch(/hang at step 6 \(in-step\)/);
-    // the demo spins in Python: the CPU sampler must say so
+    expect(state().verdict).toMatchObject({ verdict: 'suspect' });
+    expect(state().verdict?.summary).toMatch(/step 6 \(in-step\)/);
+    // the demo spins in Python: the process facts taken on the box say so
     await waitUntil(() => state().ranks[0]?.stall?.cpuBusy === true, { what: 'cpu busy', timeoutMs: 5000 });
+    expect(state().ranks[0]?.stall?.hang).toBe(false); // the same frame for 30 s is needed first
 
     const asked = Date.now();
     expect(await s.requestDump()).toMatch(/SIGUSR1 → pid \d+/);
