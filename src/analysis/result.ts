@@ -64,6 +64,19 @@ export interface CrashReport {
   message: string;
   /** innermost frame in the user's code (not site-packages), else the innermost frame */
   frame: Frame | null;
+  /**
+   * how the rank was found (root-cause.ts): `first-exception` (the earliest worker exception that
+   * is not a consequence of another rank's exit), `consequence-only`, `died-silently` (the failed
+   * rank without a traceback), `single` (one process), `signature`, `launcher` (torchrun's summary
+   * alone)
+   */
+  basis?: 'first-exception' | 'consequence-only' | 'died-silently' | 'single' | 'signature' | 'launcher';
+  /** every rank that raised the same exception, when more than one did */
+  ranks?: number[];
+  /** the other ranks' failures that followed (collective / transport errors) */
+  consequences?: Array<{ rank: number; exception: string; message: string }>;
+  /** the rank torchrun's summary named "Root Cause (first observed failure)": evidence only */
+  torchrunRootCause?: number;
 }
 
 export interface DumpReport {

@@ -13,8 +13,9 @@
  *            still making progress)
  */
 import { mainThreadTop } from '../ingest/stackdump.js';
-import type { EvidenceState, OrderedTraceback } from './evidence.js';
+import type { EvidenceState } from './evidence.js';
 import type { AnalysisResult, CrashReport, DumpReport, StallReport } from './result.js';
+import { rootCauseOf } from './root-cause.js';
 import type { Verdict } from './signatures.js';
 import { currentSilences, hotFramesOf, rankOfDump, suspectsOf, whereIn } from './silences.js';
 import { firstLossExplosion, median, type SlowStep, slowSteps } from './step-stats.js';
@@ -55,10 +56,20 @@ function completedSteps(s: EvidenceState): number {
 }
 
 function crashOf(s: EvidenceState): CrashReport | null {
-  const real = s.tracebacks.filter((t) => !NOT_CRASHES.has(t.ev.exception.split('.').pop()!));
   const summary = s.tracebacks.find((t) => t.ev.torchrun !== undefined)?.ev.torchrun;
-  let rank: number | null = summary?.rootCauseRank ?? null;
-  if (rank === null && real.length > 0) rank = real[0]!.ev.rank ?? 0;
+  const failed = [...(summary?.failures.map((f) => f.rank) ?? []), ...s.torchrunFailed.map((f) => f.rank)];
+  // the culprit from the workers' own exceptions; torchrun's "first observed failure" is evidence
+  const root = rootCauseOf(s.tracebacks, failed);
+  const torchrunRoot = summary?.rootCauseRank ?? null;
+  if (root !== null) {
+    const { basis, ranks, consequences, ...r } = root;
+    const out: CrashReport = { ...r, basis };
+    if (ranks.length > 1) out.ranks = ranks;
+    if (consequences.length > 0) out.consequences = consequences;
+    if (torchrunRoot !== null) out.torchrunRootCause = torchrunRoot;
+    return out;
+  }
+  let rank: number | null = torchrunRoot;
   if (rank === null && s.torchrunFailed.length > 0) rank = s.torchrunFailed[0]!.rank;
   const crashSig = [...s.signatures.values()]
     .filter((h) => h.sig.implies === 'crash')
@@ -68,26 +79,17 @@ function crashOf(s: EvidenceState): CrashReport | null {
     rank = 0;
   }
   rank ??= crashSig?.rank ?? 0;
-  // the rank's last traceback: with chained exceptions the last one is what ended the process
-  const mine = real.filter((t) => (t.ev.rank ?? 0) === rank);
-  const tb: OrderedTraceback | undefined = mine[mine.length - 1] ?? real[0];
-  if (tb !== undefined) {
-    return {
-      rank,
-      step: tb.step,
-      exception: tb.ev.exception,
-      message: tb.ev.message,
-      frame: userFrame(tb.ev.frames),
-    };
-  }
   const exitCode = summary?.rootCauseExitCode;
-  return {
+  const out: CrashReport = {
     rank,
     step: s.tracebacks[0]?.step ?? completedSteps(s) + 1,
     exception: crashSig?.sig.name ?? 'ChildFailedError',
     message: crashSig?.text ?? (exitCode === undefined ? 'child process failed' : `exitcode ${exitCode}`),
     frame: null,
+    basis: crashSig === undefined ? 'launcher' : 'signature',
   };
+  if (torchrunRoot !== null) out.torchrunRootCause = torchrunRoot;
+  return out;
 }
 
 function nanOf(s: EvidenceState): { rank: number; step: number } | null {
@@ -297,7 +299,12 @@ export function summarize(r: AnalysisResult): string {
       const c = r.crash;
       if (c === null) return `crash (exit ${r.exitCode ?? '?'})`;
       const where = c.frame ? ` in ${c.frame.function} (${c.frame.file}:${c.frame.line})` : '';
-      return `crash at step ${c.step}, rank ${c.rank}: ${c.exception}${c.message ? `: ${c.message.split('\n')[0]}` : ''}${where}`;
+      const who = c.ranks && c.ranks.length > 1 ? `ranks ${c.ranks.join(', ')}` : `rank ${c.rank}`;
+      const tr =
+        c.torchrunRootCause !== undefined && c.torchrunRootCause !== c.rank
+          ? ` (torchrun's first observed failure: rank ${c.torchrunRootCause})`
+          : '';
+      return `crash at step ${c.step}, ${who}: ${c.exception}${c.message ? `: ${c.message.split('\n')[0]}` : ''}${where}${tr}`;
     }
     case 'hang': {
       if (!r.stall) return 'hang';

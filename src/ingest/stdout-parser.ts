@@ -22,8 +22,10 @@ import {
 } from './step-formats.js';
 import { ROOT_CAUSE_HEADER, TracebackBuilder } from './traceback-parser.js';
 
-// torchrun's per-rank prefix; some versions add one space after the colon, others none
-const RANK_PREFIX = /^\[rank(\d+)\]:(?: (?=\S))?/;
+// torchrun's per-rank prefixes: `[rankN]:` (--local-ranks-filter / log_line_prefix_template) and
+// `[defaultN]:` (--tee / --redirects: role name + local rank, the rank on a single node); some
+// versions add one space after the colon, others none
+const RANK_PREFIX = /^\[(?:rank|default)(\d+)\]:(?: (?=\S))?/;
 const TAG = /^\[([A-Za-z][\w-]*)\]/;
 const DEBUG_STEP = /^\[debug\] step (\d+):/;
 const GRAD_TRACE = /^\[GRAD-TRACE\] \S*?(\d*) arrived=\d+ missing=\d+/;
@@ -99,7 +101,7 @@ export class StdoutParser {
     const corrupt = rawLine.indexOf('\u0000') >= 0 || rawLine.indexOf('\ufffd') >= 0;
     let line = CONTROL_OR_ESC.test(rawLine) ? stripTerminalEscapes(rawLine) : rawLine;
     let rank: number | undefined;
-    if (line.charCodeAt(0) === 91 && line.startsWith('[rank')) {
+    if (line.charCodeAt(0) === 91 && (line.startsWith('[rank') || line.startsWith('[default'))) {
       const m = RANK_PREFIX.exec(line);
       if (m !== null) {
         rank = Number(m[1]);

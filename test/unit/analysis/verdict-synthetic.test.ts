@@ -96,13 +96,13 @@ describe('failure signatures (synthetic)', () => {
     expect(r.ranks).toEqual([0, 1]);
   });
 
-  it('torchrun root cause decides the failing rank even when another rank printed first', async () => {
+  it("torchrun's root cause is evidence: a worker's own exception beats it", async () => {
     const log = readFileSync('test/fixtures/synthetic/torchrun_ddp_crash.log', 'utf8')
       .split('\n')
       .filter((l) => !l.startsWith('[rank1]:'))
       .join('\n');
     const r = await verdictOf(`[rank0]:${tb('ValueError: boom').split('\n').join('\n[rank0]:')}\n${log}`);
-    expect(r.crash!.rank).toBe(1);
+    expect(r.crash).toMatchObject({ rank: 0, exception: 'ValueError', torchrunRootCause: 1 });
   });
 
   it('missing grads [GRAD-TRACE] missing=N → noted per rank', async () => {

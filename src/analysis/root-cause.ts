@@ -1,0 +1,115 @@
+/**
+ * The culprit of a multi-rank crash. When one rank dies, its peers die after it of transport and
+ * collective errors (gloo "Connection closed by peer", NCCL "remote process exited", watchdog
+ * timeouts), and torchrun's "Root Cause (first observed failure)" names whichever worker it saw
+ * exit first: often a peer, never reliably the culprit. So the root cause is the earliest worker
+ * exception that is not such a consequence; torchrun's block is kept as evidence beside it. When
+ * every rank raised the same exception (DDP's "Expected to have finished reduction" on all ranks),
+ * it is reported once, with the ranks that raised it.
+ */
+import type { Frame, TracebackEvent } from '../ingest/events.js';
+import { userFrame } from './user-frame.js';
+
+/** What another rank's exit (or a hung peer) makes a healthy rank raise. */
+const CONSEQUENCE =
+  /Connection closed by peer|Connection reset by peer|Broken pipe|remote process exited|NCCL communicator was aborted|Watchdog caught collective operation timeout|ran for \d+ milliseconds before timing out|Timed out waiting|Socket Timeout|ProcessGroup\w* is (?:aborted|shut ?down)|Connection refused|Some NCCL operations have failed or timed out/i;
+/** exceptions that never are the root cause themselves: the launcher's summary, a stop */
+const NEVER_ROOT = new Set(['ChildFailedError', 'SignalException', 'KeyboardInterrupt', 'SystemExit']);
+
+export interface RankedTraceback {
+  ev: TracebackEvent;
+  order: number;
+  step: number;
+}
+
+export interface RootCause {
+  rank: number;
+  /** every rank that raised the same exception (sorted); just [rank] when only one did */
+  ranks: number[];
+  step: number;
+  exception: string;
+  message: string;
+  frame: Frame | null;
+  /**
+   * how the rank was chosen: `first-exception` (the earliest exception that is not a consequence),
+   * `consequence-only` (every rank failed of another's exit: the first of those, or a rank that
+   * died without a traceback), `single` (one process)
+   */
+  basis: 'first-exception' | 'consequence-only' | 'died-silently' | 'single';
+  /** the other ranks' failures that followed from it */
+  consequences: Array<{ rank: number; exception: string; message: string }>;
+}
+
+const shortName = (exception: string) => exception.split('.').pop() ?? exception;
+
+/** is this exception what a rank raises because a peer exited or hung (not a cause itself)? */
+export function isConsequence(ev: TracebackEvent): boolean {
+  return CONSEQUENCE.test(`${ev.exception}: ${ev.message}`);
+}
+
+const firstLine = (m: string) => m.split('\n')[0] ?? '';
+
+/**
+ * The root cause among the workers' tracebacks (in the order they appeared). `failedRanks` are the
+ * ranks torchrun reported failed, in its order (a rank killed by a signal prints no traceback).
+ */
+export function rootCauseOf(tracebacks: RankedTraceback[], failedRanks: number[]): RootCause | null {
+  const workers = tracebacks.filter((t) => !NEVER_ROOT.has(shortName(t.ev.exception)));
+  if (workers.length === 0) return null;
+  const rankOf = (t: RankedTraceback) => t.ev.rank ?? 0;
+  const sorted = [...workers].sort((a, b) => a.order - b.order);
+  const ranksSeen = new Set(sorted.map(rankOf));
+  // per rank, the last traceback is what ended the process (chained exceptions print several)
+  const lastOf = new Map<number, RankedTraceback>();
+  for (const t of sorted) lastOf.set(rankOf(t), t);
+  const original = sorted.filter((t) => !isConsequence(t.ev));
+  let chosen: RankedTraceback;
+  let basis: RootCause['basis'];
+  if (original.length > 0) {
+    // that rank's last one: with chained exceptions, the one that ended the process
+    const rank = rankOf(original[0]!);
+    chosen = original.filter((t) => rankOf(t) === rank).pop()!;
+    basis = ranksSeen.size === 1 ? 'single' : 'first-exception';
+  } else {
+    // every traceback is a consequence: a failed rank that printed none died of a signal (OOM
+    // killer, segfault): that one is the cause
+    const silent = failedRanks.find((r) => !ranksSeen.has(r));
+    if (silent !== undefined) {
+      return {
+        rank: silent,
+        ranks: [silent],
+        step: sorted[0]!.step,
+        exception: 'ChildFailedError',
+        message: `rank ${silent} exited without a Python traceback (killed or crashed in native code)`,
+        frame: null,
+        basis: 'died-silently',
+        consequences: [...lastOf.values()].map((t) => brief(t)),
+      };
+    }
+    chosen = sorted[0]!;
+    basis = ranksSeen.size === 1 ? 'single' : 'consequence-only';
+  }
+  // the same exception on other ranks: one report with all the ranks
+  const same = (t: RankedTraceback) =>
+    shortName(t.ev.exception) === shortName(chosen.ev.exception) &&
+    firstLine(t.ev.message) === firstLine(chosen.ev.message);
+  const ranks = [...new Set(sorted.filter(same).map(rankOf))].sort((a, b) => a - b);
+  const consequences = [...lastOf.values()]
+    .filter((t) => !ranks.includes(rankOf(t)))
+    .sort((a, b) => rankOf(a) - rankOf(b))
+    .map(brief);
+  return {
+    rank: rankOf(chosen),
+    ranks,
+    step: chosen.step,
+    exception: chosen.ev.exception,
+    message: chosen.ev.message,
+    frame: userFrame(chosen.ev.frames),
+    basis,
+    consequences,
+  };
+}
+
+function brief(t: RankedTraceback): { rank: number; exception: string; message: string } {
+  return { rank: t.ev.rank ?? 0, exception: t.ev.exception, message: firstLine(t.ev.message).slice(0, 300) };
+}
