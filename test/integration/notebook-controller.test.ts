@@ -1,9 +1,10 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { localNotebookDeps } from '../../src/cli/commands/notebook.js';
 import { NotebookController } from '../../src/notebook/controller.js';
+import { recoverCells } from '../../src/notebook/recover.js';
 import { NotebookStore, readNotebook } from '../../src/notebook/store.js';
 import { loadPresets, presetDirs } from '../../src/presets/load.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -76,5 +77,23 @@ describe('notebook controller with real runs', () => {
       ['c3', 'c2', 'phase', '0', 'pass'],
       ['c4', 'c1', 'rerun', '1', 'crash'],
     ]);
+  });
+
+  it('a cell left running by a gone nsa-dbg gets its verdict from the evidence once its run ended', async () => {
+    const c = open('recover');
+    c.start({ lane: 'ladder-fa2' });
+    await settled(c);
+    await c.close();
+    // as if the process had died before writing the verdict
+    const file = join(dir, 'recover.json');
+    const nb = JSON.parse(readFileSync(file, 'utf8'));
+    Object.assign(nb.cells[0], { state: 'running', verdict: undefined, go: undefined, summary: undefined });
+    writeFileSync(file, JSON.stringify(nb));
+    const store = NotebookStore.open(file);
+    expect(await recoverCells(store)).toEqual(['c1']);
+    store.close();
+    expect(
+      readNotebook(file).cells.map((x) => [x.state, x.verdict, x.go, x.summary?.crash?.exception]),
+    ).toEqual([['done', 'crash', false, 'RuntimeError']]);
   });
 });

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { CommandModule } from 'yargs';
 import { type CellSession, NotebookController, type NotebookDeps } from '../../notebook/controller.js';
+import { recoverCells } from '../../notebook/recover.js';
 import { DEFAULT_NOTEBOOK, NotebookStore } from '../../notebook/store.js';
 import { loadPresets } from '../../presets/load.js';
 import type { Preset } from '../../presets/preset.js';
@@ -84,6 +85,12 @@ export function notebookCommand(deps: CliDeps): CommandModule<object, NotebookAr
         store,
         localNotebookDeps({ demo: !!a.demo, steps: a.steps, stepMs: a['step-ms'], command, cwd: a.cwd }),
       );
+      // cells a previous nsa-dbg left running and whose run has ended since get their verdict now
+      const recovered = await recoverCells(store).catch(() => []);
+      if (recovered.length)
+        controller.setNotice(
+          `verdicts for ${recovered.join(', ')}: their runs ended while the notebook was closed`,
+        );
       const tui = await deps.loadTui();
       if (!tui.runNotebookTui) throw new Error('this build has no notebook view');
       await tui.runNotebookTui(controller);
