@@ -80,7 +80,8 @@ export class Session implements SessionController {
     this.stopping = null;
     this.stoppedByUser = false;
     this.lastResult = null;
-    const model = this.model;
+    // `let`: an attach swaps in a model with the run's own detector settings before any replay
+    let model = this.model;
     const events = {
       onFileChunk: (name: string, chunk: Buffer) => {
         model.onFileChunk(name, chunk, Date.now());
@@ -116,10 +117,8 @@ export class Session implements SessionController {
       if (this.o.presets.has(run.spec.lane)) this.preset = this.presetOf(run.spec.lane);
       // judged with the settings it was started with, as `analyze` of its folder would
       if (run.spec.detector) {
-        this.model = new LiveModel({
-          stepRegex: run.spec.stepRegex,
-          ...evidenceOptionsOf(run.spec.detector),
-        });
+        model = new LiveModel({ stepRegex: run.spec.stepRegex, ...evidenceOptionsOf(run.spec.detector) });
+        this.model = model;
       }
       this.run = run;
       this.startChecks(run);
