@@ -4,6 +4,8 @@
  */
 import type { DumpOutcome, Frame, ProcState } from '../ingest/events.js';
 import type { Verdict } from './signatures.js';
+import type { StackDiff } from './stack-diff.js';
+import type { StallCulprit } from './stall-culprit.js';
 import type { StallWhere } from './stall-detector.js';
 import type { StallEvidence } from './stall-judge.js';
 import type { SlowStep } from './step-stats.js';
@@ -25,6 +27,8 @@ export interface StallReport {
   why?: string;
   /** where the main thread sat, from the samples */
   frame?: Frame | null;
+  /** on many ranks: why this rank is the one the others wait for (stall-culprit.ts) */
+  rootCause?: StallCulprit;
 }
 
 /** A silence that was checked on the box and found busy, not stuck. */
@@ -135,6 +139,8 @@ export interface AnalysisResult {
   dumpRequests: DumpRequestReport[];
   /** every dump's innermost user frame, counted */
   hotFrames: HotFrameReport[];
+  /** ranks grouped by identical main-thread stacks (newest dump of each; during a hang, taken in it) */
+  stackDiff: StackDiff | null;
   /** the detector settings the verdict was judged with (the lane's) */
   detector: { k: number; floorS: number; firstStepS: number; spinConfirmS: number; maxStepS: number };
 }

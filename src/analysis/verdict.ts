@@ -14,8 +14,9 @@
  */
 import { mainThreadTop } from '../ingest/stackdump.js';
 import type { EvidenceState } from './evidence.js';
+import { culpritOf, stackDiffOf } from './rank-stacks.js';
 import type { AnalysisResult, CrashReport, DumpReport, StallReport } from './result.js';
-import { rootCauseOf } from './root-cause.js';
+import { isConsequence, rootCauseOf } from './root-cause.js';
 import type { Verdict } from './signatures.js';
 import { currentSilences, hotFramesOf, rankOfDump, suspectsOf, whereIn } from './silences.js';
 import { firstLossExplosion, median, type SlowStep, slowSteps } from './step-stats.js';
@@ -90,6 +91,16 @@ function crashOf(s: EvidenceState): CrashReport | null {
   };
   if (torchrunRoot !== null) out.torchrunRootCause = torchrunRoot;
   return out;
+}
+
+/** a worker raised something that is neither a stop nor a consequence of another rank's exit */
+function hasOriginalException(s: EvidenceState): boolean {
+  return s.tracebacks.some(
+    (t) =>
+      !NOT_CRASHES.has(t.ev.exception.split('.').pop()!) &&
+      t.ev.torchrun === undefined &&
+      !isConsequence(t.ev),
+  );
 }
 
 function nanOf(s: EvidenceState): { rank: number; step: number } | null {
@@ -179,7 +190,10 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
 
   let verdict: Verdict;
   if (nan !== null) verdict = 'nan';
-  else if (crashed && !ncclOnly) verdict = 'crash';
+  // a hang stopped by nsa-dbg (or anyone) ends in the launcher's failure table, KeyboardInterrupts
+  // and peers' transport errors: none of that is a crash of its own
+  else if (crashed && !ncclOnly && !(hangEvidence && !crashSignature && !hasOriginalException(s)))
+    verdict = 'crash';
   else if (hangEvidence) verdict = 'hang';
   else if (userStopped) verdict = 'stopped';
   else if (completed) verdict = 'pass';
@@ -197,7 +211,9 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   }
 
   // where the evidence stops: the first stalled rank, else the rank furthest behind
-  const first = stalls[0];
+  // on many ranks: the one the others wait for, not the first to fall silent
+  const culprit = stalls.length > 0 ? culpritOf(s, silences) : null;
+  const first = (culprit && silences.find((c) => c.rank === culprit.rank)) || stalls[0];
   let lastPosition: StallReport | null = null;
   const r2 = (v: number) => Math.round(v * 100) / 100;
   if (first !== undefined) {
@@ -209,6 +225,7 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
       lastPosition.why = j.why;
       lastPosition.frame = j.frame;
     }
+    if (culprit !== null) lastPosition.rootCause = culprit;
   } else {
     const behind = positions.filter((p) => p.phase !== '').sort((a, b) => a.step - b.step)[0];
     const where = behind === undefined ? undefined : s.detector.position(behind.rank);
@@ -279,6 +296,7 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
       ...(r.file === undefined ? {} : { file: r.file }),
     })),
     hotFrames: hotFramesOf(s.dumps.values()),
+    stackDiff: stackDiffOf(s, silences),
     detector: { ...s.detector.settings(), ...s.judge },
   };
   result.summary = summarize(result);
@@ -309,7 +327,8 @@ export function summarize(r: AnalysisResult): string {
     case 'hang': {
       if (!r.stall) return 'hang';
       const how = r.stall.state ? ` — ${r.stall.state}: ${r.stall.why ?? ''}` : '';
-      return `hang at ${at(r.stall)}${how}`;
+      const rc = r.stall.rootCause ? `; rank ${r.stall.rootCause.rank} ${r.stall.rootCause.why}` : '';
+      return `hang at ${at(r.stall)}${how}${rc}`;
     }
     case 'incomplete': {
       const killed = r.killed ? `killed (exit ${r.exitCode}) ` : '';

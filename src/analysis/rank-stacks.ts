@@ -1,0 +1,62 @@
+/**
+ * Glue between the evidence and the pure multi-rank judgements: the newest dump of each rank, the
+ * ranks whose stack requests went unanswered, the stack diff, and the culprit of a hang.
+ */
+import type { DumpEvent } from '../ingest/events.js';
+import type { EvidenceState } from './evidence.js';
+import type { CurrentSilence } from './silences.js';
+import { rankOfDump } from './silences.js';
+import { inCollective, programFrames, type StackDiff, stackDiff } from './stack-diff.js';
+import { type StallCulprit, stallCulpritOf } from './stall-culprit.js';
+import { userFrame } from './user-frame.js';
+
+/** the newest dump of each rank taken at or after `sinceTs` (dumps of unknown rank are left out) */
+export function newestDumpPerRank(s: EvidenceState, sinceTs = -Infinity): Map<number, DumpEvent> {
+  const out = new Map<number, DumpEvent>();
+  for (const d of s.dumps.values()) {
+    if ((d.ts ?? Infinity) < sinceTs) continue;
+    const rank = rankOfDump(s, d.file);
+    if (rank === undefined) continue;
+    const cur = out.get(rank);
+    if (cur === undefined || (d.ts ?? 0) >= (cur.ts ?? 0)) out.set(rank, d);
+  }
+  return out;
+}
+
+/** ranks whose newest stack request since `sinceTs` got no dump (blocked outside Python) */
+function unansweredSince(s: EvidenceState, sinceTs: number): Set<number> {
+  const last = new Map<number, string>();
+  for (const r of s.dumpRequests) if (r.ts >= sinceTs) last.set(r.rank, r.outcome);
+  return new Set([...last].filter(([, o]) => o === 'none-within-5s').map(([r]) => r));
+}
+
+/** the run's stack diff: during a multi-rank silence, the stacks taken in it; else the newest */
+export function stackDiffOf(s: EvidenceState, silences: CurrentSilence[]): StackDiff | null {
+  const since = silences.length > 1 ? Math.min(...silences.map((c) => c.sinceTs)) : -Infinity;
+  const dumps = newestDumpPerRank(s, since);
+  const noDump = [...unansweredSince(s, since === -Infinity ? 0 : since)];
+  if (dumps.size + noDump.length < 2) return null;
+  return stackDiff(dumps, noDump);
+}
+
+/** the rank the others wait for, when the silent ranks' facts say which one it is */
+export function culpritOf(s: EvidenceState, silences: CurrentSilence[]): StallCulprit | null {
+  if (silences.length < 2) return null;
+  const since = Math.min(...silences.map((c) => c.sinceTs));
+  const dumps = newestDumpPerRank(s, since);
+  const unanswered = unansweredSince(s, since);
+  return stallCulpritOf(
+    silences.map((c) => {
+      const d = dumps.get(c.rank);
+      const frames = d === undefined ? null : programFrames(d);
+      return {
+        rank: c.rank,
+        step: c.step,
+        lastTs: c.sinceTs,
+        procState: c.judgement?.evidence.procState ?? null,
+        stack: frames === null ? null : { inCollective: inCollective(frames), userTop: userFrame(frames) },
+        unanswered: unanswered.has(c.rank) && d === undefined,
+      };
+    }),
+  );
+}

@@ -1,0 +1,72 @@
+/**
+ * The culprit of a multi-rank hang. When one rank stops (frozen, stuck in its own code, behind),
+ * every other rank soon waits for it inside a collective, and all of them fall silent: the first
+ * silent rank is an accident of timing. The culprit is the rank that is not in a collective: it is
+ * stopped (state T), or its stack shows the user's code while the others' stacks show a collective
+ * or no dump at all (blocked outside Python), or it is behind the others, or it stopped beating
+ * first. Pure.
+ */
+import type { Frame, ProcState } from '../ingest/events.js';
+
+export interface RankAtStall {
+  rank: number;
+  step: number;
+  /** epoch seconds of its last heartbeat */
+  lastTs: number;
+  procState: ProcState | null;
+  /** its newest stack during the silence: null when none was taken */
+  stack: { inCollective: boolean; userTop: Frame | null } | null;
+  /** a stack was asked for during the silence and none came within 5 s */
+  unanswered: boolean;
+}
+
+export interface StallCulprit {
+  rank: number;
+  /** one line: why this rank */
+  why: string;
+  /** the ranks that wait for it */
+  waiting: number[];
+}
+
+/** a rank that stopped beating this much before the next one stopped first */
+const FIRST_SILENT_MARGIN_S = 2;
+
+const waits = (r: RankAtStall) => r.unanswered || r.stack?.inCollective === true;
+const at = (f: Frame | null) => (f === null ? '' : ` (${f.function} ${f.file}:${f.line})`);
+
+export function stallCulpritOf(ranks: RankAtStall[]): StallCulprit | null {
+  if (ranks.length < 2) return null;
+  const others = (r: RankAtStall) => ranks.filter((o) => o.rank !== r.rank).map((o) => o.rank);
+  const one = (list: RankAtStall[]) => (list.length === 1 ? list[0]! : undefined);
+  const stopped = one(ranks.filter((r) => r.procState === 'T' || r.procState === 't'));
+  if (stopped !== undefined)
+    return {
+      rank: stopped.rank,
+      why: 'stopped (state T) while the others wait for it',
+      waiting: others(stopped),
+    };
+  const waiting = ranks.filter(waits);
+  const inOwnCode = one(ranks.filter((r) => r.stack !== null && !r.stack.inCollective && !r.unanswered));
+  if (inOwnCode !== undefined && waiting.length > 0)
+    return {
+      rank: inOwnCode.rank,
+      why: `its stack is in its own code${at(inOwnCode.stack!.userTop)} while ranks ${waiting.map((r) => r.rank).join(', ')} wait in a collective`,
+      waiting: waiting.map((r) => r.rank),
+    };
+  const minStep = Math.min(...ranks.map((r) => r.step));
+  const behind = one(ranks.filter((r) => r.step === minStep));
+  if (behind !== undefined)
+    return {
+      rank: behind.rank,
+      why: `behind the others: step ${behind.step}, the others reached step ${Math.min(...ranks.filter((r) => r !== behind).map((r) => r.step))}`,
+      waiting: others(behind),
+    };
+  const byLast = [...ranks].sort((a, b) => a.lastTs - b.lastTs);
+  if (byLast[1]!.lastTs - byLast[0]!.lastTs >= FIRST_SILENT_MARGIN_S)
+    return {
+      rank: byLast[0]!.rank,
+      why: `stopped beating first, ${Math.round(byLast[1]!.lastTs - byLast[0]!.lastTs)} s before the others`,
+      waiting: others(byLast[0]!),
+    };
+  return null;
+}
