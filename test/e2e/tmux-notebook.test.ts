@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -91,5 +92,33 @@ describe('the notebook in real tmux', () => {
       ['c2', 'fa2', false, null],
       ['c3', 'fa2', true, 'c2'],
     ]);
+  });
+
+  it('no subcommand opens the notebook of the current folder; a second nsa-dbg on it is refused', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'nsa-e2e-nb-'));
+    tmux = new TmuxSession('notebook-default', 100, 30);
+    tmux.start(`cd ${dir} && node ${BIN}`, { NSA_DBG_HOME: join(dir, 'home') });
+    await tmux.waitFor(
+      (s) => s.includes('/nsa-notebook.json') && s.includes('no cells yet'),
+      'the folder’s notebook',
+    );
+    expect(existsSync(join(dir, 'nsa-notebook.json'))).toBe(true);
+    const second = spawnSync(process.execPath, [BIN, 'report'], { cwd: dir, encoding: 'utf8' });
+    // reading is allowed while it is open (writes are atomic); running into it is not
+    expect(second.status).toBe(0);
+    const run = spawnSync(
+      process.execPath,
+      [BIN, 'run', '--headless', '--demo', '--notebook', 'nsa-notebook.json', '--lane', 'fp16'],
+      {
+        cwd: dir,
+        encoding: 'utf8',
+        env: { ...process.env, NSA_DBG_HOME: join(dir, 'home') },
+      },
+    );
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/nsa-notebook\.json is in use by pid \d+/);
+    tmux.key('q');
+    await tmux.waitFor((s) => s.includes('[app exited 0]'), 'clean exit', 15_000);
+    expect(existsSync(join(dir, 'nsa-notebook.json.lock'))).toBe(false);
   });
 });
