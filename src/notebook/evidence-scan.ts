@@ -72,7 +72,13 @@ export function scanEvidence(dir: string, env: Record<string, string> = {}): Sca
   for (const e of parser.flush()) if (e.kind === 'traceback' && crash.length === 0) crash = tracebackLines(e);
   const mask = (l: string) => maskText(l, env);
   const steps = stepLines.length > 4 ? [...stepLines.slice(0, 2), '...', ...stepLines.slice(-2)] : stepLines;
-  const nonEmpty = lines.filter((l) => l.trim() !== '');
+  // the output up to the stop: a run stopped after a stall ends with the KeyboardInterrupt of the
+  // stop ladder, which says nothing about where it hung; the lines before it do
+  const lastStep = stepLines.length ? lines.lastIndexOf(stepLines[stepLines.length - 1]!) : -1;
+  const stop = lines.findIndex((l, i) => i > lastStep && /^Traceback \(most recent call last\):/.test(l));
+  const untilStop =
+    stop >= 0 && /KeyboardInterrupt/.test(lines.slice(stop).join('\n')) ? lines.slice(0, stop) : lines;
+  const nonEmpty = untilStop.filter((l) => l.trim() !== '');
   const dumps = evidenceFiles(dir).filter((f) => /stackdump_|pyspy|faulthandler/.test(f));
   const newest = dumps[dumps.length - 1];
   let dumpTop: string[] = [];
