@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
 import { acquireLock, type NotebookLock } from './lock.js';
 import { migrate, NotebookFormatError } from './migrate.js';
@@ -10,6 +10,16 @@ export { NotebookFormatError } from './migrate.js';
 
 /** the file `nsa-dbg` opens when started with no subcommand */
 export const DEFAULT_NOTEBOOK = 'nsa-notebook.json';
+
+/**
+ * Temp files of writes that were killed before their rename. Only the lock holder writes, and we
+ * hold the lock, so every one of them is garbage.
+ */
+function removeStaleTemps(file: string): void {
+  const prefix = `.${basename(file)}.`;
+  for (const f of readdirSync(dirname(file)))
+    if (f.startsWith(prefix) && f.endsWith('.tmp')) rmSync(join(dirname(file), f), { force: true });
+}
 
 /** the evidence folder beside a notebook: `runs.json` → `runs.evidence/` */
 export function evidenceDirOf(file: string): string {
@@ -71,6 +81,7 @@ export class NotebookStore {
     mkdirSync(dirname(abs), { recursive: true });
     const lock = acquireLock(abs);
     try {
+      removeStaleTemps(abs);
       const nb = existsSync(abs) ? readNotebook(abs) : emptyNotebook(now().toISOString());
       const store = new NotebookStore(abs, lock, nb);
       if (!existsSync(abs)) store.write();
