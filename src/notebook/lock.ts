@@ -6,7 +6,12 @@ export class NotebookInUse extends Error {
     readonly file: string,
     readonly pid: number,
   ) {
-    super(`notebook ${file} is in use by pid ${pid} (close that nsa-dbg first)`);
+    // pid 0: the holder is between creating its lock file and writing its pid into it
+    super(
+      pid > 0
+        ? `notebook ${file} is in use by pid ${pid} (close that nsa-dbg first)`
+        : `notebook ${file} is being opened by another nsa-dbg (${file}.lock)`,
+    );
     this.name = 'NotebookInUse';
   }
 }
