@@ -18,7 +18,10 @@ export function newestDumpPerRank(s: EvidenceState, sinceTs = -Infinity): Map<nu
     const rank = rankOfDump(s, d.file);
     if (rank === undefined) continue;
     const cur = out.get(rank);
-    if (cur === undefined || (d.ts ?? 0) >= (cur.ts ?? 0)) out.set(rank, d);
+    // a dump with no program frame under its handler says nothing: any other one is better
+    const empty = (x: DumpEvent) => programFrames(x).length === 0;
+    if (cur === undefined || (empty(cur) && !empty(d)) || ((d.ts ?? 0) >= (cur.ts ?? 0) && !empty(d)))
+      out.set(rank, d);
   }
   return out;
 }

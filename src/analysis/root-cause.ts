@@ -42,6 +42,9 @@ export interface RootCause {
 
 const shortName = (exception: string) => exception.split('.').pop() ?? exception;
 
+/** the launcher's summary or a stop (SIGINT, SIGTERM to torchrun), never a cause */
+export const isStopOrSummary = (exception: string) => NEVER_ROOT.has(shortName(exception));
+
 /** is this exception what a rank raises because a peer exited or hung (not a cause itself)? */
 export function isConsequence(ev: TracebackEvent): boolean {
   return CONSEQUENCE.test(`${ev.exception}: ${ev.message}`);

@@ -34,8 +34,9 @@ const COLLECTIVE_FILE = /torch\/distributed\/|torch\/nn\/parallel\/distributed\.
 export function programFrames(d: DumpEvent): Frame[] {
   const frames = mainThread(d)?.frames ?? [];
   const top = mainThreadTop(d);
-  const upTo = top === undefined ? frames.length - 1 : frames.lastIndexOf(top);
-  return frames.slice(0, upTo + 1);
+  // no frame below the handler: the handler ran with nothing of the program under it
+  if (top === undefined) return [];
+  return frames.slice(0, frames.lastIndexOf(top) + 1);
 }
 
 export function inCollective(frames: Frame[]): boolean {

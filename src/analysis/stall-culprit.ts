@@ -36,7 +36,11 @@ const at = (f: Frame | null) => (f === null ? '' : ` (${f.function} ${f.file}:${
 
 export function stallCulpritOf(ranks: RankAtStall[]): StallCulprit | null {
   if (ranks.length < 2) return null;
-  const others = (r: RankAtStall) => ranks.filter((o) => o.rank !== r.rank).map((o) => o.rank);
+  const others = (r: RankAtStall) =>
+    ranks
+      .filter((o) => o.rank !== r.rank)
+      .map((o) => o.rank)
+      .sort((a, b) => a - b);
   const one = (list: RankAtStall[]) => (list.length === 1 ? list[0]! : undefined);
   const stopped = one(ranks.filter((r) => r.procState === 'T' || r.procState === 't'));
   if (stopped !== undefined)
@@ -51,7 +55,7 @@ export function stallCulpritOf(ranks: RankAtStall[]): StallCulprit | null {
     return {
       rank: inOwnCode.rank,
       why: `its stack is in its own code${at(inOwnCode.stack!.userTop)} while ranks ${waiting.map((r) => r.rank).join(', ')} wait in a collective`,
-      waiting: waiting.map((r) => r.rank),
+      waiting: waiting.map((r) => r.rank).sort((a, b) => a - b),
     };
   const minStep = Math.min(...ranks.map((r) => r.step));
   const behind = one(ranks.filter((r) => r.step === minStep));

@@ -16,7 +16,7 @@ import { mainThreadTop } from '../ingest/stackdump.js';
 import type { EvidenceState } from './evidence.js';
 import { culpritOf, stackDiffOf } from './rank-stacks.js';
 import type { AnalysisResult, CrashReport, DumpReport, StallReport } from './result.js';
-import { isConsequence, rootCauseOf } from './root-cause.js';
+import { isConsequence, isStopOrSummary, rootCauseOf } from './root-cause.js';
 import type { Verdict } from './signatures.js';
 import { currentSilences, hotFramesOf, rankOfDump, suspectsOf, whereIn } from './silences.js';
 import { firstLossExplosion, median, type SlowStep, slowSteps } from './step-stats.js';
@@ -96,10 +96,7 @@ function crashOf(s: EvidenceState): CrashReport | null {
 /** a worker raised something that is neither a stop nor a consequence of another rank's exit */
 function hasOriginalException(s: EvidenceState): boolean {
   return s.tracebacks.some(
-    (t) =>
-      !NOT_CRASHES.has(t.ev.exception.split('.').pop()!) &&
-      t.ev.torchrun === undefined &&
-      !isConsequence(t.ev),
+    (t) => !isStopOrSummary(t.ev.exception) && t.ev.torchrun === undefined && !isConsequence(t.ev),
   );
 }
 

@@ -165,12 +165,14 @@ export const DUMP_FILE =
 export function mainThreadTop(d: DumpEvent): Frame | undefined {
   const frames = mainThread(d)?.frames ?? [];
   let i = frames.length - 1;
-  if (d.dumpKind === 'signal' && i > 0) {
+  if (d.dumpKind === 'signal' && i >= 0) {
     const start = i;
     const isHandler = (f: Frame) =>
       STDLIB_STACK_FILE.test(f.file) || CAPTURE_CALL.test(f.code ?? '') || HANDLER_FUNCTIONS.test(f.function);
     while (i > 0 && isHandler(frames[i]!)) i--;
-    if (i === start) i--; // an unrecognised handler: still never where the program was
+    // an unrecognised handler, or a handler with nothing under it (run from native code with no
+    // Python frame below): still never where the program was
+    if (i === start || (i === 0 && isHandler(frames[0]!))) i--;
   }
   return frames[i];
 }

@@ -3,6 +3,7 @@
  * that make a run GO or NO-GO and the stop policy that actually stops the trainer (nsa-vibe ignores
  * SIGTERM, so the default policy is .HALT → SIGINT → SIGKILL).
  */
+import { type TorchrunLauncher, validateLauncher } from './torchrun.js';
 
 export interface Acceptance {
   /** the run must reach this step (defaults to the preset's steps) */
@@ -59,6 +60,8 @@ export interface Preset {
   phases?: Array<{ steps: number }>;
   /** where the preset came from, for error messages and `lanes` */
   source: string;
+  /** launch through torchrun (torchrun.ts); absent: the command runs directly */
+  launcher?: TorchrunLauncher;
 }
 
 export const DEFAULT_STOP: StopPolicy = { halt: true, haltWaitS: 15, sigintWaitS: 10 };
@@ -128,6 +131,7 @@ const KNOWN_KEYS = new Set([
   'stop',
   'detector',
   'phases',
+  'launcher',
 ]);
 
 type Obj = Record<string, unknown>;
@@ -219,12 +223,14 @@ export function validatePreset(doc: unknown, file: string): Preset {
   const command = stringList(file, 'command', doc.command);
   const phases = phaseList(file, doc.phases);
   if (command && command.length === 0) throw new PresetError(file, 'command', 'must not be empty');
+  const launcher = validateLauncher(file, doc.launcher);
   return {
     name,
     description: typeof doc.description === 'string' ? doc.description.trim() : '',
     env: envMap(file, 'env', doc.env),
     demoEnv: envMap(file, 'demoEnv', doc.demoEnv),
     args: stringList(file, 'args', doc.args) ?? [],
+    ...(launcher === undefined ? {} : { launcher }),
     steps,
     command,
     stepsFlag: typeof doc.stepsFlag === 'string' ? doc.stepsFlag : '--steps',

@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_COMMAND, type Preset } from '../presets/preset.js';
+import { torchrunArgv } from '../presets/torchrun.js';
 import { packageRoot } from '../util/package-root.js';
 import { newRunId, type RunSpec } from './launcher.js';
 
@@ -21,6 +22,8 @@ export interface SpecOptions {
   /** trainer out_dir, relative to cwd; default: the run dir itself */
   outDir?: string;
   now?: Date;
+  /** torchrun lanes: ranks per node instead of the lane's nproc_per_node */
+  nprocPerNode?: number;
 }
 
 export function defaultRunsRoot(env = process.env): string {
@@ -65,10 +68,17 @@ export function buildRunSpec(o: SpecOptions): RunSpec {
     ];
     env = { ...env, ...preset.demoEnv };
   } else {
-    argv = [...(o.command?.length ? o.command : (preset.command ?? DEFAULT_COMMAND))];
+    // under torchrun the default trainer keeps its DDP default (`--ddp -1`: on when WORLD_SIZE > 1)
+    const dflt = preset.launcher ? DEFAULT_COMMAND.slice(0, -2) : DEFAULT_COMMAND;
+    argv = [...(o.command?.length ? o.command : (preset.command ?? dflt))];
   }
   argv.push(...preset.args);
   if (steps !== undefined && preset.stepsFlag) argv.push(preset.stepsFlag, String(steps));
+  const torchrun = preset.launcher;
+  if (torchrun !== undefined) argv = torchrunArgv(torchrun, runDir, argv, o.nprocPerNode);
+  // `{runDir}` in a lane's env value: files that belong with the evidence (NCCL flight recorder)
+  for (const [k, v] of Object.entries(env))
+    if (v.includes('{runDir}')) env[k] = v.split('{runDir}').join(runDir);
   return {
     runId,
     runDir,
@@ -82,5 +92,8 @@ export function buildRunSpec(o: SpecOptions): RunSpec {
     demo: !!o.demo,
     detector: preset.detector,
     ...(preset.stepRegex === undefined ? {} : { stepRegex: preset.stepRegex }),
+    ...(torchrun === undefined
+      ? {}
+      : { launcher: { kind: 'torchrun' as const, nprocPerNode: o.nprocPerNode ?? torchrun.nprocPerNode } }),
   };
 }

@@ -31,6 +31,11 @@ export interface RunSpec {
   detector?: DetectorSettings;
   /** the lane's step regex, for trainers with other log formats */
   stepRegex?: string;
+  /**
+   * launched through torchrun: `pid` is then torchrun's, which must never get SIGUSR1 (it does not
+   * forward it and dies of it); the ranks' pids come from their heartbeats
+   */
+  launcher?: { kind: 'torchrun'; nprocPerNode: number };
 }
 
 export type OutputMode =

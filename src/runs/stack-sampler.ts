@@ -31,6 +31,10 @@ export class StackSampler {
   private pySpy: Promise<boolean> | null = null;
   /** appends are chained so records land whole and in order */
   private writes: Promise<void> = Promise.resolve();
+  /** stack requests, one at a time */
+  private queue: Promise<void> = Promise.resolve();
+  /** the next signal waits for this second (trainer clock): the last dump's name is taken */
+  private nextSecondS = 0;
 
   constructor(private readonly o: StackSamplerOptions) {}
 
@@ -52,11 +56,34 @@ export class StackSampler {
     return this.pySpy;
   }
 
-  /** request rank's stack, wait for it (≤ 5 s), record and return the outcome */
-  async request(rank: number, pid: number, purpose: DumpRequestEvent['purpose']): Promise<DumpRequestEvent> {
+  /**
+   * request rank's stack, wait for it (≤ 5 s), record and return the outcome. Requests run one at a
+   * time, each signal in a later whole second than the dump before it: nsa-vibe names dumps by the
+   * second and not by rank, so two ranks dumping in one second would overwrite each other, and a
+   * dump could not be told apart from another rank's.
+   */
+  request(rank: number, pid: number, purpose: DumpRequestEvent['purpose']): Promise<DumpRequestEvent> {
+    const next = this.queue.then(() => this.requestNow(rank, pid, purpose));
+    this.queue = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    return next;
+  }
+
+  private async requestNow(
+    rank: number,
+    pid: number,
+    purpose: DumpRequestEvent['purpose'],
+  ): Promise<DumpRequestEvent> {
     const { target } = this.o;
+    while (this.o.trainerNowS() < this.nextSecondS) await sleep(Math.min(this.o.pollMs ?? 100, 100));
     const at = this.o.trainerNowS();
     const status = await target.procStatus(pid);
+    // a process that is gone (or exiting) says nothing about where it was: no record at all, or a
+    // rank stopped after its hang was confirmed would look unanswered instead of blocked
+    if (status === null || /^State:\s*[ZX]/m.test(status))
+      return { kind: 'dump-request', ts: at, rank, pid, outcome: 'no-handler', purpose };
     const sigCgt = /^SigCgt:\s*([0-9a-fA-F]+)/m.exec(status ?? '')?.[1];
     let outcome: DumpOutcome;
     let file: string | undefined;
@@ -65,6 +92,7 @@ export class StackSampler {
       await target.signal(pid, 'USR1').catch(() => undefined);
       file = await this.waitForDump(before, at);
       outcome = file === undefined ? 'none-within-5s' : 'written';
+      if (file !== undefined) this.nextSecondS = Math.floor(this.o.trainerNowS()) + 1;
     } else if (status !== null && (await this.hasPySpy())) {
       file = await this.pySpyDump(pid, at);
       outcome = file === undefined ? 'no-handler' : 'py-spy';
@@ -84,7 +112,7 @@ export class StackSampler {
         .dumpsSeen()
         .find((d) => !before.has(d.file) || (d.ts !== undefined && d.ts >= Math.floor(atS)));
       if (hit !== undefined) return hit.file;
-      await new Promise((r) => setTimeout(r, this.o.pollMs ?? 100));
+      await sleep(this.o.pollMs ?? 100);
     }
     return undefined;
   }
@@ -100,3 +128,5 @@ export class StackSampler {
     return name;
   }
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

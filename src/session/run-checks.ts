@@ -10,6 +10,7 @@ import type { Target } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
 import { HotFrameSampling } from './hot-frames.js';
 import type { LiveModel } from './live-model.js';
+import { describeDumps, dumpEveryRank } from './rank-dumps.js';
 import { StallProber } from './stall-prober.js';
 import type { HotFramesView } from './state.js';
 
@@ -42,7 +43,25 @@ export class RunChecks {
   }
 
   private pidOf(rank: number): number | undefined {
-    return this.model.rankPids.get(rank) ?? (rank === 0 ? this.run.pid : undefined);
+    // under torchrun the run's pid is the launcher's: never a rank to signal
+    const own = this.run.spec.launcher === undefined ? this.run.pid : undefined;
+    return this.model.rankPids.get(rank) ?? (rank === 0 ? own : undefined);
+  }
+
+  /** the ranks to ask for stacks, with their pids (rank 0 of a direct run: the run's own pid) */
+  private rankPidList(): Array<[number, number]> {
+    const ranks = [...this.model.rankPids.entries()];
+    const own = this.pidOf(0);
+    if (ranks.length === 0 && own !== undefined) ranks.push([0, own]);
+    return ranks;
+  }
+
+  /** `d`: a stack of every rank, each filed with its rank; null when no rank pid is known yet */
+  dumpEveryRank(onDone: (msg: string) => void): string | null {
+    const ranks = this.rankPidList();
+    if (ranks.length === 0) return null;
+    void dumpEveryRank(this.sampler, ranks).then((reqs) => onDone(describeDumps(reqs)));
+    return `asking ${ranks.length} rank(s) for their stacks, one at a time…`;
   }
 
   /** called every 250 ms while the run is live and not being stopped */
@@ -70,8 +89,7 @@ export class RunChecks {
 
   sampleHotFrames(count: number): string {
     if (this.hot?.running) return 'already sampling';
-    const ranks = this.model.rankPids.size ? [...this.model.rankPids.entries()] : [];
-    if (ranks.length === 0 && this.run.pid !== undefined) ranks.push([0, this.run.pid]);
+    const ranks = this.rankPidList();
     if (ranks.length === 0) return 'the trainer has not started yet: no pid';
     this.hot = new HotFrameSampling(this.sampler, this.model.evidence, ranks, count, this.onChange);
     void this.hot.run();

@@ -245,6 +245,12 @@ export class Session implements SessionController {
   async requestDump(): Promise<string> {
     if (!this.run) return 'no run';
     this.checks?.dropFinishedHotFrames();
+    // one request per rank pid from the heartbeats (never torchrun); else the process tree's handlers
+    const perRank = this.run.exited ? null : this.checks?.dumpEveryRank((m) => this.setNotice(m));
+    if (perRank) {
+      this.setNotice(perRank);
+      return perRank;
+    }
     try {
       const msg = await this.run.requestDump();
       debugLog(`dump: ${msg}`);

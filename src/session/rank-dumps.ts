@@ -1,0 +1,37 @@
+/**
+ * `d` on a run of many ranks: one stack request per rank, through the run's one StackSampler, so
+ * each dump is filed with the rank that was asked (JSON `dumps[].rank`, `dumpRequests[]`). Signals
+ * go to the ranks' own pids (from their heartbeats), never to torchrun: it does not forward SIGUSR1
+ * and would die of it. A rank blocked in a collective cannot run its handler: it is reported as
+ * `none-within-5s` ("blocked outside Python, in a collective?").
+ */
+import type { DumpRequestEvent } from '../ingest/events.js';
+import type { StackSampler } from '../runs/stack-sampler.js';
+
+/** one line per outcome, for the status line */
+export function describeDumps(reqs: DumpRequestEvent[]): string {
+  const by = (o: DumpRequestEvent['outcome']) =>
+    reqs
+      .filter((r) => r.outcome === o)
+      .map((r) => r.rank)
+      .sort((a, b) => a - b);
+  const parts: string[] = [];
+  const list = (ranks: number[]) => `${ranks.length === 1 ? 'rank' : 'ranks'} ${ranks.join(', ')}`;
+  const written = [...by('written'), ...by('py-spy')];
+  if (written.length) parts.push(`dumped ${list(written)}`);
+  const blocked = by('none-within-5s');
+  if (blocked.length)
+    parts.push(`${list(blocked)}: no dump within 5 s (blocked outside Python, in a collective?)`);
+  const none = by('no-handler');
+  if (none.length) parts.push(`${list(none)}: no SIGUSR1 handler and no py-spy, not signalled`);
+  return parts.join('; ') || 'no rank to dump';
+}
+
+/** ask every rank for its stack; resolves with the outcomes, rank order */
+export async function dumpEveryRank(
+  sampler: StackSampler,
+  ranks: Array<[rank: number, pid: number]>,
+): Promise<DumpRequestEvent[]> {
+  const sorted = [...ranks].sort((a, b) => a[0] - b[0]);
+  return Promise.all(sorted.map(([rank, pid]) => sampler.request(rank, pid, 'user')));
+}
