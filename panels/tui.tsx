@@ -4,6 +4,8 @@ import type { SessionController } from '../src/session/state.js';
 import type { PtyHandle } from '../src/targets/target.js';
 import { App } from './App.js';
 import { resolveAscii } from './ascii.js';
+import { FrameStdout } from './frame-stdout.js';
+import { installFastOutput } from './ink-fast-output.js';
 import { TerminalGuard } from './terminal.js';
 
 /** Ctrl-] (telnet's escape): rarely used by programs, so it is safe to take back the terminal with. */
@@ -51,13 +53,18 @@ function handOver(pty: PtyHandle): Promise<void> {
   });
 }
 
+/** The shortest time between two terminal updates (a burst of keys or data is one update). */
+const FRAME_MS = 33;
+
 /** Exit status for a signal, as a shell reports a process killed by it. */
 const SIGNAL_EXIT: Record<string, number> = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
 
 /**
  * The UI's entry: render the App for an engine controller until the user quits. Ink's console
- * patching is off (nothing may print around the frame); full-frame rendering, because Ink 6.8's
- * incremental mode left stale lines on screen in tmux.
+ * patching is off (nothing may print around the frame). Frames go through a FrameWriter, which sends
+ * only the changed cells with absolute cursor positions (Ink 6.8's own incremental mode moves the
+ * cursor relatively and left stale lines on screen in tmux; its full-frame mode sends a screenful
+ * per update).
  *
  * The dashboard lives on the alternate screen, and every way out gives the terminal back the same
  * way: Ink is unmounted first (its final frame lands on the alternate screen, its cursor and raw
@@ -71,12 +78,18 @@ const SIGNAL_EXIT: Record<string, number> = { SIGHUP: 129, SIGINT: 130, SIGTERM:
  */
 export async function runTui(controller: SessionController, options: TuiOptions = {}): Promise<void> {
   const ascii = resolveAscii(options.ascii);
+  // Ink's frame assembly redoes every line each frame; this one reuses what did not change
+  await installFastOutput();
   const terminal = new TerminalGuard();
   let ink: Instance | null = null;
+  let screen: FrameStdout | null = null;
   const giveBack = () => {
     const current = ink;
     ink = null;
     current?.unmount();
+    // no frame may follow once the main screen is back (a coalesced one waits on a timer)
+    screen?.dispose();
+    screen = null;
     terminal.restore();
   };
   const fatal = (e: unknown) => {
@@ -107,6 +120,7 @@ export async function runTui(controller: SessionController, options: TuiOptions 
         finish = r;
       });
       terminal.enter();
+      screen = new FrameStdout(process.stdout, FRAME_MS);
       const instance = render(
         <App
           controller={controller}
@@ -118,13 +132,22 @@ export async function runTui(controller: SessionController, options: TuiOptions 
             finish();
           }}
         />,
-        { exitOnCtrlC: false, patchConsole: false, maxFps: 20 },
+        {
+          // debug: Ink writes each whole frame to `screen` unthrottled; the frame writer sends the
+          // terminal only the cells that changed, at most one update per FRAME_MS
+          stdout: screen as unknown as NodeJS.WriteStream,
+          debug: true,
+          exitOnCtrlC: false,
+          patchConsole: false,
+        },
       );
       ink = instance;
       // a render error ends Ink with a rejected exit promise; done never resolves then
       await Promise.race([done, instance.waitUntilExit()]);
       instance.unmount();
       await instance.waitUntilExit();
+      screen?.dispose();
+      screen = null;
       ink = null;
       // the signal handler owns the exit; nothing may take the terminal again (raw mode, a frame)
       const stopped = () => new Promise<void>(() => {});
