@@ -135,6 +135,23 @@ export function judgeSilence(i: SilenceInput, settings: JudgeSettings = DEFAULT_
     return out('checking', false, `${what}, ${cpuText}`);
   }
 
+  // a request that went unanswered for 5 s and was answered later, while the CPU was busy: the main
+  // thread sat in a long native op (autograd backward, a kernel) and came back: busy, not stuck
+  const late = requests.find(
+    (r) =>
+      r.outcome === 'none-within-5s' &&
+      dumps.some((d) => d.ts >= r.ts) &&
+      procs.some((p) => p.ts >= r.ts && (p.state === 'R' || (p.cpuPct ?? 0) >= BUSY_PCT)),
+  );
+  if (late !== undefined) {
+    const back = dumps.find((d) => d.ts >= late.ts)!;
+    return out(
+      'busy',
+      false,
+      `busy, not stuck: main thread outside Python for ${Math.round(back.ts - late.ts)} s (a native op), ${cpuText}, then back in ${fmt(back.top)}`,
+    );
+  }
+
   if (dumps.length > 0 && idle && dumps.length >= SLEEP_SAMPLES)
     return out(
       'stuck',

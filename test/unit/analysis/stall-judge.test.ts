@@ -131,6 +131,24 @@ describe('judgeSilence: stuck or slow', () => {
     expect(j.state).toBe('busy');
   });
 
+  it('calls a late answer to an unanswered request busy: the real first step sat in backward', () => {
+    // nsa-vibe on an H100, sequential prefill: step 1 took 58 s; suspect at 30 s (lane firstStepS 30),
+    // SIGUSR1 unanswered for 5 s (the main thread in loss.backward()), the dump written when it returned
+    const BACKWARD: Frame = { file: 'scripts/train_showcase.py', line: 1300, function: 'main' };
+    const j = judgeSilence(
+      base({
+        sinceTs: 960,
+        nowS: 1018.4,
+        thresholdS: 30,
+        procs: [proc(990.8, 'R', 99.6), proc(996.4, 'R', 100.2), proc(1001.5, 'R', 99.8)],
+        requests: [req(991.3, 'none-within-5s')],
+        dumps: [{ ts: 1018, top: BACKWARD }],
+      }),
+    );
+    expect(j).toMatchObject({ state: 'busy', hang: false });
+    expect(j.why).toMatch(/outside Python for 27 s/);
+  });
+
   it('ignores samples taken before the silence began', () => {
     const j = judgeSilence(
       base({
