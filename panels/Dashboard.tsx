@@ -94,6 +94,7 @@ function Panels({
           <MetricChart
             label="loss"
             points={state.loss}
+            total={state.lossTotal}
             width={charts.leftWidth}
             height={charts.height}
             color={color}
@@ -103,6 +104,7 @@ function Panels({
           <MetricChart
             label="toks/s"
             points={state.toks}
+            total={state.toksTotal}
             width={charts.rightWidth}
             height={charts.height}
             color={color}

@@ -15,6 +15,8 @@ export interface MetricChartProps {
   /** e.g. "loss", "toks/s" */
   label: string;
   points: SeriesPoint[];
+  /** steps seen in all, when `points` is a decimated view of them */
+  total?: number;
   /** total size including the title row */
   width: number;
   height: number;
@@ -31,6 +33,7 @@ const defaultFormat = (v: number) => (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFi
 function MetricChartView({
   label,
   points,
+  total,
   width,
   height,
   color,
@@ -50,7 +53,9 @@ function MetricChartView({
       ? `${label} · waiting for steps`
       : `${label} ${Number.isFinite(last.value) ? format(last.value) : String(last.value)} · ema ${
           lastEma ? format(lastEma.value) : '–'
-        } · step ${last.step}`;
+        } · step ${last.step}${
+          total !== undefined && total > points.length ? ` · ${points.length} of ${total} points` : ''
+        }`;
   return (
     <Rows width={width} height={height}>
       <Text bold wrap="truncate-end">

@@ -10,10 +10,15 @@ import { PROBES_FILE, parseProbeLine } from '../ingest/probes.js';
 import { DUMP_FILE, mainThreadTop, parseStackDump } from '../ingest/stackdump.js';
 import { StdoutParser } from '../ingest/stdout-parser.js';
 import { stripTerminalEscapes } from '../util/ansi.js';
-import type { DumpView, LogLine, RankView, SeriesPoint } from './state.js';
+import { LogRing } from './log-ring.js';
+import { Series } from './series.js';
+import type { DumpView, RankView, SeriesPoint } from './state.js';
 
 const MAX_LOG_LINES = 5000;
-const MAX_POINTS = 20_000;
+/** dump files whose text is kept (to re-parse them as they grow); older ones are done */
+const MAX_DUMP_TEXTS = 8;
+/** a dump bigger than this is not a stack dump worth holding: its head is parsed, the rest dropped */
+const MAX_DUMP_BYTES = 1 << 20;
 /** small files whose whole content is evidence (re-read as they grow) */
 const WHOLE_FILES = /^(\.HALT|\.anomaly_type|exit_code|metrics\.json|env\.json|mem_.*\.json)$/;
 
@@ -31,12 +36,12 @@ export class LiveModel {
   private readonly stdoutParser: StdoutParser;
   private readonly beats = new Map<string, HeartbeatReader>();
   private readonly wholeFiles = new Map<string, string>();
+  /** the text of the newest dump files (insertion order: oldest first) */
   private readonly dumpTexts = new Map<string, string>();
-  private readonly lossByStep = new Map<number, number>();
-  private readonly toksByStep = new Map<number, number>();
+  private readonly loss = new Series();
+  private readonly toks = new Series();
   private skippedCounted = 0;
-  logLines: LogLine[] = [];
-  logTotal = 0;
+  readonly log = new LogRing(MAX_LOG_LINES);
   step = 0;
   dump: DumpView | null = null;
   newestDumpName = '';
@@ -72,8 +77,11 @@ export class LiveModel {
       }
       for (const b of r.push(chunk)) this.onBeat(b, nowMs);
     } else if (DUMP_FILE.test(name)) {
-      const text = (this.dumpTexts.get(name) ?? '') + chunk.toString('utf8');
+      const before = this.dumpTexts.get(name) ?? '';
+      const text = before.length >= MAX_DUMP_BYTES ? before : before + chunk.toString('utf8');
+      this.dumpTexts.delete(name);
       this.dumpTexts.set(name, text);
+      if (this.dumpTexts.size > MAX_DUMP_TEXTS) this.dumpTexts.delete(this.dumpTexts.keys().next().value!);
       const d = parseStackDump(text, name);
       if (d) this.evidence.addEvent(d);
       if (d && name >= this.newestDumpName) {
@@ -97,10 +105,7 @@ export class LiveModel {
   }
 
   private onStdoutLine(line: string): void {
-    const text = stripTerminalEscapes(line);
-    this.logTotal += 1;
-    this.logLines.push({ id: this.logTotal, text });
-    if (this.logLines.length > MAX_LOG_LINES) this.logLines.splice(0, this.logLines.length - MAX_LOG_LINES);
+    this.log.push(stripTerminalEscapes(line));
     for (const e of this.stdoutParser.push(line)) this.onEvent(e);
   }
 
@@ -108,8 +113,9 @@ export class LiveModel {
     this.evidence.addEvent(e);
     if (e.kind === 'step') {
       this.step = Math.max(this.step, e.step);
-      setPoint(this.lossByStep, e.step, e.loss);
-      if (e.toksPerS !== undefined) setPoint(this.toksByStep, e.step, e.toksPerS);
+      // a step line wins over a heartbeat's value for the same step
+      this.loss.set(e.step, e.loss, true);
+      if (e.toksPerS !== undefined) this.toks.set(e.step, e.toksPerS, true);
     }
   }
 
@@ -119,9 +125,9 @@ export class LiveModel {
     this.evidence.addEvent(b);
     if (b.pid) this.rankPids.set(b.rank, b.pid);
     this.step = Math.max(this.step, b.step);
-    if (b.msg === 'progress' && b.loss !== undefined && !this.lossByStep.has(b.step)) {
-      setPoint(this.lossByStep, b.step, b.loss);
-      if (b.toksPerS !== undefined) setPoint(this.toksByStep, b.step, b.toksPerS);
+    if (b.msg === 'progress' && b.loss !== undefined) {
+      this.loss.set(b.step, b.loss, false);
+      if (b.toksPerS !== undefined) this.toks.set(b.step, b.toksPerS, false);
     }
     if (b.gpuMemAllocMiB !== undefined) this.torchAllocMiB = b.gpuMemAllocMiB;
     if (b.gpuMemReservedMiB !== undefined) {
@@ -173,8 +179,14 @@ export class LiveModel {
     return this.silences(nowMs).find((c) => c.judgement === null || c.judgement.hang) ?? null;
   }
 
-  series(): { loss: SeriesPoint[]; toks: SeriesPoint[] } {
-    return { loss: toSeries(this.lossByStep), toks: toSeries(this.toksByStep) };
+  /** the charts' points (decimated past MAX) and how many steps each has seen */
+  series(): { loss: SeriesPoint[]; toks: SeriesPoint[]; lossTotal: number; toksTotal: number } {
+    return {
+      loss: this.loss.points(),
+      toks: this.toks.points(),
+      lossTotal: this.loss.total,
+      toksTotal: this.toks.total,
+    };
   }
 
   /** flush partial lines at the end of the run and hand over the files that are now complete */
@@ -203,15 +215,6 @@ export class LiveModel {
       stopped: opts.stopped,
     });
   }
-}
-
-function setPoint(m: Map<number, number>, step: number, v: number): void {
-  if (m.size >= MAX_POINTS && !m.has(step)) m.delete(m.keys().next().value as number);
-  m.set(step, v);
-}
-
-function toSeries(m: Map<number, number>): SeriesPoint[] {
-  return [...m.entries()].sort((a, b) => a[0] - b[0]).map(([step, value]) => ({ step, value }));
 }
 
 function toDumpView(d: DumpEvent): DumpView {

@@ -18,6 +18,13 @@ import { type StopLadder, stopText } from './stop-ladder.js';
 export type { LinkView, SessionOptions };
 
 /**
+ * New data reaches the screen at most 4 times a second: a trainer printing thousands of lines a
+ * second would otherwise cost a full re-render and a screenful of changed cells 20 times a second
+ * (keys are drawn at once: they change the UI's own state, not the snapshot).
+ */
+const PUBLISH_MS = 250;
+
+/**
  * The live engine behind the TUI: owns the current run, its evidence model, the GPU poller and the
  * CPU sampler, and publishes immutable DashboardState snapshots at a bounded rate. Plain TypeScript;
  * the UI only subscribes and calls the SessionController methods.
@@ -61,7 +68,7 @@ export class Session implements SessionController {
   }
 
   async start(): Promise<void> {
-    this.timers.push(setInterval(() => this.publishIfDirty(), this.o.publishMs ?? 50));
+    this.timers.push(setInterval(() => this.publishIfDirty(), this.o.publishMs ?? PUBLISH_MS));
     // ages and the verdict change with time alone
     this.timers.push(setInterval(() => this.tick(), 1000));
     // silent ranks are checked on the box as soon as they become suspect

@@ -62,7 +62,7 @@ function verdictView(i: SnapshotInput): VerdictView | null {
 /** The immutable state the UI renders (the log is capped: the pane shows a window of the tail). */
 export function buildSnapshot(i: SnapshotInput): DashboardState {
   const m = i.model;
-  const { loss, toks } = m.series();
+  const { loss, toks, lossTotal, toksTotal } = m.series();
   return emptyDashboardState({
     target: i.target,
     simulated: i.simulated,
@@ -78,6 +78,8 @@ export function buildSnapshot(i: SnapshotInput): DashboardState {
     exitCode: i.run?.exitCode,
     loss,
     toks,
+    lossTotal,
+    toksTotal,
     ranks: m.ranks(i.now),
     gpu: {
       ...i.gpu,
@@ -87,7 +89,7 @@ export function buildSnapshot(i: SnapshotInput): DashboardState {
       torchReservedMiB: m.torchReservedMiB,
       peakReservedMiB: m.peakReservedMiB,
     },
-    log: { lines: m.logLines.slice(-2000), total: m.logTotal },
+    log: { lines: m.log.tail(2000), total: m.log.total },
     dump: m.dump,
     hotFrames: i.hotFrames,
     verdict: verdictView(i),

@@ -113,8 +113,11 @@ export interface DashboardState {
   totalSteps?: number;
   pid?: number;
   exitCode?: number | null;
+  /** the charts' points, decimated on long runs; `lossTotal`/`toksTotal`: steps seen in all */
   loss: SeriesPoint[];
   toks: SeriesPoint[];
+  lossTotal?: number;
+  toksTotal?: number;
   ranks: RankView[];
   gpu: GpuView;
   /** the tail of the output, newest last; at most a few thousand lines are kept */
@@ -137,7 +140,7 @@ export interface LaneSummary {
 /** What the UI may ask of the engine. Implemented by src/session/session.ts. */
 export interface SessionController {
   getState(): DashboardState;
-  /** called with each new snapshot (≤ 20 Hz); returns an unsubscribe function */
+  /** called with each new snapshot (≤ 4 Hz, see session.ts); returns an unsubscribe function */
   subscribe(cb: (s: DashboardState) => void): () => void;
   lanes(): LaneSummary[];
   /** SIGUSR1 to the trainer after a SigCgt check; resolves to a one-line outcome for the status line */
