@@ -18,6 +18,7 @@ import { type CurrentSilence, currentSilences } from './silences.js';
 import { StallDetector, type StallDetectorOptions } from './stall-detector.js';
 import { DEFAULT_JUDGE, type JudgeSettings } from './stall-judge.js';
 import type { StepRecord } from './step-stats.js';
+import { RankSteps } from './step-store.js';
 import { decide, type ResultOptions } from './verdict.js';
 
 export type { AnalysisResult } from './result.js';
@@ -53,7 +54,8 @@ export interface SignatureState {
 /** Everything collected so far; read by verdict.ts. */
 export interface EvidenceState {
   detector: StallDetector;
-  steps: Map<number, Map<number, StepRecord>>;
+  /** per rank, bounded: the newest steps exactly, older ones folded into what verdicts need */
+  steps: Map<number, RankSteps>;
   ranks: Set<number>;
   /** per rank: the last step announced on stdout (`[debug] step N`) or by a step_start beat */
   announced: Map<number, number>;
@@ -307,26 +309,16 @@ export class Evidence {
   private record(rank: number, step: number): StepRecord {
     let m = this.s.steps.get(rank);
     if (m === undefined) {
-      m = new Map();
+      m = new RankSteps();
       this.s.steps.set(rank, m);
     }
-    let r = m.get(step);
-    if (r === undefined) {
-      r = {};
-      m.set(step, r);
-    }
-    return r;
+    return m.record(step);
   }
 
   /** The step a rank is in: the last announced one, or the one after the last completed. */
   private currentStep(rank: number): number {
     const s = this.s;
-    const done = (r: number) => {
-      let max = 0;
-      for (const [step, rec] of s.steps.get(r) ?? [])
-        if (rec.loss !== undefined || rec.endTs !== undefined) max = Math.max(max, step);
-      return max;
-    };
+    const done = (r: number) => s.steps.get(r)?.done() ?? 0;
     if (s.announced.has(rank) || s.steps.has(rank))
       return Math.max(s.announced.get(rank) ?? 0, done(rank) + 1);
     // ranks other than 0 print no step lines: use what rank 0 says

@@ -19,7 +19,7 @@ import type { AnalysisResult, CrashReport, DumpReport, StallReport } from './res
 import { isConsequence, isStopOrSummary, rootCauseOf } from './root-cause.js';
 import type { Verdict } from './signatures.js';
 import { currentSilences, hotFramesOf, rankOfDump, suspectsOf, whereIn } from './silences.js';
-import { firstLossExplosion, median, type SlowStep, slowSteps } from './step-stats.js';
+import type { SlowStep } from './step-stats.js';
 import { userFrame } from './user-frame.js';
 
 export { userFrame };
@@ -46,13 +46,8 @@ function exitCodeOf(s: EvidenceState, opts: ResultOptions): number | null {
 
 function completedSteps(s: EvidenceState): number {
   let max = 0;
-  for (const steps of s.steps.values()) {
-    for (const [step, r] of steps) {
-      if (r.loss !== undefined || r.endTs !== undefined) max = Math.max(max, step);
-      // a rank that only writes step_start beats: starting step k means k−1 is done
-      else if (r.startTs !== undefined) max = Math.max(max, step - 1);
-    }
-  }
+  // a rank that only writes step_start beats: starting step k means k−1 is done
+  for (const steps of s.steps.values()) max = Math.max(max, steps.completed());
   return max;
 }
 
@@ -107,9 +102,7 @@ function nanOf(s: EvidenceState): { rank: number; step: number } | null {
   const rank = hit?.rank ?? 0;
   if (hit?.step !== null && hit?.step !== undefined) return { rank, step: hit.step };
   // the FATAL line comes before the step is logged: the step is the one announced, or the next one
-  let done = 0;
-  for (const [step, r] of s.steps.get(rank) ?? [])
-    if (r.loss !== undefined || r.endTs !== undefined) done = Math.max(done, step);
+  const done = s.steps.get(rank)?.done() ?? 0;
   return { rank, step: Math.max(done + 1, s.announced.get(rank) ?? 0) };
 }
 
@@ -144,10 +137,7 @@ function memoryOf(s: EvidenceState): AnalysisResult['memory'] {
 function throughputOf(s: EvidenceState): AnalysisResult['throughput'] {
   // nsa-vibe's toks/s is already the sum over ranks (printed by rank 0): use one rank, the lowest
   for (const rank of [...s.steps.keys()].sort((a, b) => a - b)) {
-    const toks = [...s.steps.get(rank)!.values()]
-      .map((r) => r.toksPerS)
-      .filter((v) => v !== undefined && Number.isFinite(v));
-    const med = median(toks as number[]);
+    const med = s.steps.get(rank)!.medianToks();
     if (med !== null) return { medianToksPerS: Math.round(med * 10) / 10 };
   }
   return null;
@@ -197,13 +187,17 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   else verdict = 'incomplete';
 
   const slow: SlowStep[] = [];
-  for (const [rank, steps] of [...s.steps.entries()].sort((a, b) => a[0] - b[0]))
-    slow.push(...slowSteps(rank, steps));
+  let slowCount = 0;
+  for (const [rank, steps] of [...s.steps.entries()].sort((a, b) => a[0] - b[0])) {
+    const r = steps.slow(rank);
+    slow.push(...r.steps);
+    slowCount += r.count;
+  }
   const suspects = suspectsOf(s, silences);
   if (verdict === 'pass') {
     const total = Math.max(1, stepsReached);
     // a step that ran so long it was checked (and found busy) is far past what the lane expects
-    if (implied('slow') || suspects.length > 0 || (slow.length >= 2 && slow.length >= 0.2 * total))
+    if (implied('slow') || suspects.length > 0 || (slowCount >= 2 && slowCount >= 0.2 * total))
       verdict = 'slow';
   }
 
@@ -239,7 +233,7 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   if (opts.processAlive) notes.push('the process is still running');
   const explosion = (() => {
     for (const [rank, steps] of s.steps) {
-      const e = firstLossExplosion(steps);
+      const e = steps.lossExplosion();
       if (e !== null) return { rank, ...e };
     }
     return null;

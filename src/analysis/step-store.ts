@@ -1,0 +1,240 @@
+/**
+ * Per-rank step records in bounded memory. The newest WINDOW steps of each rank are kept exactly
+ * (sources fill a step in over time and out of order: step lines, heartbeats, training.csv); older
+ * steps are folded, in step order, into what the verdict needs of them: the last completed step,
+ * step durations and toks/s as 0.1 %-wide log histograms (their medians), the slow-step candidates,
+ * and the loss-explosion check with its window of the 20 losses before. A run that fits the window
+ * (WINDOW steps per rank) is judged exactly as before; a longer one with medians good to 0.1 %.
+ */
+import { EXPLOSION_FACTOR, median, SLOW_FACTOR, type SlowStep, type StepRecord } from './step-stats.js';
+
+/** steps kept exactly per rank; folding starts at twice this */
+export const WINDOW = 8192;
+/** folded steps at least this × the running median are remembered as possible slow steps */
+const CANDIDATE_FACTOR = 1.5;
+const MAX_CANDIDATES = 20_000;
+const LN_BIN = Math.log(1.001);
+const round2 = (v: number) => Math.round(v * 100) / 100;
+
+/** counts of positive values in 0.1 %-wide log bins (non-positive values in bin -Infinity) */
+class LogHistogram {
+  readonly bins = new Map<number, number>();
+  count = 0;
+  add(v: number, n = 1): void {
+    const b = v > 0 ? Math.floor(Math.log(v) / LN_BIN) : Number.NEGATIVE_INFINITY;
+    this.bins.set(b, (this.bins.get(b) ?? 0) + n);
+    this.count += n;
+  }
+  static value(bin: number): number {
+    return bin === Number.NEGATIVE_INFINITY ? 0 : Math.exp((bin + 0.5) * LN_BIN);
+  }
+  /** the median of these counts plus `extra` exact values */
+  median(extra: number[] = []): number | null {
+    const all = new Map(this.bins);
+    let n = this.count;
+    for (const v of extra) {
+      const b = v > 0 ? Math.floor(Math.log(v) / LN_BIN) : Number.NEGATIVE_INFINITY;
+      all.set(b, (all.get(b) ?? 0) + 1);
+      n++;
+    }
+    if (n === 0) return null;
+    const sorted = [...all.entries()].sort((a, b) => a[0] - b[0]);
+    const mid = (n - 1) / 2;
+    let seen = 0;
+    let lo: number | null = null;
+    for (const [bin, c] of sorted) {
+      if (lo === null && seen + c > Math.floor(mid)) lo = LogHistogram.value(bin);
+      if (seen + c > Math.ceil(mid)) return (lo! + LogHistogram.value(bin)) / 2;
+      seen += c;
+    }
+    return lo;
+  }
+  /** how many counted values are ≥ `limit` (bin resolution) */
+  atLeast(limit: number): number {
+    let n = 0;
+    for (const [bin, c] of this.bins) if (LogHistogram.value(bin) >= limit) n += c;
+    return n;
+  }
+}
+
+/** One rank: its exact window and what was folded out of it. */
+export class RankSteps {
+  readonly recent = new Map<number, StepRecord>();
+  /** folded: last step with a loss or an end; last started step − 1 */
+  foldedDone = 0;
+  foldedStarted = 0;
+  private prevEnd: { step: number; ts: number } | null = null;
+  private prevStart: { step: number; ts: number } | null = null;
+  private readonly durations = new LogHistogram();
+  private readonly beatDurations = new LogHistogram();
+  private candidates: Array<{ step: number; seconds: number }> = [];
+  private beatCandidates: Array<{ step: number; seconds: number }> = [];
+  private readonly toks = new LogHistogram();
+  private readonly lastLosses: number[] = [];
+  private explosion: { step: number; loss: number; baseline: number } | null = null;
+
+  get folded(): boolean {
+    return this.durations.count + this.beatDurations.count + this.toks.count > 0 || this.foldedDone > 0;
+  }
+
+  record(step: number): StepRecord {
+    let r = this.recent.get(step);
+    if (r === undefined) {
+      r = {};
+      this.recent.set(step, r);
+      if (this.recent.size > 2 * WINDOW) this.fold();
+    }
+    return r;
+  }
+
+  /** the last completed step (a loss or an end), window and folded */
+  done(): number {
+    let max = this.foldedDone;
+    for (const [step, r] of this.recent)
+      if ((r.loss !== undefined || r.endTs !== undefined) && step > max) max = step;
+    return max;
+  }
+
+  /** done(), or for a rank with only step_start beats the step before the last started one */
+  completed(): number {
+    let max = Math.max(this.foldedDone, this.foldedStarted);
+    for (const [step, r] of this.recent) {
+      if (r.loss !== undefined || r.endTs !== undefined) max = Math.max(max, step);
+      else if (r.startTs !== undefined) max = Math.max(max, step - 1);
+    }
+    return max;
+  }
+
+  private fold(): void {
+    const steps = [...this.recent.keys()].sort((a, b) => a - b);
+    const progress: Array<[number, number]> = [];
+    const beat: Array<[number, number]> = [];
+    for (const step of steps.slice(0, steps.length - WINDOW)) {
+      const r = this.recent.get(step)!;
+      this.recent.delete(step);
+      if (r.loss !== undefined || r.endTs !== undefined) this.foldedDone = Math.max(this.foldedDone, step);
+      else if (r.startTs !== undefined) this.foldedStarted = Math.max(this.foldedStarted, step - 1);
+      const d = this.progressDuration(step, r);
+      if (d !== null) progress.push([step, d]);
+      if (r.startTs !== undefined) {
+        if (this.prevStart !== null && this.prevStart.step + 1 === step)
+          beat.push([this.prevStart.step, r.startTs - this.prevStart.ts]);
+        this.prevStart = { step, ts: r.startTs };
+      } else this.prevStart = null;
+      if (r.toksPerS !== undefined && Number.isFinite(r.toksPerS)) this.toks.add(r.toksPerS);
+      if (r.loss !== undefined && Number.isFinite(r.loss)) this.nextLoss(step, r.loss);
+    }
+    keep(this.durations, this.candidates, progress);
+    keep(this.beatDurations, this.beatCandidates, beat);
+  }
+
+  /** as stepDurations: progress − previous progress per step between, or progress − start */
+  private progressDuration(step: number, r: StepRecord): number | null {
+    if (r.endTs === undefined) return null;
+    let d: number | null = null;
+    if (this.prevEnd !== null && step > this.prevEnd.step)
+      d = (r.endTs - this.prevEnd.ts) / (step - this.prevEnd.step);
+    else if (r.startTs !== undefined) d = r.endTs - r.startTs;
+    this.prevEnd = { step, ts: r.endTs };
+    return d;
+  }
+
+  private nextLoss(step: number, loss: number): void {
+    if (this.explosion === null && this.lastLosses.length > 0) {
+      const baseline = median(this.lastLosses.map(Math.abs))!;
+      if (Math.abs(loss) >= EXPLOSION_FACTOR * Math.max(baseline, 1e-6))
+        this.explosion = { step, loss, baseline };
+    }
+    this.lastLosses.push(loss);
+    if (this.lastLosses.length > 20) this.lastLosses.shift();
+  }
+
+  /** durations of the window's steps, continuing from the folded ones (stepDurations' rules) */
+  private windowDurations(): { progress: Map<number, number>; beat: Map<number, number> } {
+    const sorted = [...this.recent.entries()].sort((a, b) => a[0] - b[0]);
+    const progress = new Map<number, number>();
+    let prevEnd = this.prevEnd;
+    for (const [step, r] of sorted) {
+      if (r.endTs === undefined) continue;
+      if (prevEnd !== null && step > prevEnd.step)
+        progress.set(step, (r.endTs - prevEnd.ts) / (step - prevEnd.step));
+      else if (r.startTs !== undefined) progress.set(step, r.endTs - r.startTs);
+      prevEnd = { step, ts: r.endTs };
+    }
+    const beat = new Map<number, number>();
+    let prev = this.prevStart;
+    for (const [step, r] of sorted) {
+      if (prev !== null && r.startTs !== undefined && prev.step + 1 === step)
+        beat.set(prev.step, r.startTs - prev.ts);
+      prev = r.startTs === undefined ? null : { step, ts: r.startTs };
+    }
+    return { progress, beat };
+  }
+
+  /** slow steps (≥ SLOW_FACTOR × the rank's median step time) and how many there are */
+  slow(rank: number): { steps: SlowStep[]; count: number } {
+    const w = this.windowDurations();
+    const useProgress = w.progress.size > 0 || this.durations.count > 0;
+    const exact = useProgress ? w.progress : w.beat;
+    const hist = useProgress ? this.durations : this.beatDurations;
+    const cand = useProgress ? this.candidates : this.beatCandidates;
+    const values = [...exact.values()];
+    const med = hist.count === 0 ? median(values) : hist.median(values);
+    if (med === null || med <= 0 || exact.size + hist.count < 3) return { steps: [], count: 0 };
+    const out: SlowStep[] = [];
+    const limit = SLOW_FACTOR * med;
+    for (const c of cand) if (c.seconds >= limit) out.push(slowStep(rank, c.step, c.seconds, med));
+    for (const [step, seconds] of exact) if (seconds >= limit) out.push(slowStep(rank, step, seconds, med));
+    const windowSlow = out.length - cand.filter((c) => c.seconds >= limit).length;
+    return { steps: out.sort((a, b) => a.step - b.step), count: hist.atLeast(limit) + windowSlow };
+  }
+
+  /** the median toks/s of the rank (null when it has none) */
+  medianToks(): number | null {
+    const exact: number[] = [];
+    for (const r of this.recent.values())
+      if (r.toksPerS !== undefined && Number.isFinite(r.toksPerS)) exact.push(r.toksPerS);
+    return this.toks.count === 0 ? median(exact) : this.toks.median(exact);
+  }
+
+  /** the first step whose |loss| ≥ EXPLOSION_FACTOR × the median of the 20 finite losses before it */
+  lossExplosion(): { step: number; loss: number; baseline: number } | null {
+    if (this.explosion !== null) return this.explosion;
+    const losses = [...this.lastLosses];
+    const sorted = [...this.recent.entries()]
+      .filter(([, r]) => r.loss !== undefined && Number.isFinite(r.loss))
+      .sort((a, b) => a[0] - b[0]);
+    for (const [step, r] of sorted) {
+      if (losses.length > 0) {
+        const baseline = median(losses.map(Math.abs))!;
+        if (Math.abs(r.loss!) >= EXPLOSION_FACTOR * Math.max(baseline, 1e-6))
+          return { step, loss: r.loss!, baseline };
+      }
+      losses.push(r.loss!);
+      if (losses.length > 20) losses.shift();
+    }
+    return null;
+  }
+}
+
+/**
+ * Fold a batch of durations into the histogram; those ≥ CANDIDATE_FACTOR × the median so far (this
+ * batch included) stay listed, so that the slow steps among them can be named at the end.
+ */
+function keep(
+  h: LogHistogram,
+  cand: Array<{ step: number; seconds: number }>,
+  batch: Array<[number, number]>,
+): void {
+  if (batch.length === 0) return;
+  const med = h.median(batch.map(([, d]) => d));
+  for (const [step, d] of batch) {
+    h.add(d);
+    if (med !== null && d >= CANDIDATE_FACTOR * med && cand.length < MAX_CANDIDATES)
+      cand.push({ step, seconds: d });
+  }
+}
+
+function slowStep(rank: number, step: number, seconds: number, med: number): SlowStep {
+  return { rank, step, seconds: round2(seconds), medianSeconds: round2(med) };
+}
