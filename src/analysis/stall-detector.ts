@@ -83,6 +83,11 @@ interface RankState {
   firstStep: number | null;
   sawBeat: boolean;
   history: Map<StallWhere, number[]>;
+  /**
+   * between steps: the longest interval ever seen per phase. Evals and checkpoints come back every
+   * few hundred steps, long after the recent history forgot the last one.
+   */
+  longest: Map<StallWhere, number>;
   gaps: number[];
   memAllocMiB?: number;
   memReservedMiB?: number;
@@ -249,6 +254,7 @@ export class StallDetector {
       firstStep: null,
       sawBeat: false,
       history: new Map(),
+      longest: new Map(),
       gaps: [],
       cpuBusy: this.cpu.get(rank) ?? null,
     };
@@ -266,6 +272,7 @@ export class StallDetector {
     }
     h.push(interval);
     if (h.length > this.historySize) h.shift();
+    if (where !== 'in-step') st.longest.set(where, Math.max(st.longest.get(where) ?? 0, interval));
   }
 
   private thresholdOf(st: RankState): number {
@@ -273,7 +280,7 @@ export class StallDetector {
     if (st.waiting === null || st.waiting === 'boot') return firstStepLimit;
     const hist = st.history.get(st.waiting);
     if (hist !== undefined && hist.length > 0) {
-      let expected = Math.max(...hist);
+      let expected = Math.max(...hist, st.longest.get(st.waiting) ?? 0);
       // work between steps (CSV, TensorBoard, eval, checkpoints) can take as long as a step now and
       // then, so a between-steps phase is allowed at least what a step takes
       const steps = st.waiting === 'in-step' ? undefined : st.history.get('in-step');

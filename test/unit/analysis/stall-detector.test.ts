@@ -144,3 +144,29 @@ describe('StallDetector localisation', () => {
     expect(d.check(t + 100)[0]).toMatchObject({ step: 0, phase: 'start', gaps: [] });
   });
 });
+
+describe('pauses between steps that come back (eval, checkpoints)', () => {
+  it('a checkpoint as long as the last one, 50 steps later, is not a stall', () => {
+    const d = new StallDetector();
+    let t = run(d, 0, 20, 0.25);
+    // a 7 s checkpoint after step 20, learned when the next step starts
+    t += 7;
+    d.observe(beat(0, 21, t, 'beat', 'step_start'));
+    t += 0.25;
+    d.observe(beat(0, 21, t, 'progress'));
+    d.observe(beat(0, 21, t + 0.001, 'step_end', 'end'));
+    // 50 more ordinary steps: the recent history forgets the checkpoint
+    for (let s = 22; s < 72; s++) {
+      t += 0.003;
+      d.observe(beat(0, s, t, 'beat', 'step_start'));
+      t += 0.25;
+      d.observe(beat(0, s, t, 'progress'));
+      d.observe(beat(0, s, t + 0.001, 'step_end', 'end'));
+    }
+    // the next checkpoint, 7.5 s into it
+    expect(d.stalls(t + 7.5)).toEqual([]);
+    // a hang inside a step is still found after the floor
+    d.observe(beat(0, 72, t + 8, 'beat', 'step_start'));
+    expect(d.stalls(t + 8 + 5.5)).toHaveLength(1);
+  });
+});
