@@ -1,5 +1,13 @@
 /**
- * `npm run bench`: the engine's parse rates on generated input, next to a plain Python
+ * `npm run bench [-- --json] [-- --quick]`: every performance target of the project, measured in
+ * this run (`--json`: one JSON object as the last line; `--quick`: 10 s windows and 100 k steps,
+ * for trying things, not for the numbers). Besides the parse rates below:
+ *   tui.idle  the real app in a PTY at 120×40 on a run that prints nothing (bench/tui.ts)
+ *   tui       the same on 8 ranks × 20 steps/s and 2,000 log lines/s (bench/synthetic-trainer.ts)
+ *   memory    the engine after 1 M steps × 8 ranks (bench/engine-memory.ts, its own process)
+ *   stall     detection time and false stalls on a jittery 1,000-step run (bench/stall.ts)
+ *
+ * The parse rates: the engine's, on generated input, next to a plain Python
  * `json.loads`-per-line loop over the same heartbeat file, measured in the same run.
  *   heartbeat: 1 M lines (nsa-vibe's beat / progress with aux stats / step_end mix) read from the
  *              file in chunks through HeartbeatReader
@@ -8,7 +16,7 @@
  * Targets: heartbeat ≥ 5× the Python loop; stdout ≥ 1 M lines/s. Best of a few interleaved rounds
  * each (the machine may be shared), one core.
  */
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +24,8 @@ import { READ_CHUNK } from '../src/analysis/analyze-dir.js';
 import { HeartbeatReader } from '../src/ingest/heartbeat.js';
 import { LineSplitter } from '../src/ingest/line-splitter.js';
 import { StdoutParser } from '../src/ingest/stdout-parser.js';
+import { measureStall } from './stall.js';
+import { measureTui, type TuiResult } from './tui.js';
 
 const LINES = 1_000_000;
 /** the read size of the file followers (LocalTail) and of `analyze` (READ_CHUNK) */
@@ -131,8 +141,11 @@ function pythonRate(path: string, reps: number): number | null {
 }
 
 const fmt = (v: number) => `${(v / 1e6).toFixed(2)} M lines/s`;
+const JSON_OUT = process.argv.includes('--json');
+const QUICK = process.argv.includes('--quick');
+const WINDOW_S = QUICK ? 10 : 60;
 
-function main(): void {
+function parseRates(): { analyzeSpeedupVsPython: number | null; logLinesPerSec: number } {
   const dir = mkdtempSync(join(tmpdir(), 'nsa-dbg-bench-'));
   try {
     const hb = join(dir, 'heartbeat_rank0.jsonl');
@@ -151,16 +164,81 @@ function main(): void {
     }
     const ratio = py === null ? null : hbBest / py;
     console.log(`heartbeat  engine ${fmt(hbBest)}   python json.loads loop ${py === null ? 'n/a' : fmt(py)}`);
-    console.log(
-      `           ratio ${ratio === null ? 'n/a' : `${ratio.toFixed(2)}×`}   target ≥ 5×   ${ratio !== null && ratio >= 5 ? 'MET' : 'MISSED'}`,
-    );
-    console.log(
-      `stdout     engine ${fmt(soBest)}   target ≥ 1.00 M lines/s   ${soBest >= 1e6 ? 'MET' : 'MISSED'}`,
-    );
-    if (ratio === null || ratio < 5 || soBest < 1e6) process.exitCode = 1;
+    return { analyzeSpeedupVsPython: ratio, logLinesPerSec: soBest };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-main();
+const TRAINER = ['node', join(import.meta.dirname, 'synthetic-trainer.js')];
+
+function engineMemory(): { rssMBAfter1MSteps: number; rssSlopeMBPerHour: number; steps: number } {
+  const out = execFileSync(
+    process.execPath,
+    ['--expose-gc', join(import.meta.dirname, 'engine-memory.js'), String(QUICK ? 100_000 : 1_000_000)],
+    { encoding: 'utf8', maxBuffer: 1 << 20 },
+  );
+  return JSON.parse(out.trim().split('\n').pop()!);
+}
+
+type Check = [name: string, value: number | null | undefined, ok: boolean, target: string];
+
+async function main(): Promise<void> {
+  const parse = parseRates();
+  const stall = measureStall();
+  const memory = engineMemory();
+  const seconds = WINDOW_S + 30;
+  const idle: TuiResult = await measureTui([...TRAINER, '--idle', '--seconds', String(seconds)], WINDOW_S, 0);
+  const load: TuiResult = await measureTui(
+    [
+      ...TRAINER,
+      '--ranks',
+      '8',
+      '--steps-per-s',
+      '20',
+      '--lines-per-s',
+      '2000',
+      '--seconds',
+      String(seconds + 20),
+    ],
+    WINDOW_S,
+    20,
+  );
+  const r = {
+    analyzeSpeedupVsPython: parse.analyzeSpeedupVsPython,
+    logLinesPerSec: parse.logLinesPerSec,
+    tui: { ...load, idle },
+    rssMBAfter1MSteps: memory.rssMBAfter1MSteps,
+    rssSlopeMBPerHour: memory.rssSlopeMBPerHour,
+    memorySteps: memory.steps,
+    ...stall,
+    quick: QUICK,
+  };
+  const checks: Check[] = [
+    ['analyzeSpeedupVsPython', r.analyzeSpeedupVsPython, (r.analyzeSpeedupVsPython ?? 0) >= 5, '≥ 5'],
+    ['logLinesPerSec', r.logLinesPerSec, r.logLinesPerSec >= 1e6, '≥ 1,000,000'],
+    ['tui.idle.cpuPct', idle.cpuPct, idle.cpuPct <= 1, '≤ 1'],
+    ['tui.idle.bytesPerSec', idle.bytesPerSec, idle.bytesPerSec <= 200, '≤ 200'],
+    ['tui.cpuPct', load.cpuPct, load.cpuPct <= 5, '≤ 5'],
+    ['tui.bytesPerSec', load.bytesPerSec, load.bytesPerSec <= 20_480, '≤ 20,480'],
+    ['tui.p95KeyLatencyMs', load.p95KeyLatencyMs, (load.p95KeyLatencyMs ?? Infinity) <= 50, '≤ 50'],
+    ['tui.rssMB', load.rssMB, load.rssMB <= 150, '≤ 150'],
+    ['rssMBAfter1MSteps', r.rssMBAfter1MSteps, r.rssMBAfter1MSteps <= 150, '≤ 150'],
+    ['rssSlopeMBPerHour', r.rssSlopeMBPerHour, Math.abs(r.rssSlopeMBPerHour) <= 1, '≈ 0 (|x| ≤ 1)'],
+    [
+      'stallDetectSeconds',
+      stall.stallDetectSeconds,
+      stall.stallDetectSeconds <= stall.stallDetectTargetSeconds,
+      `≤ ${stall.stallDetectTargetSeconds.toFixed(2)} (in-process watchdog: ${stall.inProcessWatchdogSeconds} s)`,
+    ],
+    ['falseStalls', stall.falseStalls, stall.falseStalls === 0, '= 0'],
+  ];
+  for (const [name, v, ok, target] of checks)
+    console.log(
+      `${name.padEnd(24)} ${String(v === null || v === undefined ? 'n/a' : Math.round(v * 100) / 100).padStart(12)}   target ${target}   ${ok ? 'MET' : 'MISSED'}`,
+    );
+  if (checks.some(([, , ok]) => !ok)) process.exitCode = 1;
+  if (JSON_OUT) console.log(JSON.stringify(r));
+}
+
+await main();

@@ -1,0 +1,117 @@
+/**
+ * The real app (bin/nsa-dbg) in a real PTY at 120×40, as a user leaves it open: CPU of its node
+ * process (utime+stime from /proc, one core = 100 %), bytes per second the terminal received, RSS
+ * at the end, and the time from a keypress to the output that shows its effect (`?` opens the
+ * help, `?` closes it again), measured under the same load after the CPU/bytes window.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pty from '@lydell/node-pty';
+
+export interface TuiResult {
+  cpuPct: number;
+  bytesPerSec: number;
+  rssMB: number;
+  p95KeyLatencyMs?: number;
+  keySamples?: number;
+  seconds: number;
+}
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function cpuTicks(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return Number(rest[11]) + Number(rest[12]);
+}
+
+function rssMB(pid: number): number {
+  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : Number.NaN;
+}
+
+const CLK_TCK = 100;
+
+const p95 = (v: number[]) =>
+  [...v].sort((a, b) => a - b)[Math.min(v.length - 1, Math.ceil(v.length * 0.95) - 1)]!;
+
+/** run the app on `trainer` (argv), wait `warmupS`, measure for `seconds`, then `keys` toggles */
+export async function measureTui(
+  trainer: string[],
+  seconds: number,
+  keys: number,
+  warmupS = 8,
+): Promise<TuiResult> {
+  const runs = mkdtempSync(join(tmpdir(), 'nsa-dbg-bench-tui-'));
+  const env = { ...process.env, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', TERM: 'xterm-256color' } as Record<
+    string,
+    string
+  >;
+  delete env.CI;
+  delete env.CONTINUOUS_INTEGRATION;
+  delete env.NSA_DBG_LOG;
+  const p = pty.spawn(
+    process.execPath,
+    [join(ROOT, 'bin', 'nsa-dbg'), 'run', '--lane', 'batched-prefill', '--runs-dir', runs, '--', ...trainer],
+    { name: 'xterm-256color', cols: 120, rows: 40, cwd: ROOT, env },
+  );
+  let bytes = 0;
+  let seen = '';
+  let onChunk: ((s: string) => void) | null = null;
+  p.onData((d) => {
+    bytes += Buffer.byteLength(d);
+    onChunk?.(d);
+    seen = (seen + d).slice(-4096);
+  });
+  try {
+    await sleep(warmupS * 1000);
+    const t0 = cpuTicks(p.pid);
+    const b0 = bytes;
+    const w0 = performance.now();
+    await sleep(seconds * 1000);
+    const wall = (performance.now() - w0) / 1000;
+    const result: TuiResult = {
+      cpuPct: (100 * (cpuTicks(p.pid) - t0)) / CLK_TCK / wall,
+      bytesPerSec: (bytes - b0) / wall,
+      rssMB: rssMB(p.pid),
+      seconds: wall,
+    };
+    if (keys > 0) {
+      const lat: number[] = [];
+      for (let i = 0; i < keys; i++) {
+        // open the help (its title), close it (the heartbeat panel's title comes back)
+        const marker = i % 2 === 0 ? 'Esc or ? closes' : 'heartbeats';
+        let got = '';
+        const t = performance.now();
+        const shown = new Promise<number>((resolve) => {
+          onChunk = (d) => {
+            got += d;
+            if (got.includes(marker)) resolve(performance.now() - t);
+          };
+        });
+        p.write('?');
+        const ms = await Promise.race([shown, sleep(2000).then(() => Number.NaN)]);
+        onChunk = null;
+        if (Number.isFinite(ms)) lat.push(ms);
+        await sleep(400 + ((i * 137) % 300));
+      }
+      result.keySamples = lat.length;
+      result.p95KeyLatencyMs = lat.length > 0 ? p95(lat) : Number.NaN;
+    }
+    return result;
+  } finally {
+    p.write('q');
+    await sleep(300);
+    p.write('y');
+    p.kill('SIGTERM');
+    await sleep(1500);
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      // gone already
+    }
+    rmSync(runs, { recursive: true, force: true });
+  }
+}
