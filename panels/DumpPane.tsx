@@ -19,7 +19,7 @@ export interface DumpPaneProps {
   color: boolean;
 }
 
-export const NO_DUMP_TEXT = 'no stack dump yet: press d for a stack dump';
+export const NO_DUMP_TEXT = 'no stack dump yet: d dumps, s samples';
 
 /** Short location: the last 3 path parts, or 2 in a narrow pane, or just the file when even that is too long. */
 function where(f: Frame, width: number, room = width): string {

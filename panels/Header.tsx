@@ -15,8 +15,10 @@ export type HeaderProps = Pick<
   | 'laneDescription'
   | 'runState'
   | 'startedAt'
+  | 'endedAt'
   | 'now'
   | 'step'
+  | 'stepsDone'
   | 'totalSteps'
   | 'pid'
   | 'exitCode'
@@ -42,8 +44,9 @@ function connectionText(c: NonNullable<HeaderProps['connection']>, clean: (s: st
 
 export function Header(p: HeaderProps) {
   const clean = useClean();
-  const elapsed = p.startedAt !== null ? formatDuration(p.now - p.startedAt) : '–';
-  const step = p.totalSteps !== undefined ? `${p.step}/${p.totalSteps}` : String(p.step);
+  // the clock stops when the run ends
+  const elapsed = p.startedAt !== null ? formatDuration((p.endedAt ?? p.now) - p.startedAt) : '–';
+  const step = stepText(p);
   const outage = p.connection && p.connection.state !== 'up' ? connectionText(p.connection, clean) : null;
   const hasStatus = outage || p.simulated || p.verdict || p.notice;
   return (
@@ -108,4 +111,11 @@ function withoutVerdictWord(v: { verdict: string; summary: string }): string {
   const rest = v.summary.slice(word.length);
   if (rest.startsWith(':')) return rest.slice(1).trimStart();
   return rest.startsWith(' at ') ? rest.trimStart() : v.summary;
+}
+
+/** "3/12", or "3/12 (4 running)" while step 4 is under way: the charts show finished steps */
+function stepText(p: HeaderProps): string {
+  const done = p.stepsDone ?? p.step;
+  const total = p.totalSteps !== undefined ? `${done}/${p.totalSteps}` : String(done);
+  return p.runState !== 'exited' && p.step > done ? `${total} (${p.step} running)` : total;
 }

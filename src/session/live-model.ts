@@ -39,6 +39,8 @@ export class LiveModel {
   /** the text of the newest dump files (insertion order: oldest first) */
   private readonly dumpTexts = new Map<string, string>();
   private readonly loss = new Series();
+  /** the last step that finished (a step line or a progress beat with its loss) */
+  private done = 0;
   private readonly toks = new Series();
   private skippedCounted = 0;
   readonly log = new LogRing(MAX_LOG_LINES);
@@ -115,6 +117,7 @@ export class LiveModel {
       this.step = Math.max(this.step, e.step);
       // a step line wins over a heartbeat's value for the same step
       this.loss.set(e.step, e.loss, true);
+      this.done = Math.max(this.done, e.step);
       if (e.toksPerS !== undefined) this.toks.set(e.step, e.toksPerS, true);
     }
   }
@@ -127,6 +130,7 @@ export class LiveModel {
     this.step = Math.max(this.step, b.step);
     if (b.msg === 'progress' && b.loss !== undefined) {
       this.loss.set(b.step, b.loss, false);
+      this.done = Math.max(this.done, b.step);
       if (b.toksPerS !== undefined) this.toks.set(b.step, b.toksPerS, false);
     }
     if (b.gpuMemAllocMiB !== undefined) this.torchAllocMiB = b.gpuMemAllocMiB;
@@ -177,6 +181,10 @@ export class LiveModel {
   /** a silence confirmed as a hang (stuck or blocked-native), or null */
   confirmedStall(nowMs: number): CurrentSilence | null {
     return this.silences(nowMs).find((c) => c.judgement === null || c.judgement.hang) ?? null;
+  }
+
+  stepsDone(): number {
+    return this.done;
   }
 
   /** the charts' points (decimated past MAX) and how many steps each has seen */

@@ -35,6 +35,7 @@ export class Session implements SessionController {
   private preset: Preset;
   private phase: RunPhase = 'idle';
   private startedAt: number | null = null;
+  private endedAt: number | null = null;
   private notice: string | null = null;
   private noticeAt = 0;
   private stoppedByUser = false;
@@ -91,7 +92,11 @@ export class Session implements SessionController {
     let model = this.model;
     const events = {
       onFileChunk: (name: string, chunk: Buffer) => {
+        const newest = model.newestDumpName;
         model.onFileChunk(name, chunk, Date.now());
+        // "waiting for stackdump_*.txt" is answered once the dump is here
+        if (model.newestDumpName !== newest && this.notice?.includes('waiting for stackdump'))
+          this.setNotice(`stack dump: ${model.newestDumpName}`);
         this.dirty = true;
       },
       onPid: (pid: number) => {
@@ -104,16 +109,23 @@ export class Session implements SessionController {
         debugLog(`run exited ${code}`);
         if (this.run !== run) return;
         this.phase = 'exited';
-        // the last lines of stdout may still be in flight: drain the followers, then conclude
-        void run.dispose().then(() => {
-          model.finish();
-          this.conclude();
-        });
+        this.endedAt = Date.now();
+        // the last lines of stdout may still be in flight: drain the followers, then conclude;
+        // first the checks on the box finish what they were writing (a stack request in flight
+        // appends its record): the verdict and `analyze` of the folder must read the same file
+        const settled = this.checks?.settle() ?? Promise.resolve();
+        void settled
+          .then(() => run.dispose())
+          .then(() => {
+            model.finish();
+            this.conclude();
+          });
       },
     };
     let run: RunController;
     this.phase = 'starting';
     this.startedAt = Date.now();
+    this.endedAt = null;
     this.dirty = true;
     const size = this.o.terminal;
     if (this.attachPending) {
@@ -212,6 +224,7 @@ export class Session implements SessionController {
       run: this.run,
       phase: this.phase,
       startedAt: this.startedAt,
+      endedAt: this.endedAt,
       model: this.model,
       gpu: this.gpu,
       notice: this.notice,
@@ -278,6 +291,9 @@ export class Session implements SessionController {
     this.stoppedByUser = byUser;
     this.phase = 'stopping';
     this.dirty = true;
+    // nothing learnt while the processes are being stopped is about the run (handlers are reset
+    // during teardown): the checks end here
+    this.checks?.stop();
     // a confirmed hang never polls .HALT: straight to SIGINT, then SIGKILL
     const stalled = this.model.confirmedStall(Date.now()) !== null;
     debugLog(`run ${run.spec.runId}: stopping (stalled=${stalled}, byUser=${byUser})`);

@@ -20,6 +20,7 @@ export interface SnapshotInput {
   run: RunController | null;
   phase: RunPhase;
   startedAt: number | null;
+  endedAt: number | null;
   model: LiveModel;
   gpu: GpuUpdate;
   notice: string | null;
@@ -71,8 +72,10 @@ export function buildSnapshot(i: SnapshotInput): DashboardState {
     runId: i.run?.spec.runId ?? null,
     runState: i.phase,
     startedAt: i.startedAt,
+    endedAt: i.endedAt,
     now: i.now,
     step: m.step,
+    stepsDone: m.stepsDone(),
     totalSteps: i.run?.spec.steps,
     pid: i.run?.pid,
     exitCode: i.run?.exitCode,
@@ -80,7 +83,13 @@ export function buildSnapshot(i: SnapshotInput): DashboardState {
     toks,
     lossTotal,
     toksTotal,
-    ranks: m.ranks(i.now),
+    // after the run, ages and expectations mean nothing ("exp 0.0s" of a finished run)
+    ranks:
+      i.phase === 'exited'
+        ? m
+            .ranks(i.now)
+            .map((r) => ({ ...r, lastBeatAgeS: null, expectedS: null, thresholdS: null, stall: null }))
+        : m.ranks(i.now),
     gpu: {
       ...i.gpu,
       simulated: i.simulated,

@@ -107,9 +107,13 @@ export interface DashboardState {
   runState: RunPhase;
   /** epoch ms */
   startedAt: number | null;
+  /** epoch ms when the run ended (the header's clock stops there) */
+  endedAt?: number | null;
   /** epoch ms of this snapshot (the UI never reads the clock itself) */
   now: number;
   step: number;
+  /** the last step that finished (step lines / progress beats); `step` may be the one in progress */
+  stepsDone?: number;
   totalSteps?: number;
   pid?: number;
   exitCode?: number | null;

@@ -48,6 +48,24 @@ describe('Header', () => {
     expect(line2).toContain('SIGUSR1 sent to pid 4162');
   });
 
+  it('says which step is in progress, and stops the clock when the run has ended', () => {
+    const [running] = header({ step: 4, stepsDone: 3, totalSteps: 12, runState: 'running' });
+    expect(running).toContain('step 3/12 (4 running)');
+    const now = Date.now();
+    const [ended] = header({
+      step: 12,
+      stepsDone: 12,
+      totalSteps: 12,
+      runState: 'exited',
+      exitCode: 0,
+      startedAt: now - 600_000,
+      endedAt: now - 540_000,
+      now,
+    });
+    expect(ended).toContain('step 12/12');
+    expect(ended).toContain('1m 00s'); // 60 s from start to end, not the 10 min since the start
+  });
+
   it('does not repeat the verdict word: PASS: 12 steps, not PASS: pass: 12 steps', () => {
     const [, line2] = header({ verdict: { verdict: 'pass', summary: 'pass: 12 steps, median 80 toks/s' } });
     expect(line2).toContain('PASS: 12 steps, median 80 toks/s');
