@@ -3,11 +3,18 @@ import { NotebookFormatError } from '../notebook/migrate.js';
 import { PresetError } from '../presets/preset.js';
 import { ConnectFailure } from './remote.js';
 
+/** NSA_DBG_DEBUG=1: an expected failure also shows where it came from (for bug reports). */
+function debugStack(err: Error): void {
+  if (process.env.NSA_DBG_DEBUG && process.env.NSA_DBG_DEBUG !== '0' && err?.stack)
+    process.stderr.write(`${err.stack}\n`);
+}
+
 /** Known failures become one clear line and an exit code; anything else is a bug and is rethrown. */
 export function reportFailure(e: unknown): void {
   const err = e as Error;
   if (e instanceof ConnectFailure) {
     process.stderr.write(`nsa-dbg: ${err.message}\n`);
+    debugStack(err);
     process.exitCode = e.exitCode;
     return;
   }
@@ -18,6 +25,7 @@ export function reportFailure(e: unknown): void {
     /unknown lane/.test(err?.message ?? '')
   ) {
     process.stderr.write(`nsa-dbg: ${err.message}\n`);
+    debugStack(err);
     process.exitCode = 2;
     return;
   }

@@ -71,6 +71,14 @@ describe('expected failures', () => {
     writeFileSync(join(project, '.nsa-dbg', 'presets', 'broken.yaml'), 'name: broken\nenv: [1, 2\n');
     const r = await cli(['run', '--headless', '--json', '--lane', 'broken', '--', 'true'], project);
     expectPlain(r, 2, /broken\.yaml/);
+    // NSA_DBG_DEBUG=1 adds where it came from, for a bug report; the exit code stays
+    const debug = await runCli(['run', '--headless', '--json', '--lane', 'broken', '--', 'true'], {
+      env: { NSA_DBG_HOME: home, NSA_DBG_DEBUG: '1' },
+      cwd: project,
+    });
+    expect(debug.code).toBe(2);
+    expect(debug.stderr).toMatch(/broken\.yaml/);
+    expect(debug.stderr).toMatch(/\n\s+at .*\.js:\d+/);
   });
 
   it('attach to a run that is not on the box: exit 2 at once, though the link is open', async () => {
