@@ -1,8 +1,9 @@
 /**
  * One owner of the evidence: for every bundled lane run on the demo trainer, the headless verdict
  * and `nsa-dbg analyze` of the same run dir agree on verdict, stall and steps reached (and on what
- * was checked and found busy). The lanes that hang take the full confirmation (≈ 35 s of a spin
- * sampled on the box), so the runs go three at a time.
+ * was checked and found busy). The lanes that hang take the full confirmation: the same frame for
+ * max(2 × threshold, 30 s) while spinning, ≈ 35 s after step 5, and 60 s + 120 s for aux-stats' stall
+ * in the first step (its threshold is the first-step allowance), so the runs go three at a time.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,9 +40,12 @@ async function runLane(lane: string): Promise<Verdicts> {
       '--runs-dir',
       join(work, 'runs'),
     ],
-    { env, timeoutMs: 150_000 },
+    { env, timeoutMs: 300_000 },
   );
-  const live = JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}');
+  const last = run.stdout.trim().split('\n').pop() ?? '';
+  if (!last.startsWith('{'))
+    throw new Error(`lane ${lane}: no JSON (exit ${run.code}): ${run.stderr.slice(-500)}`);
+  const live = JSON.parse(last);
   const an = await runCli(['analyze', String(live.runDir), '--json'], { env });
   return { live, offline: JSON.parse(an.stdout), code: run.code };
 }
