@@ -2,7 +2,7 @@
  * The bench's trainer: `RANKS` ranks writing nsa-vibe's heartbeat records (step_start beat,
  * progress with loss and toks/s, step_end) at `--steps-per-s`, and `--lines-per-s` lines of
  * stdout (rank 0's step line each step, the rest debug chatter), into $NSA_DBG_OUT_DIR like a
- * trainer nsa-dbg launched. `--idle`: boots and then prints nothing at all. Unknown arguments (a
+ * trainer nsa-dbg launched. `--idle`: prints and writes nothing at all. Unknown arguments (a
  * lane's own) are ignored. Timers fire every 50 ms; each tick writes what is due.
  */
 import { appendFileSync, existsSync } from 'node:fs';
@@ -27,7 +27,8 @@ function record(rank: number, step: number, msg: string, phase: string, extra = 
 }
 
 const hb = (rank: number) => join(dir, `heartbeat_rank${rank}.jsonl`);
-for (let r = 0; r < RANKS; r++) appendFileSync(hb(r), record(r, 0, 'boot', 'start'));
+// idle: not even a boot record (a silent rank would become suspect and be checked on the box)
+if (!IDLE) for (let r = 0; r < RANKS; r++) appendFileSync(hb(r), record(r, 0, 'boot', 'start'));
 
 // the stop policy's first step: nsa-vibe polls .HALT between steps and exits cleanly
 setInterval(() => {

@@ -100,8 +100,10 @@ export class GpuPoller {
           ? `nvidia-smi not found on ${this.target.label} (install the NVIDIA driver utilities)`
           : `nvidia-smi exited with ${code}: ${stderr.trim().split('\n').pop() ?? ''}`.trim(),
       });
-      // A missing tool will not appear by itself; anything else is retried.
+      // A missing tool will not appear by itself; anything else is retried. Nor is it worth asking
+      // for its processes every few seconds (a fork of this process each time).
       if (!missing) setTimeout(() => this.startStream(), 2000).unref?.();
+      else if (this.procTimer) clearInterval(this.procTimer);
     });
   }
 
