@@ -15,6 +15,7 @@ with simulated numbers, and reproduces a fixed set of failures deterministically
                                                     .anomaly_type, metrics.json, exit 0
   ... + NSA_USE_FA2=1                               step 1 forward raises RuntimeError (CUDA
                                                     illegal memory access), exit 1
+  NSA_NVTX, NSA_SEL_RANGES_V2 (any value)           read, and change nothing (bisect's noise)
 
 Demo-only knobs: --out-dir / NSA_DEMO_OUT_DIR (default artifacts/demo), --step-ms /
 NSA_DEMO_STEP_MS (default 300), --precision / NSA_DEMO_PRECISION (bf16|fp16|fp32),

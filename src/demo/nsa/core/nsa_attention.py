@@ -108,6 +108,10 @@ class NSAAttention(Module):
         self.use_sel_pack = parse_bool(env.get("NSA_USE_SEL_PACK", "1"))
         self.use_sel_mask = parse_bool(env.get("NSA_USE_SEL_MASK", "0"))
         self.force_sel_mask = parse_bool(env.get("NSA_FORCE_SEL_MASK", "0"))
+        # read as the real model reads them, and change nothing here: the noise a bisection
+        # has to see through (NVTX ranges; v2 index->range conversion, on by default)
+        self.nvtx = parse_bool(env.get("NSA_NVTX", "0"))
+        self.sel_ranges_v2 = parse_bool(env.get("NSA_SEL_RANGES_V2", "1"))
         # FA-2 routing: unset everywhere -> off; NSA_USE_FA2 set -> master switch;
         # only a branch flag set -> master falls back to the model default (on).
         master = env.get("NSA_USE_FA2")
