@@ -133,10 +133,11 @@ export async function ddmin<D>(
     runs,
   });
 
-  // the endpoints: the good side must pass and the bad side's changes must fail on it
+  // the endpoints: the bad side's changes must fail on the good side (asked first: its failure is
+  // what the oracle learns to look for), and the good side must pass
   try {
-    if ((await test([])) !== 'pass') return result('good-fails', [], false);
     if ((await test(all)) !== 'fail') return result('not-reproduced', [], false);
+    if ((await test([])) !== 'pass') return result('good-fails', [], false);
   } catch (e) {
     if (e instanceof BudgetSpent) return result('budget', [], false);
     throw e;

@@ -3,6 +3,7 @@ import { hideBin } from 'yargs/helpers';
 import { packageVersion } from '../util/package-root.js';
 import { analyzeCommand } from './commands/analyze.js';
 import { attachCommand } from './commands/attach.js';
+import { bisectCommand } from './commands/bisect.js';
 import { demoCommand } from './commands/demo.js';
 import { lanesCommand } from './commands/lanes.js';
 import { notebookCommand } from './commands/notebook.js';
@@ -48,6 +49,7 @@ export async function main(argv: string[], rawDeps: CliDeps): Promise<void> {
     .command(demoCommand(deps))
     .command(runCommand(deps))
     .command(attachCommand(deps))
+    .command(bisectCommand(deps))
     .command(lanesCommand)
     .command(analyzeCommand)
     .command(reportCommand)

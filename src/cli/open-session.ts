@@ -95,7 +95,7 @@ export function openRemoteSession(target: Target, home: string, o: OpenOptions):
   const runsRoot = o.runsRoot ?? defaultRemoteRunsRoot(home);
   return new Session({
     target,
-    presets: loadPresets(),
+    presets: o.presets ?? loadPresets(),
     lane: o.lane,
     spec: {
       steps: o.steps,

@@ -5,6 +5,8 @@
  * (injected), so this file knows nothing of targets or terminals.
  */
 import { dirname } from 'node:path';
+import { bisectCells } from '../bisect/cells.js';
+import type { CellBisect } from '../bisect/model.js';
 import type { Preset } from '../presets/preset.js';
 import { writeReport } from '../report/write.js';
 import type { RunSpec } from '../runs/launcher.js';
@@ -57,6 +59,9 @@ export interface StartRequest {
   lane: string;
   /** the full env to run with (default: the lane's) */
   env?: Record<string, string>;
+  /** a bisection's trial: the lane's args, demo env and detector settings replaced */
+  preset?: Partial<Pick<Preset, 'args' | 'demoEnv' | 'detector'>>;
+  bisect?: CellBisect;
   parent?: string;
   link?: CellLink;
   phase?: number;
@@ -65,6 +70,8 @@ export interface StartRequest {
 type Phased = Preset & { phases?: Array<{ steps: number }> };
 
 export class NotebookController {
+  /** a bisection (src/bisect) holds the run slot between its trials; close() stops it */
+  private task: { abort: AbortController; done: Promise<unknown> } | null = null;
   /** the run in progress: `id` is the cell it becomes; `added` once the cell is in the notebook */
   private active: { session: CellSession; id: string; added: boolean; done: Promise<void> } | null = null;
   private notice: string | null = null;
@@ -123,6 +130,10 @@ export class NotebookController {
       this.say(`${this.active.id} is still running: one run at a time`);
       return null;
     }
+    if (this.task && !req.bisect) {
+      this.say('a bisection is running: one run at a time (q stops it)');
+      return null;
+    }
     const presets = this.deps.presets();
     const base = presets.get(req.lane) as Phased | undefined;
     if (!base) {
@@ -135,6 +146,7 @@ export class NotebookController {
     const preset: Phased = {
       ...base,
       env: req.env ?? base.env,
+      ...req.preset,
       ...(phaseSteps !== undefined
         ? { steps: phaseSteps, acceptance: { ...base.acceptance, steps: phaseSteps } }
         : {}),
@@ -153,18 +165,21 @@ export class NotebookController {
       if (slot.added) return;
       this.store.dispatch({
         type: 'addCell',
-        cell: startedCell({
-          spec,
-          preset,
-          target: this.deps.target,
-          localDir,
-          notebookDir: dirname(this.store.file),
-          git: this.deps.target === 'local' ? gitInfo(spec.cwd) : undefined,
-          started: spec.createdAt,
-          parent: req.parent,
-          link: req.link,
-          phase,
-        }),
+        cell: {
+          ...(req.bisect ? { bisect: req.bisect } : {}),
+          ...startedCell({
+            spec,
+            preset,
+            target: this.deps.target,
+            localDir,
+            notebookDir: dirname(this.store.file),
+            git: this.deps.target === 'local' ? gitInfo(spec.cwd) : undefined,
+            started: spec.createdAt,
+            parent: req.parent,
+            link: req.link,
+            phase,
+          }),
+        },
       });
       slot.added = true;
       this.publish();
@@ -291,13 +306,47 @@ export class NotebookController {
     this.say(text);
   }
 
+  /**
+   * Run a long task that starts cells one after another (a bisection): at most one at a time, and
+   * close() aborts it before stopping its running cell.
+   */
+  runTask(name: string, fn: (signal: AbortSignal) => Promise<unknown>): boolean {
+    if (this.task || this.active) {
+      this.say(`${this.active?.id ?? 'a bisection'} is running: ${name} when it has ended`);
+      return false;
+    }
+    const abort = new AbortController();
+    const slot = { abort, done: Promise.resolve() as Promise<unknown> };
+    this.task = slot;
+    slot.done = fn(abort.signal)
+      .catch((e: unknown) => this.say(`${name} failed: ${e instanceof Error ? e.message : String(e)}`))
+      .finally(() => {
+        if (this.task === slot) this.task = null;
+        this.publish();
+      });
+    return true;
+  }
+
+  /** `:bisect` on two marked cells: the search runs as this controller's task */
+  bisect(a: string, b: string): void {
+    const d = this.deps;
+    bisectCells(this, this.store, { presets: d.presets(), target: d.target, steps: d.steps }, a, b);
+  }
+
+  /** the running task, if any (tests and the CLI wait on it) */
+  taskDone(): Promise<unknown> {
+    return this.task?.done ?? Promise.resolve();
+  }
+
   /** stop a running cell (its verdict is still written), then release the notebook */
   async close(): Promise<void> {
+    this.task?.abort.abort();
     const a = this.active;
     if (a) {
       await a.session.quit().catch(() => undefined);
       await a.done;
     }
+    await this.task?.done;
     this.store.close();
   }
 }

@@ -4,13 +4,15 @@
  * data only, so the file, the reducer, the report and the panels all read the same shape.
  */
 
+import type { BisectionRecord, CellBisect } from '../bisect/model.js';
+
 /** bump when the file shape changes; add a step to migrate.ts for the old one */
 export const NOTEBOOK_VERSION = 2;
 
 export type CellState = 'running' | 'done' | 'failed';
 
 /** how a cell came from another one */
-export type CellLink = 'rerun' | 'toggle' | 'phase';
+export type CellLink = 'rerun' | 'toggle' | 'phase' | 'bisect';
 
 export interface LaneSnapshot {
   name: string;
@@ -58,6 +60,8 @@ export interface Cell {
   link?: CellLink;
   /** phase index of a smoke-ladder lane (0-based) */
   phase?: number;
+  /** a bisection's trial (src/bisect) */
+  bisect?: CellBisect;
   created: string;
   started?: string;
   ended?: string;
@@ -118,6 +122,8 @@ export interface Notebook {
   /** for cell ids: c1, c2, ... never reused after a delete */
   nextId: number;
   cells: Cell[];
+  /** flag bisections, whose trials are cells (added within v2: older readers carry it through) */
+  bisections?: BisectionRecord[];
 }
 
 export const SERIES_POINTS = 200;

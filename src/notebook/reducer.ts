@@ -2,6 +2,7 @@
  * Every change to a notebook is one of these actions, applied by a pure reducer; the store writes
  * the result atomically. The TUI, `run --headless --notebook` and the tests share this one path.
  */
+import type { BisectionRecord } from '../bisect/model.js';
 import type { Cell, Notebook } from './model.js';
 
 export type NewCell = Omit<Cell, 'id'>;
@@ -12,7 +13,10 @@ export type NotebookAction =
   /** merge fields into a cell (state, times, verdict, summary, series ...) */
   | { type: 'updateCell'; id: string; patch: Partial<Omit<Cell, 'id'>> }
   | { type: 'deleteCell'; id: string }
-  | { type: 'setSubject'; subject: string };
+  | { type: 'setSubject'; subject: string }
+  /** a flag bisection: the reducer gives it the next id (b1, b2, ...) */
+  | { type: 'addBisection'; bisection: Omit<BisectionRecord, 'id'> }
+  | { type: 'updateBisection'; id: string; patch: Partial<Omit<BisectionRecord, 'id'>> };
 
 export function notebookReducer(nb: Notebook, action: NotebookAction): Notebook {
   switch (action.type) {
@@ -33,6 +37,17 @@ export function notebookReducer(nb: Notebook, action: NotebookAction): Notebook 
     }
     case 'setSubject':
       return { ...nb, subject: action.subject.trim() || undefined };
+    case 'addBisection': {
+      const list = nb.bisections ?? [];
+      return { ...nb, bisections: [...list, { id: `b${list.length + 1}`, ...action.bisection }] };
+    }
+    case 'updateBisection': {
+      if (!nb.bisections?.some((b) => b.id === action.id)) return nb;
+      return {
+        ...nb,
+        bisections: nb.bisections.map((b) => (b.id === action.id ? { ...b, ...action.patch, id: b.id } : b)),
+      };
+    }
   }
 }
 

@@ -22,7 +22,7 @@ interface NotebookArgs {
 }
 
 /** the demo keeps its own notebook, so trying it never touches a project's */
-function demoNotebook(env = process.env): string {
+export function demoNotebook(env = process.env): string {
   return join(defaultRunsRoot(env), '..', 'demo-notebook.json');
 }
 

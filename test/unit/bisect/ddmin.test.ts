@@ -34,8 +34,8 @@ describe('ddmin', () => {
     expect(r.proven).toBe(true);
     // endpoints + a halving per level: log2(8) levels of at most two tests
     expect(r.trials.length).toBeLessThanOrEqual(2 + 2 * 3);
-    expect(r.trials[0]).toMatchObject({ subset: [], outcome: 'pass' });
-    expect(r.trials[1]).toMatchObject({ subset: [0, 1, 2, 3, 4, 5, 6, 7], outcome: 'fail' });
+    expect(r.trials[0]).toMatchObject({ subset: [0, 1, 2, 3, 4, 5, 6, 7], outcome: 'fail' });
+    expect(r.trials[1]).toMatchObject({ subset: [], outcome: 'pass' });
     expect(r.runs).toBe(r.trials.length);
   });
 
@@ -64,14 +64,14 @@ describe('ddmin', () => {
     expect(r.status).toBe('not-reproduced');
     expect(r.minimal).toEqual([]);
     expect(r.proven).toBe(false);
-    expect(asked).toEqual(['#0', '0,1,2,3#0']);
+    expect(asked).toEqual(['0,1,2,3#0']);
   });
 
   it('a good side that fails is refused before any search', async () => {
     const { oracle } = oracleOf(() => 'fail');
     const r = await ddmin(4, oracle);
     expect(r.status).toBe('good-fails');
-    expect(r.trials).toHaveLength(1);
+    expect(r.trials).toHaveLength(2);
   });
 
   it('another failure class is unresolved: never taken for the failure searched', async () => {
@@ -110,7 +110,7 @@ describe('ddmin', () => {
 
   it('budget: stops with the best so far, unproven; cache hits are free', async () => {
     const { oracle } = oracleOf((s) => (s.has(7) ? 'fail' : 'pass'));
-    // ∅, all, {0..3} passes, {4..7} fails, then the budget is spent
+    // all, ∅, {0..3} passes, {4..7} fails, then the budget is spent
     const r = await ddmin(8, oracle, { budget: 4 });
     expect(r.runs).toBe(4);
     expect(r.status).toBe('found');

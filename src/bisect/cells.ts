@@ -1,0 +1,34 @@
+/** `:bisect` in the notebook: two marked cells → a bisection run as the controller's task. */
+import type { NotebookController } from '../notebook/controller.js';
+import type { NotebookStore } from '../notebook/store.js';
+import type { Preset } from '../presets/preset.js';
+import { planFromCells } from './plan.js';
+import { controllerPort } from './port.js';
+import { runBisection } from './runner.js';
+
+export function bisectCells(
+  controller: Pick<NotebookController, 'start' | 'idle' | 'getState' | 'setNotice' | 'runTask'>,
+  store: NotebookStore,
+  o: { presets: Map<string, Preset>; target: string; steps?: number },
+  a: string,
+  b: string,
+): boolean {
+  const cells = store.get().cells;
+  const ca = cells.find((c) => c.id === a);
+  const cb = cells.find((c) => c.id === b);
+  if (!ca || !cb || a === b) {
+    controller.setNotice('mark a GO cell and a NO-GO cell with m, then :bisect');
+    return false;
+  }
+  const planned = planFromCells(o.presets, ca, cb, { target: o.target, steps: o.steps });
+  if ('error' in planned) {
+    controller.setNotice(planned.error);
+    return false;
+  }
+  const port = controllerPort(controller, store, planned.lane, planned.preset);
+  return controller.runTask('bisect', async (signal) => {
+    const onProgress = (line: string) => controller.setNotice(`bisect: ${line}`);
+    const r = await runBisection(port, { ...planned.plan, signal, onProgress });
+    controller.setNotice(`bisect ${r.id}: ${r.result?.conclusion ?? r.error ?? r.state}`);
+  });
+}

@@ -1,0 +1,135 @@
+/**
+ * From two lanes (`nsa-dbg bisect`) or two marked cells (`:bisect`) to a bisection plan: the two
+ * sides, the lane trials run from, the detector settings they are judged with and the trial key.
+ *
+ * Trials are the good lane with the changes applied; they are judged with the bad lane's detector
+ * settings over the good lane's (a lane made to show a failure can carry quick confirm settings, so
+ * a stuck trial is stopped in seconds), and `--detector` over both.
+ */
+import type { Cell } from '../notebook/model.js';
+import { MASK } from '../notebook/secrets.js';
+import type { DetectorSettings, Preset } from '../presets/preset.js';
+import { changesBetween, type Side } from './delta.js';
+import { trialKey } from './key.js';
+import type { BisectPlan } from './runner.js';
+import { classOf } from './summary.js';
+
+export interface PlanOptions {
+  target: string;
+  steps?: number;
+  demo: boolean;
+  stepMs?: number;
+  command?: string[];
+  budget?: number;
+  repeat?: number;
+  detector?: DetectorSettings;
+}
+
+export interface Planned {
+  plan: BisectPlan;
+  /** the lane trials start from, and what a trial replaces of it besides env and args */
+  lane: string;
+  preset: { demoEnv: Record<string, string>; detector: DetectorSettings };
+}
+
+/** a lane's env as the trainer gets it (the demo's own knobs included) */
+export function sideOfLane(p: Preset, demo: boolean): Side {
+  return { env: demo ? { ...p.env, ...p.demoEnv } : { ...p.env }, args: [...p.args] };
+}
+
+function plan(
+  good: { preset: Preset; side: Side; cell?: Cell },
+  bad: { lane: string; preset?: Preset; side: Side; cell?: Cell },
+  o: PlanOptions,
+): Planned | { error: string } {
+  if (changesBetween(good.side, bad.side).length === 0)
+    return { error: `${good.preset.name} and ${bad.lane} have the same env and args: nothing to bisect` };
+  const detector = { ...good.preset.detector, ...bad.preset?.detector, ...o.detector };
+  // env is resolved already (demo knobs included), so the lane's demo env is not applied again
+  const trialPreset = { ...good.preset, demoEnv: {}, detector };
+  return {
+    lane: good.preset.name,
+    preset: { demoEnv: {}, detector },
+    plan: {
+      good: { lane: good.preset.name, side: good.side, ...(good.cell ? { cell: good.cell } : {}) },
+      bad: { lane: bad.lane, side: bad.side, ...(bad.cell ? { cell: bad.cell } : {}) },
+      keyOf: (side) =>
+        trialKey({
+          side,
+          preset: trialPreset,
+          command: o.command,
+          steps: o.steps,
+          demo: o.demo,
+          stepMs: o.stepMs,
+          target: o.target,
+        }),
+      target: o.target,
+      steps: o.steps,
+      budget: o.budget,
+      repeat: o.repeat,
+    },
+  };
+}
+
+export function planFromLanes(
+  presets: Map<string, Preset>,
+  goodName: string,
+  badName: string,
+  o: PlanOptions,
+): Planned | { error: string } {
+  const good = presets.get(goodName);
+  const bad = presets.get(badName);
+  if (!good) return { error: `unknown lane "${goodName}" (see nsa-dbg lanes)` };
+  if (!bad) return { error: `unknown lane "${badName}" (see nsa-dbg lanes)` };
+  if (good.launcher || bad.launcher)
+    return { error: 'bisect runs single-process lanes; torchrun lanes are not supported yet' };
+  return plan(
+    { preset: good, side: sideOfLane(good, o.demo) },
+    { lane: bad.name, preset: bad, side: sideOfLane(bad, o.demo) },
+    o,
+  );
+}
+
+/**
+ * A cell's env as a side: its run dir put back as `{runDir}` (a new run gets its own), and a masked
+ * secret taken from its lane as it is now (the notebook never stored the value).
+ */
+export function sideOfCell(c: Cell, lane: Preset | undefined, demo: boolean): Side {
+  const fromLane = lane ? sideOfLane(lane, demo).env : {};
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(c.env)) {
+    if (v === MASK) {
+      if (fromLane[k] !== undefined) env[k] = fromLane[k];
+      continue;
+    }
+    env[k] = c.runDir ? v.split(c.runDir).join('{runDir}') : v;
+  }
+  return { env, args: [...c.lane.args] };
+}
+
+/** `:bisect` on two marked cells: the GO one is good (the clean pass, when both are GO) */
+export function planFromCells(
+  presets: Map<string, Preset>,
+  a: Cell,
+  b: Cell,
+  o: Omit<PlanOptions, 'demo'>,
+): Planned | { error: string } {
+  for (const c of [a, b])
+    if (c.state !== 'done') return { error: `${c.id} has no verdict yet: bisect two finished cells` };
+  const rank = (c: Cell) => ({ pass: 0, slow: 1 })[classOf(c)] ?? 2;
+  const [good, bad] = rank(a) <= rank(b) ? [a, b] : [b, a];
+  if (rank(good) === rank(bad) || rank(good) === 2)
+    return {
+      error: `bisect needs a GO cell and a NO-GO (or slow) one: ${a.id} is ${classOf(a)}, ${b.id} is ${classOf(b)}`,
+    };
+  const goodLane = presets.get(good.lane.name);
+  if (!goodLane) return { error: `${good.id}'s lane ${good.lane.name} is not known any more` };
+  if (good.demo !== bad.demo)
+    return { error: `${good.id} and ${bad.id} ran different trainers (demo vs not)` };
+  const badLane = presets.get(bad.lane.name);
+  return plan(
+    { preset: goodLane, side: sideOfCell(good, goodLane, good.demo), cell: good },
+    { lane: bad.lane.name, preset: badLane, side: sideOfCell(bad, badLane, bad.demo), cell: bad },
+    { ...o, demo: good.demo },
+  );
+}

@@ -1,0 +1,149 @@
+/**
+ * What a bisection says, read from the notebook alone: each trial's class, the table (trial, env
+ * delta vs good, verdict, steps reached, stall location), the one-line conclusion and the JSON of
+ * `bisect --json`. Pure: the TUI, the report and the CLI share these functions.
+ */
+import type { Cell, Notebook } from '../notebook/model.js';
+import type { Outcome } from './ddmin.js';
+import { type Change, describeChange } from './delta.js';
+import type { BisectionRecord } from './model.js';
+
+/**
+ * The class a trial is compared by: the verdict for a NO-GO (hang, crash, nan, incomplete,
+ * stopped; `no-go` when only the acceptance failed), `slow` or `pass` for a GO.
+ */
+export function classOf(o: { verdict?: string; go?: boolean }): string {
+  const v = o.verdict ?? 'unknown';
+  if (o.go) return v === 'slow' ? 'slow' : 'pass';
+  return v === 'pass' || v === 'slow' ? 'no-go' : v;
+}
+
+/** a trial against the class searched: the same failure, like the good side, or something else */
+export function outcomeFor(target: string, cls: string): Outcome {
+  if (cls === target) return 'fail';
+  // searching for `slow`, only a clean pass is like the good side
+  if (target === 'slow') return cls === 'pass' ? 'pass' : 'unresolved';
+  return cls === 'pass' || cls === 'slow' ? 'pass' : 'unresolved';
+}
+
+type Obj = Record<string, unknown>;
+const obj = (v: unknown): Obj | null => (typeof v === 'object' && v !== null ? (v as Obj) : null);
+
+/** the innermost program frame of a cell's stall, from its analysis */
+function stallFunction(c: Cell): string | undefined {
+  const f = obj(obj(obj(c.analysis)?.stall)?.frame);
+  return typeof f?.function === 'string' ? f.function : undefined;
+}
+
+/** "step 6 in-step (`_forward_prefill_sequential`)", "step 1 RuntimeError at forward (...)", "" */
+export function locationOf(c: Cell | undefined, code = (s: string) => `\`${s}\``): string {
+  const s = c?.summary;
+  if (!c || !s) return '';
+  if (s.stall) {
+    const fn = stallFunction(c);
+    return `step ${s.stall.step} ${s.stall.where}${fn ? ` (${code(fn)})` : ''}`;
+  }
+  if (s.crash)
+    return `step ${s.crash.step} ${s.crash.exception}${s.crash.where ? ` at ${s.crash.where}` : ''}`;
+  if (s.nan) return `step ${s.nan.step}`;
+  return '';
+}
+
+export interface TrialRow {
+  trial: number;
+  cells: string[];
+  cached: boolean[];
+  delta: string;
+  verdict: string;
+  stepsReached: number | null;
+  location: string;
+  outcome: Outcome | 'flaky' | 'running';
+}
+
+const deltaText = (changes: readonly Change[], subset: readonly number[], all: number) =>
+  subset.length === 0
+    ? '(good)'
+    : subset.length === all && all > 1
+      ? `all ${all} changes`
+      : subset.map((i) => (changes[i] ? describeChange(changes[i]) : `#${i}`)).join(', ');
+
+export function trialRows(nb: Notebook, b: BisectionRecord): TrialRow[] {
+  const byId = new Map(nb.cells.map((c) => [c.id, c]));
+  return b.trials.map((t) => {
+    const cells = t.cells.map((id) => byId.get(id));
+    const verdicts = [
+      ...new Set(cells.map((c) => (c ? (c.state === 'running' ? 'running' : classOf(c)) : '?'))),
+    ];
+    const first = cells.find((c) => c?.state === 'done');
+    const running = cells.some((c) => c?.state === 'running');
+    return {
+      trial: t.index,
+      cells: t.cells,
+      cached: t.cached,
+      delta: deltaText(b.changes, t.subset, b.changes.length),
+      verdict: verdicts.join(' / '),
+      stepsReached: first?.summary?.stepsReached ?? null,
+      location: locationOf(first),
+      outcome: running ? 'running' : t.outcome,
+    };
+  });
+}
+
+/** the trial of the minimal subset (its failure is what the conclusion describes) */
+function minimalCell(nb: Notebook, b: BisectionRecord): Cell | undefined {
+  const want = [...(b.result?.minimal ?? [])].sort((x, y) => x - y).join(',');
+  const t = b.trials.find((x) => x.subset.join(',') === want && x.outcome === 'fail');
+  return t ? nb.cells.find((c) => c.id === t.cells[0]) : undefined;
+}
+
+/** e.g. "NSA_PREFILL_BATCHED unset → hang at step 6 in-step (`_forward_prefill_sequential`); alone sufficient" */
+export function conclusionOf(nb: Notebook, b: BisectionRecord): string {
+  const r = b.result;
+  const cls = b.verdictClass ?? 'failure';
+  if (!r) return b.state === 'running' ? 'running…' : (b.error ?? b.state);
+  const flaky = b.trials.filter((t) => t.outcome === 'flaky').length;
+  const flakyNote = flaky ? `; ${flaky} trial${flaky === 1 ? '' : 's'} flaky (repeats disagreed)` : '';
+  switch (r.status) {
+    case 'good-fails':
+      return `the good side is not GO (${b.trials[1]?.outcome === 'flaky' ? 'flaky' : trialRows(nb, b)[1]?.verdict}): nothing to bisect against${flakyNote}`;
+    case 'not-reproduced':
+      if (b.changes.length === 0) return 'the two sides have the same env and args: nothing to bisect';
+      if (b.verdictClass === 'pass') return 'the bad side is GO (pass): nothing to bisect';
+      return `the ${b.changes.length} env/args change${b.changes.length === 1 ? '' : 's'} applied to the good side do not reproduce the bad side's failure (${trialRows(nb, b)[0]?.verdict ?? '?'}): the difference is elsewhere (command, steps, detector, acceptance)${flakyNote}`;
+    case 'budget':
+      return `budget spent before the good and bad sides were both known${flakyNote}`;
+  }
+  const names = r.minimal.map((i) => (b.changes[i] ? describeChange(b.changes[i]) : `#${i}`));
+  const loc = locationOf(minimalCell(nb, b));
+  const what = `${cls}${loc ? ` at ${loc}` : ''}`;
+  const how =
+    r.minimal.length === 1
+      ? 'alone sufficient'
+      : `interaction: all ${r.minimal.length} needed together, none of them can be dropped`;
+  const proof = r.proven ? '' : '; best so far (budget spent), not proven minimal';
+  return `${names.join(' + ')} → ${what}; ${how}${proof}${flakyNote}`;
+}
+
+/** `bisect --json` */
+export function bisectionJson(nb: Notebook, b: BisectionRecord) {
+  const rows = trialRows(nb, b);
+  return {
+    minimal: (b.result?.minimal ?? []).map((i) => {
+      const c = b.changes[i]!;
+      return { name: c.name, good: c.good, bad: c.bad };
+    }),
+    trials: rows.map((row, i) => ({
+      ...row,
+      subset: b.trials[i]!.subset.map((x) => b.changes[x]?.name ?? `#${x}`),
+    })),
+    proven: b.result?.proven ?? false,
+    verdictClass: b.verdictClass ?? null,
+    status: b.result?.status ?? b.state,
+    conclusion: conclusionOf(nb, b),
+    bisection: b.id,
+    good: b.good,
+    bad: b.bad,
+    changes: b.changes.map((c) => ({ name: c.name, kind: c.kind, good: c.good, bad: c.bad })),
+    runs: b.result?.runs ?? 0,
+  };
+}

@@ -1,0 +1,57 @@
+/** The trials table as text: aligned columns for the terminal, a Markdown table for the report. */
+import type { Notebook } from '../notebook/model.js';
+import type { BisectionRecord } from './model.js';
+import { conclusionOf, type TrialRow, trialRows } from './summary.js';
+
+export const TABLE_HEAD = ['trial', 'cell', 'env delta vs good', 'verdict', 'steps', 'stall location'];
+
+export function rowCells(r: TrialRow, code = (s: string) => s): string[] {
+  const cells = r.cells.map((id, i) => (r.cached[i] ? `${id} (cached)` : id)).join(', ');
+  const verdict = r.outcome === 'flaky' ? `${r.verdict} (flaky)` : r.verdict;
+  const loc = r.location.replace(/`([^`]*)`/g, (_m, f: string) => code(f));
+  return [
+    String(r.trial),
+    cells || '–',
+    r.delta,
+    verdict,
+    r.stepsReached === null ? '–' : String(r.stepsReached),
+    loc || '–',
+  ];
+}
+
+/** aligned plain columns (the CLI) */
+export function textTable(nb: Notebook, b: BisectionRecord): string[] {
+  const rows = [TABLE_HEAD, ...trialRows(nb, b).map((r) => rowCells(r))];
+  const widths = TABLE_HEAD.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r) =>
+    r
+      .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+const md = (s: string) => s.replace(/\|/g, '\\|');
+
+/** the report's section for one bisection */
+export function markdownSection(nb: Notebook, b: BisectionRecord): string[] {
+  const rows = trialRows(nb, b).map(
+    (r) =>
+      `| ${rowCells(r, (f) => `\`${f}\``)
+        .map(md)
+        .join(' | ')} |`,
+  );
+  const sides = `good \`${b.good.lane}\`${b.good.cell ? ` (${b.good.cell})` : ''}, bad \`${b.bad.lane}\`${b.bad.cell ? ` (${b.bad.cell})` : ''}`;
+  return [
+    `### Bisection ${b.id}: ${sides}`,
+    '',
+    `**Conclusion**: ${conclusionOf(nb, b)}`,
+    '',
+    `${b.changes.length} change${b.changes.length === 1 ? '' : 's'} searched, failure class \`${b.verdictClass ?? '?'}\`, ${b.result?.runs ?? 0} run${b.result?.runs === 1 ? '' : 's'}${b.budget !== undefined ? ` (budget ${b.budget})` : ''}${b.repeat > 1 ? `, each trial ${b.repeat}×` : ''}; ${b.result ? (b.result.proven ? 'proven 1-minimal' : 'not proven minimal') : b.state}.`,
+    '',
+    `| ${TABLE_HEAD.join(' | ')} |`,
+    `|${TABLE_HEAD.map(() => ' --- ').join('|')}|`,
+    ...rows,
+    '',
+  ];
+}

@@ -1,0 +1,133 @@
+import type { CommandModule } from 'yargs';
+import { parseDetector } from '../../bisect/detector-arg.js';
+import { planFromLanes } from '../../bisect/plan.js';
+import { controllerPort } from '../../bisect/port.js';
+import { runBisection } from '../../bisect/runner.js';
+import { bisectionJson, conclusionOf } from '../../bisect/summary.js';
+import { textTable } from '../../bisect/table.js';
+import { NotebookController, type NotebookDeps } from '../../notebook/controller.js';
+import { DEFAULT_NOTEBOOK, NotebookStore } from '../../notebook/store.js';
+import { loadPresets } from '../../presets/load.js';
+import type { CliDeps } from '../deps.js';
+import { requirePython } from '../preflight.js';
+import { type HostArgs, withHostOptions } from '../remote.js';
+import { reportFailure } from '../report-failure.js';
+import { remoteNotebookDeps } from './bisect-remote.js';
+import { demoNotebook, localNotebookDeps } from './notebook.js';
+
+interface BisectArgs extends HostArgs {
+  good: string;
+  bad: string;
+  steps?: number;
+  budget?: number;
+  repeat?: number;
+  notebook?: string;
+  demo?: boolean;
+  'step-ms'?: number;
+  detector?: string;
+  json?: boolean;
+  cwd?: string;
+  '--'?: string[];
+}
+
+function usage(msg: string): void {
+  process.stderr.write(`nsa-dbg: ${msg}\n`);
+  process.exitCode = 2;
+}
+
+const whole = (v: number | undefined, min: number) => v === undefined || (Number.isInteger(v) && v >= min);
+
+export function bisectCommand(_deps: CliDeps): CommandModule<object, BisectArgs> {
+  return {
+    command: 'bisect',
+    describe: 'find the smallest env/args change that turns a GO lane into a NO-GO one (delta debugging)',
+    builder: (y) =>
+      withHostOptions(
+        y
+          .parserConfiguration({ 'populate--': true })
+          .option('good', { type: 'string', demandOption: true, describe: 'the lane that is GO' })
+          .option('bad', { type: 'string', demandOption: true, describe: 'the lane that is NO-GO' })
+          .option('steps', { type: 'number', describe: 'steps per trial (default: the good lane’s)' })
+          .option('budget', { type: 'number', describe: 'at most this many runs (cached trials are free)' })
+          .option('repeat', {
+            type: 'number',
+            default: 1,
+            describe: 'runs per trial; disagreeing ones are flaky',
+          })
+          .option('notebook', {
+            type: 'string',
+            describe: `trials go into this notebook as cells (default ./${DEFAULT_NOTEBOOK}; --demo: the demo's)`,
+          })
+          .option('demo', { type: 'boolean', describe: 'run the bundled demo trainer instead of a command' })
+          .option('step-ms', { type: 'number', describe: 'with --demo: milliseconds per step' })
+          .option('detector', {
+            type: 'string',
+            describe: 'trials’ detector settings over the lanes’, e.g. floorS=2,spinConfirmS=4,firstStepS=5',
+          })
+          .option('cwd', { type: 'string', describe: 'working directory for the command' })
+          .option('json', { type: 'boolean', describe: 'print one JSON object' })
+          .example('$0 bisect --demo --good batched-prefill --bad demo-many-flags --steps 8', '')
+          .example(
+            '$0 bisect --host gpu1 --good batched-prefill --bad baseline --steps 20 -- python -u scripts/train_showcase.py',
+            '',
+          ),
+      ) as never,
+    handler: async (a) => {
+      const command = (a['--'] ?? []).map(String);
+      if (a.demo && command.length) return usage('give either --demo or a command after --, not both');
+      if (!whole(a.budget, 1)) return usage('--budget must be a whole number ≥ 1');
+      if (!whole(a.repeat, 1)) return usage('--repeat must be a whole number ≥ 1');
+      if (!whole(a.steps, 1)) return usage('--steps must be a whole number ≥ 1');
+      const detector = parseDetector(a.detector);
+      if ('error' in detector) return usage(detector.error);
+      let store: NotebookStore | null = null;
+      try {
+        const presets = loadPresets();
+        const planned = planFromLanes(presets, a.good, a.bad, {
+          target: a.host ?? 'local',
+          steps: a.steps,
+          demo: !!a.demo,
+          stepMs: a['step-ms'],
+          command: command.length ? command : undefined,
+          budget: a.budget,
+          repeat: a.repeat,
+          detector: detector.settings,
+        });
+        if ('error' in planned) return usage(planned.error);
+        if (a.demo && !a.host) await requirePython();
+        // taken before anything runs: a notebook held by another nsa-dbg fails fast
+        store = NotebookStore.open(a.notebook ?? (a.demo ? demoNotebook() : DEFAULT_NOTEBOOK));
+        const o = { demo: !!a.demo, steps: a.steps, stepMs: a['step-ms'], command, cwd: a.cwd };
+        const deps: NotebookDeps = a.host
+          ? await remoteNotebookDeps(a, { ...o, presets })
+          : localNotebookDeps({ ...o, presets: () => presets });
+        const controller = new NotebookController(store, deps);
+        // Ctrl-C stops the running trial (its verdict is kept) and releases the notebook
+        process.once('SIGINT', () => void controller.close().finally(() => process.exit(130)));
+        const port = controllerPort(controller, store, planned.lane, planned.preset);
+        const onProgress = a.json ? undefined : (l: string) => process.stderr.write(`nsa-dbg: ${l}\n`);
+        const r = await runBisection(port, { ...planned.plan, target: deps.target, onProgress });
+        const nb = store.get();
+        await controller.close();
+        if (a.json) process.stdout.write(`${JSON.stringify(bisectionJson(nb, r))}\n`);
+        else
+          process.stdout.write(
+            [
+              `bisect ${r.id}: good ${r.good.lane}, bad ${r.bad.lane}: ${r.changes.length} changes, class ${r.verdictClass ?? '?'}`,
+              ...textTable(nb, r).map((l) => `  ${l}`),
+              conclusionOf(nb, r),
+              `${r.result?.runs ?? 0} runs; ${r.result?.proven ? 'proven 1-minimal' : 'not proven minimal'}; notebook ${store.file}`,
+              '',
+            ].join('\n'),
+          );
+        const code = r.result?.status === 'found' && r.result.proven ? 0 : 1;
+        process.exitCode = code;
+        // an SSH connection and timers must not keep the process alive
+        process.exit(code);
+      } catch (e) {
+        store?.close();
+        reportFailure(e);
+      }
+    },
+  };
+}
