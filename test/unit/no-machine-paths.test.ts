@@ -37,7 +37,7 @@ function layoutRoots(root: string, home: string): string[] {
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 function offending(roots: string[]): string[] {
-  // a root followed by `/`, a quote, a space or the end of the line: `/workshop` is not `/work`
+  // a root followed by `/`, a quote, a space or the end of the line: `/srv/ab` is not under `/srv/a`
   const re = new RegExp(`(?:${roots.map(escape).join('|')})(?=[/'"\`\\s):]|$)`, 'm');
   const files = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT }).toString('utf8').split('\0');
   const hits: string[] = [];
