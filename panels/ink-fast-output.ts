@@ -3,8 +3,8 @@
  * Ink's own builds a fresh grid of cell objects each frame and tokenizes every line's ANSI, measures
  * every character with string-width and slices every clipped line with slice-ansi, with caches that
  * live for one frame only: about 10 ms for this dashboard, most of the CPU a steady dashboard
- * spends. This one keeps a bounded cache of parsed lines across frames (a line unchanged since the
- * last frame costs a Map lookup), clips by slicing the parsed cells, and joins rows once.
+ * spends. This one keeps the parsed lines of the last two frames (a line unchanged since the last
+ * frame costs a Map lookup), clips by slicing the parsed cells, and joins rows once.
  *
  * It only handles what `parseLine` models (single-width characters and SGR styles); a frame with
  * anything else (CJK or emoji in a log line, another escape) is left to Ink's own `get()`. Patched
@@ -40,14 +40,14 @@ interface OutputLike {
 
 type Get = (this: OutputLike) => { output: string; height: number };
 
-const MAX_CACHED = 20_000;
-const cache = new Map<string, CellLine>();
+/** the lines parsed for this frame and for the one before: what a steady screen asks for again */
+let cache = new Map<string, CellLine>();
+let previous = new Map<string, CellLine>();
 
 function cells(line: string): CellLine {
   let c = cache.get(line);
   if (c === undefined) {
-    c = parseLine(line);
-    if (cache.size >= MAX_CACHED) cache.clear();
+    c = previous.get(line) ?? parseLine(line);
     cache.set(line, c);
   }
   return c;
@@ -82,6 +82,8 @@ function rowText(chars: string[], styles: string[]): string {
 
 function fastGet(this: OutputLike): { output: string; height: number } {
   const { width, height } = this;
+  previous = cache;
+  cache = new Map();
   const chars: string[][] = [];
   const styles: string[][] = [];
   for (let y = 0; y < height; y++) {

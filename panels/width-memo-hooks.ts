@@ -27,7 +27,7 @@ export default function stringWidth(text, options) {
   let w = cache.get(text);
   if (w === undefined) {
     w = width(text);
-    if (cache.size >= 50000) cache.clear();
+    if (cache.size >= 10000) cache.clear();
     cache.set(text, w);
   }
   return w;

@@ -1,6 +1,6 @@
 import type { Argv } from 'yargs';
 import type { Session } from '../session/session.js';
-import { connectSshTarget, HostKeyError, isConnectionFailure, type SshTarget } from '../targets/ssh/index.js';
+import type { SshTarget } from '../targets/ssh/index.js';
 
 export interface HostArgs {
   host?: string;
@@ -67,6 +67,8 @@ export class ConnectFailure extends Error {
  * errors 2, as the headless contract promises.
  */
 export async function connectFromArgs(a: HostArgs, session?: () => Session | null): Promise<SshTarget> {
+  // ssh2 (with its WebAssembly crypto, ~14 MB resident) is loaded only for a run on a box
+  const { connectSshTarget, HostKeyError, isConnectionFailure } = await import('../targets/ssh/index.js');
   try {
     return await connectSshTarget({
       host: a.host!,

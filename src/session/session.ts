@@ -18,11 +18,11 @@ import { type StopLadder, stopText } from './stop-ladder.js';
 export type { LinkView, SessionOptions };
 
 /**
- * New data reaches the screen at most 4 times a second: a trainer printing thousands of lines a
- * second would otherwise cost a full re-render and a screenful of changed cells 20 times a second
- * (keys are drawn at once: they change the UI's own state, not the snapshot).
+ * New data reaches the screen at most twice a second (htop refreshes every 1.5 s): a trainer
+ * printing thousands of lines a second would otherwise cost a full re-render and a screenful of
+ * changed cells 20 times a second. Keys are drawn at once: they change the UI's own state.
  */
-const PUBLISH_MS = 250;
+const PUBLISH_MS = 500;
 
 /**
  * The live engine behind the TUI: owns the current run, its evidence model, the GPU poller and the
