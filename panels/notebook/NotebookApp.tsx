@@ -25,7 +25,16 @@ import { type NotebookEffect, type NotebookKeyContext, routeNotebookKey } from '
 /** what the App needs of the controller: the notebook engine, or a test's stand-in for its calls */
 export type NotebookAppController = Pick<
   NotebookController,
-  'getState' | 'subscribe' | 'presets' | 'start' | 'rerun' | 'runEdited' | 'delete' | 'openCell' | 'setNotice'
+  | 'getState'
+  | 'subscribe'
+  | 'presets'
+  | 'start'
+  | 'rerun'
+  | 'runEdited'
+  | 'delete'
+  | 'openCell'
+  | 'setNotice'
+  | 'bisect'
 > & { report(): string };
 
 export interface NotebookAppProps {
@@ -68,7 +77,13 @@ export function NotebookApp({ controller, onExit, color = colorFromEnv(), ascii 
     setUi(uiRef.current);
   }, []);
 
-  const ctx: NotebookKeyContext = { cells: state.notebook.cells, lanes, flags, running: state.running };
+  const ctx: NotebookKeyContext = {
+    cells: state.notebook.cells,
+    lanes,
+    flags,
+    running: state.running,
+    bisections: state.notebook.bisections?.length ?? 0,
+  };
   const latest = useRef({ ctx, cellView, onExit });
   latest.current = { ctx, cellView, onExit };
 
@@ -95,6 +110,9 @@ export function NotebookApp({ controller, onExit, color = colorFromEnv(), ascii 
           return;
         case 'delete':
           c.delete(e.id);
+          return;
+        case 'bisect':
+          c.bisect(e.a, e.b);
           return;
         case 'notice':
           c.setNotice(e.text);

@@ -12,6 +12,7 @@ import { editedEnv, type NotebookUi } from '../../src/notebook/view-reducer.js';
 import { useClean } from '../display.js';
 import { padCut } from '../format.js';
 import { tone } from '../theme.js';
+import { BisectView } from './BisectView.js';
 import { CompareView } from './CompareView.js';
 import { badge, parentDiff, verdictText } from './cell-line.js';
 import { filterByName } from './route.js';
@@ -207,6 +208,9 @@ export function NotebookScreen({
           <Text>mark two cells with m</Text>
         );
       break;
+    case 'bisect':
+      body = <BisectView notebook={state.notebook} width={columns} height={rows - 3} color={color} />;
+      break;
     default:
       body = (
         <Box flexDirection="column">
@@ -242,7 +246,7 @@ export function NotebookScreen({
       <Text wrap="truncate-end" dimColor={!notice}>
         {notice
           ? clean(notice)
-          : 'j/k move · Enter open · n new · r re-run · e env · m mark · c compare · x delete · w report · : palette · ? help · q quit'}
+          : 'j/k move · Enter open · n new · r re-run · e env · m mark · c compare · b bisect · x delete · w report · : palette · ? help · q quit'}
       </Text>
     </Box>
   );

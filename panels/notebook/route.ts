@@ -14,6 +14,7 @@ export type NotebookEffect =
   | { kind: 'rerun'; id: string }
   | { kind: 'runEdited'; id: string; edits: Record<string, string | null> }
   | { kind: 'delete'; id: string }
+  | { kind: 'bisect'; a: string; b: string }
   | { kind: 'open'; id: string }
   | { kind: 'report' }
   | { kind: 'notice'; text: string }
@@ -24,6 +25,8 @@ export interface NotebookKeyContext {
   lanes: ReadonlyArray<{ name: string; description: string }>;
   flags: readonly KnownFlag[];
   running: string | null;
+  /** the notebook has a bisection to show */
+  bisections?: number;
 }
 
 export interface NotebookRouted {
@@ -75,6 +78,18 @@ function command(
           effect: { kind: 'notice', text: 'mark two cells with m first' },
         };
       return { actions: [{ type: 'open', mode: 'compare' }] };
+    case 'bisect':
+      // two marks start one; without them, the newest bisection's table
+      if (ui.marked.length === 2)
+        return {
+          actions: [{ type: 'open', mode: 'bisect' }],
+          effect: { kind: 'bisect', a: ui.marked[0]!, b: ui.marked[1]! },
+        };
+      if (ctx.bisections) return { actions: [{ type: 'open', mode: 'bisect' }] };
+      return {
+        actions: [{ type: 'close' }],
+        effect: { kind: 'notice', text: 'mark a GO cell and a NO-GO cell with m, then :bisect' },
+      };
     case 'delete':
       return cell ? { actions: [{ type: 'open', mode: 'confirmDelete' }] } : NOTHING;
     case 'report':
@@ -138,6 +153,7 @@ export function routeNotebookKey(
       return command(notebookCommandForKey(input, key), ui, ctx);
     case 'help':
     case 'compare':
+    case 'bisect':
       return key.escape || key.return || input === 'q' || (ui.mode === 'help' && input === '?')
         ? { actions: [{ type: 'close' }] }
         : NOTHING;

@@ -13,6 +13,7 @@ export type NotebookCommand =
   | 'env'
   | 'mark'
   | 'compare'
+  | 'bisect'
   | 'delete'
   | 'report'
   | 'palette'
@@ -76,6 +77,14 @@ export const NOTEBOOK_BINDINGS: readonly NotebookBinding[] = [
     palette: 'compare',
     description: 'compare the two marked cells',
     matches: ch('c'),
+  },
+  {
+    command: 'bisect',
+    keys: ['b'],
+    palette: 'bisect',
+    description:
+      'bisect the two marked cells (GO vs NO-GO): the smallest env change that flips it; b alone shows the table',
+    matches: ch('b'),
   },
   { command: 'delete', keys: ['x'], description: 'delete the cell (asks; No by default)', matches: ch('x') },
   {

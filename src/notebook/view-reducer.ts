@@ -13,6 +13,7 @@ export type NotebookMode =
   | 'flags'
   | 'palette'
   | 'compare'
+  | 'bisect'
   | 'quit';
 
 export interface NotebookUi {
@@ -31,7 +32,7 @@ export type NotebookUiAction =
   | { type: 'move'; delta: number; count: number }
   | { type: 'select'; index: number; count: number }
   | { type: 'mark'; id: string }
-  | { type: 'open'; mode: 'help' | 'confirmDelete' | 'lanes' | 'palette' | 'compare' | 'quit' }
+  | { type: 'open'; mode: 'help' | 'confirmDelete' | 'lanes' | 'palette' | 'compare' | 'bisect' | 'quit' }
   | { type: 'close' }
   | { type: 'openEnv'; cellId: string }
   | { type: 'envMove'; delta: number; count: number }

@@ -59,7 +59,14 @@ function cellSection(r: ReportModel['rows'][number]): string[] {
   return out;
 }
 
-export function renderMarkdown(m: ReportModel, o: { notebook: string; chart?: string }): string {
+export function renderMarkdown(
+  m: ReportModel,
+  o: {
+    notebook: string;
+    chart?: string /** flag bisections' sections (src/bisect/table.ts) */;
+    bisections?: string[];
+  },
+): string {
   const e = DECISION_EMOJI[m.decision];
   const lines = [
     m.title,
@@ -86,6 +93,7 @@ export function renderMarkdown(m: ReportModel, o: { notebook: string; chart?: st
     ),
     '',
     ...m.rows.flatMap(cellSection),
+    ...(o.bisections?.length ? ['## Flag Bisection', '', ...o.bisections] : []),
     '## Recommendations',
     '',
     ...m.recommendations.map((r) => (r.startsWith('  ') ? `  - ${r.trim()}` : `- ${r}`)),

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { basename, dirname, relative } from 'node:path';
+import { markdownSection } from '../bisect/table.js';
 import { writeFileAtomic } from '../notebook/atomic.js';
 import { readNotebook } from '../notebook/store.js';
 import { renderMarkdown } from './markdown.js';
@@ -52,7 +53,8 @@ export function writeReport(o: ReportOptions): ReportOutput {
   }
   const svgFile = toStdout ? `${stem(o.notebookFile)}.report.svg` : `${stem(out)}.svg`;
   const svgRef = toStdout ? svgFile : basename(svgFile);
-  const text = renderMarkdown(model, { notebook: notebookRef, chart: svgRef });
+  const bisections = (nb.bisections ?? []).flatMap((b) => markdownSection(nb, b));
+  const text = renderMarkdown(model, { notebook: notebookRef, chart: svgRef, bisections });
   writeFileAtomic(
     svgFile,
     renderSvg(

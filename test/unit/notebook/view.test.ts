@@ -37,7 +37,17 @@ describe('notebook keys and palette', () => {
     expect(parsePalette('lane fa2')).toEqual({ command: 'new', arg: 'fa2' });
     expect(parsePalette('rep')).toEqual({ command: 'report' });
     expect(parsePalette('lane')).toEqual({ error: expect.stringContaining(':lane needs a lane name') });
-    expect(parsePalette('bisect')).toEqual({ error: expect.stringContaining('unknown command :bisect') });
+    expect(parsePalette('nope')).toEqual({ error: expect.stringContaining('unknown command :nope') });
+  });
+
+  it(':bisect starts on the two marked cells and shows the table; without marks it says what to do', () => {
+    expect(press([':', 'bisect', { return: true }]).effects).toEqual([
+      { kind: 'notice', text: 'mark a GO cell and a NO-GO cell with m, then :bisect' },
+    ]);
+    const r = press(['m', 'j', 'm', ':', 'bis', { return: true }]);
+    expect(r.effects).toEqual([{ kind: 'bisect', a: 'c1', b: 'c2' }]);
+    expect(r.ui.mode).toBe('bisect');
+    expect(press([{ escape: true }], r.ui).ui.mode).toBe('list');
   });
 
   it('j/k move within the cells; m marks at most two; c needs two marks', () => {
