@@ -74,6 +74,8 @@ export function bisectCommand(_deps: CliDeps): CommandModule<object, BisectArgs>
       ) as never,
     handler: async (a) => {
       const command = (a['--'] ?? []).map(String);
+      for (const k of ['good', 'bad', 'notebook', 'detector'] as const)
+        if (Array.isArray(a[k])) return usage(`give --${k} once`);
       if (a.demo && command.length) return usage('give either --demo or a command after --, not both');
       if (!whole(a.budget, 1)) return usage('--budget must be a whole number ≥ 1');
       if (!whole(a.repeat, 1)) return usage('--repeat must be a whole number ≥ 1');
