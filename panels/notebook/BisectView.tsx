@@ -33,13 +33,13 @@ export function BisectView({
     b.state === 'running'
       ? `running${rows.some((r) => r.outcome === 'running') ? ` trial ${rows.length - 1}` : ''}`
       : b.state;
-  // fixed columns; the delta and the location share what is left
-  const fixed = [5, 14, 0, 16, 5, 0];
-  const rest = Math.max(20, width - fixed.reduce((s, w) => s + w + 1, 0) - 1);
-  const widths = fixed.map((w, i) =>
-    i === 2 ? Math.ceil(rest * 0.55) : i === 5 ? Math.floor(rest * 0.45) : w,
-  );
-  const line = (cells: string[]) => cells.map((c, i) => padCut(clean(c), widths[i] ?? 8)).join(' ');
+  // columns fit their content; the location takes what is left
+  const table = [TABLE_HEAD, ...rows.map((r) => rowCells(r))];
+  const fit = TABLE_HEAD.map((_, i) => Math.max(...table.map((r) => (r[i] ?? '').length)));
+  fit[2] = Math.min(fit[2]!, Math.max(24, Math.floor(width * 0.4)));
+  const used = fit.slice(0, 5).reduce((sum, w) => sum + w + 2, 0);
+  const widths = [...fit.slice(0, 5), Math.max(12, width - used - 1)];
+  const line = (cells: string[]) => cells.map((c, i) => padCut(clean(c), widths[i] ?? 8)).join('  ');
   const conclusion = conclusionOf(notebook, b);
   const good = b.result?.status === 'found';
   return (
