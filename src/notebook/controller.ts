@@ -333,11 +333,6 @@ export class NotebookController {
     bisectCells(this, this.store, { presets: d.presets(), target: d.target, steps: d.steps }, a, b);
   }
 
-  /** the running task, if any (tests and the CLI wait on it) */
-  taskDone(): Promise<unknown> {
-    return this.task?.done ?? Promise.resolve();
-  }
-
   /** stop a running cell (its verdict is still written), then release the notebook */
   async close(): Promise<void> {
     this.task?.abort.abort();
