@@ -49,13 +49,13 @@ export function stallCulpritOf(ranks: RankAtStall[]): StallCulprit | null {
       why: 'stopped (state T) while the others wait for it',
       waiting: others(stopped),
     };
-  const waiting = ranks.filter(waits);
+  const waiting = ranks.filter(waits).sort((a, b) => a.rank - b.rank);
   const inOwnCode = one(ranks.filter((r) => r.stack !== null && !r.stack.inCollective && !r.unanswered));
   if (inOwnCode !== undefined && waiting.length > 0)
     return {
       rank: inOwnCode.rank,
       why: `its stack is in its own code${at(inOwnCode.stack!.userTop)} while ranks ${waiting.map((r) => r.rank).join(', ')} wait in a collective`,
-      waiting: waiting.map((r) => r.rank).sort((a, b) => a - b),
+      waiting: waiting.map((r) => r.rank),
     };
   const minStep = Math.min(...ranks.map((r) => r.step));
   const behind = one(ranks.filter((r) => r.step === minStep));

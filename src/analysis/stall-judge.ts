@@ -123,7 +123,17 @@ export function judgeSilence(i: SilenceInput, settings: JudgeSettings = DEFAULT_
       lastReq.outcome === 'no-handler'
         ? 'no stack can be taken (no SIGUSR1 handler, no py-spy)'
         : 'no dump within 5 s: main thread outside Python';
-    if (idle && procs.filter((p) => p.ts >= lastReq.ts).length >= 2)
+    // outside Python since the first of the trailing unanswered requests (asking again does not
+    // restart the wait: on many ranks a rank is asked again whenever another rank dumps)
+    let first = requests.length - 1;
+    const silentReq = (r: DumpRequestEvent) => r.outcome === 'none-within-5s' || r.outcome === 'no-handler';
+    while (
+      first > 0 &&
+      silentReq(requests[first - 1]!) &&
+      !dumps.some((d) => d.ts >= requests[first - 1]!.ts)
+    )
+      first--;
+    if (idle && procs.filter((p) => p.ts >= requests[first]!.ts).length >= 2)
       return out('blocked-native', true, `${what}, ${cpuText}, ${state ?? '?'} in ${evidence.wchan || '?'}`);
     if (silence > settings.maxStepS)
       return out(

@@ -35,6 +35,9 @@ export class StackSampler {
   private queue: Promise<void> = Promise.resolve();
   /** the next signal waits for this second (trainer clock): the last dump's name is taken */
   private nextSecondS = 0;
+  private closed = false;
+  /** when each rank was last asked (trainer clock), queued requests included */
+  private readonly asked = new Map<number, number>();
 
   constructor(private readonly o: StackSamplerOptions) {}
 
@@ -46,6 +49,34 @@ export class StackSampler {
       .then(() => undefined)
       .catch(() => undefined);
     return this.writes;
+  }
+
+  /**
+   * No more signals: the run is being stopped. Requests not yet started return unanswered without
+   * a record, and one in flight is not recorded either (what a dying process does is no evidence).
+   */
+  close(): void {
+    this.closed = true;
+  }
+
+  /**
+   * Every request done, and the second of the last dump's name over: a dump written from now on
+   * (a blocked rank answering late, once a stop frees it) cannot overwrite one already filed.
+   */
+  async quiet(): Promise<void> {
+    await this.idle();
+    while (this.o.trainerNowS() < this.nextSecondS) await sleep(50);
+  }
+
+  /** when `rank` was last asked for its stack (trainer clock), if ever */
+  lastAskedS(rank: number): number | undefined {
+    return this.asked.get(rank);
+  }
+
+  /** resolves once every request asked so far is done and recorded */
+  async idle(): Promise<void> {
+    await this.queue;
+    await this.writes;
   }
 
   private hasPySpy(): Promise<boolean> {
@@ -63,6 +94,7 @@ export class StackSampler {
    * dump could not be told apart from another rank's.
    */
   request(rank: number, pid: number, purpose: DumpRequestEvent['purpose']): Promise<DumpRequestEvent> {
+    this.asked.set(rank, this.o.trainerNowS());
     const next = this.queue.then(() => this.requestNow(rank, pid, purpose));
     this.queue = next.then(
       () => undefined,
@@ -77,13 +109,22 @@ export class StackSampler {
     purpose: DumpRequestEvent['purpose'],
   ): Promise<DumpRequestEvent> {
     const { target } = this.o;
-    while (this.o.trainerNowS() < this.nextSecondS) await sleep(Math.min(this.o.pollMs ?? 100, 100));
+    while (this.o.trainerNowS() < this.nextSecondS && !this.closed)
+      await sleep(Math.min(this.o.pollMs ?? 100, 100));
     const at = this.o.trainerNowS();
+    const unrecorded: DumpRequestEvent = {
+      kind: 'dump-request',
+      ts: at,
+      rank,
+      pid,
+      outcome: 'no-handler',
+      purpose,
+    };
+    if (this.closed) return unrecorded;
     const status = await target.procStatus(pid);
     // a process that is gone (or exiting) says nothing about where it was: no record at all, or a
     // rank stopped after its hang was confirmed would look unanswered instead of blocked
-    if (status === null || /^State:\s*[ZX]/m.test(status))
-      return { kind: 'dump-request', ts: at, rank, pid, outcome: 'no-handler', purpose };
+    if (status === null || /^State:\s*[ZX]/m.test(status)) return unrecorded;
     const sigCgt = /^SigCgt:\s*([0-9a-fA-F]+)/m.exec(status ?? '')?.[1];
     let outcome: DumpOutcome;
     let file: string | undefined;
@@ -99,6 +140,7 @@ export class StackSampler {
     } else outcome = 'no-handler';
     const ev: DumpRequestEvent = { kind: 'dump-request', ts: at, rank, pid, outcome, purpose };
     if (file !== undefined) ev.file = file;
+    if (this.closed) return ev;
     await this.record(ev);
     return ev;
   }

@@ -7,6 +7,7 @@
  */
 import type { DumpRequestEvent } from '../ingest/events.js';
 import type { StackSampler } from '../runs/stack-sampler.js';
+import type { LiveModel } from './live-model.js';
 
 /** one line per outcome, for the status line */
 export function describeDumps(reqs: DumpRequestEvent[]): string {
@@ -34,4 +35,27 @@ export async function dumpEveryRank(
 ): Promise<DumpRequestEvent[]> {
   const sorted = [...ranks].sort((a, b) => a[0] - b[0]);
   return Promise.all(sorted.map(([rank, pid]) => sampler.request(rank, pid, 'user')));
+}
+
+/**
+ * At a confirmed hang on many ranks: each silent rank not yet asked for its stack during its
+ * silence is asked now (one at a time, like every request), so the evidence holds one per rank.
+ */
+export async function askEverySilentRank(
+  sampler: StackSampler,
+  model: LiveModel,
+  pidOf: (rank: number) => number | undefined,
+): Promise<void> {
+  const silent = model.silences(Date.now());
+  if (silent.length < 2) return sampler.quiet();
+  const asks: Array<Promise<unknown>> = [];
+  for (const c of silent) {
+    const pid = pidOf(c.rank);
+    if (pid !== undefined && (sampler.lastAskedS(c.rank) ?? -Infinity) < c.sinceTs)
+      asks.push(sampler.request(c.rank, pid, 'suspect'));
+  }
+  await Promise.all(asks);
+  // requests queued before (by the prober) finish too (a stop would drop them unanswered), and
+  // late answers freed by the stop must land in a new second, not over a filed dump
+  await sampler.quiet();
 }

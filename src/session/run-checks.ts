@@ -10,7 +10,7 @@ import type { Target } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
 import { HotFrameSampling } from './hot-frames.js';
 import type { LiveModel } from './live-model.js';
-import { describeDumps, dumpEveryRank } from './rank-dumps.js';
+import { askEverySilentRank, describeDumps, dumpEveryRank } from './rank-dumps.js';
 import { StallProber } from './stall-prober.js';
 import type { HotFramesView } from './state.js';
 
@@ -76,9 +76,14 @@ export class RunChecks {
     );
     this.onChange();
     // the facts at the moment of the decision go into the evidence first (analyze reads them too)
-    void this.prober.recordNow(c.rank).then(() => {
-      for (const w of this.waiters.splice(0)) w(c);
-    });
+    // and on many ranks, a stack request of every silent rank: the culprit is told from the
+    // others by their stacks (or their lack of one), so none may be stopped unasked
+    void this.prober
+      .recordNow(c.rank)
+      .then(() => askEverySilentRank(this.sampler, this.model, (r) => this.pidOf(r)))
+      .then(() => {
+        for (const w of this.waiters.splice(0)) w(c);
+      });
   }
 
   /** resolves when this run's silence is confirmed as a hang (never, if it is not) */
@@ -108,5 +113,12 @@ export class RunChecks {
   stop(): void {
     this.prober.stop();
     this.hot?.cancel();
+    this.sampler.close();
+  }
+
+  /** stop, and resolve once every stack request in flight has been recorded */
+  settle(): Promise<void> {
+    this.stop();
+    return this.sampler.idle();
   }
 }

@@ -18,11 +18,12 @@ import { type StopLadder, stopText } from './stop-ladder.js';
 export type { LinkView, SessionOptions };
 
 /**
- * New data reaches the screen at most twice a second (htop refreshes every 1.5 s): a trainer
- * printing thousands of lines a second would otherwise cost a full re-render and a screenful of
- * changed cells 20 times a second. Keys are drawn at once: they change the UI's own state.
+ * New data reaches the screen at most once a second, with the clock (htop refreshes every 1.5 s):
+ * a trainer printing thousands of lines a second would otherwise cost a full re-render (~10 ms,
+ * most of it Ink measuring the braille charts) and a screenful of changed cells 20 times a second.
+ * Keys are drawn at once: they change the UI's own state, not the snapshot.
  */
-const PUBLISH_MS = 500;
+const PUBLISH_MS = 1000;
 
 /**
  * The live engine behind the TUI: owns the current run, its evidence model, the GPU poller and the
