@@ -144,7 +144,7 @@ export interface LaneSummary {
 /** What the UI may ask of the engine. Implemented by src/session/session.ts. */
 export interface SessionController {
   getState(): DashboardState;
-  /** called with each new snapshot (≤ 2 Hz, see session.ts); returns an unsubscribe function */
+  /** called with each new snapshot (≤ 1 Hz, see session.ts); returns an unsubscribe function */
   subscribe(cb: (s: DashboardState) => void): () => void;
   lanes(): LaneSummary[];
   /** SIGUSR1 to the trainer after a SigCgt check; resolves to a one-line outcome for the status line */
