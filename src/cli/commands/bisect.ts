@@ -115,7 +115,7 @@ export function bisectCommand(_deps: CliDeps): CommandModule<object, BisectArgs>
         else
           process.stdout.write(
             [
-              `bisect ${r.id}: good ${r.good.lane}, bad ${r.bad.lane}: ${r.changes.length} changes, class ${r.verdictClass ?? '?'}`,
+              `bisect ${r.id}: good ${r.good.lane}, bad ${r.bad.lane}: ${r.changes.length} change${r.changes.length === 1 ? '' : 's'}, class ${r.verdictClass ?? '?'}`,
               ...textTable(nb, r).map((l) => `  ${l}`),
               conclusionOf(nb, r),
               `${r.result?.runs ?? 0} runs; ${r.result?.proven ? 'proven 1-minimal' : 'not proven minimal'}; notebook ${store.file}`,
