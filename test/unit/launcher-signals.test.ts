@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { validatePreset } from '../../src/presets/preset.js';
 import { buildRunSpec } from '../../src/runs/build-spec.js';
 import { launcherScript, newRunId } from '../../src/runs/launcher.js';
-import { catchesSignal, parseProcTable, processTree } from '../../src/runs/signals.js';
 import { cpuPctBetween, parseStat } from '../../src/runs/proc-facts.js';
+import { catchesSignal, parseProcTable, processTree } from '../../src/runs/signals.js';
 import { shJoin, shQuote } from '../../src/util/sh-quote.js';
 
 describe('shell quoting', () => {

@@ -34,11 +34,11 @@ function layoutRoots(root: string, home: string): string[] {
   return [...roots];
 }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 function offending(roots: string[]): string[] {
   // a root followed by `/`, a quote, a space or the end of the line: `/srv/ab` is not under `/srv/a`
-  const re = new RegExp(`(?:${roots.map(escape).join('|')})(?=[/'"\`\\s):]|$)`, 'm');
+  const re = new RegExp(`(?:${roots.map(escapeRe).join('|')})(?=[/'"\`\\s):]|$)`, 'm');
   const files = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT }).toString('utf8').split('\0');
   const hits: string[] = [];
   for (const f of files) {
@@ -65,7 +65,7 @@ describe('tracked files name no path of this machine', () => {
 
   it('catches the checkout and its siblings, not /proc, /usr, /tmp or the captures’ /root', () => {
     const roots = layoutRoots(ROOT, homedir());
-    const re = new RegExp(`(?:${roots.map(escape).join('|')})(?=[/'"\`\\s):]|$)`);
+    const re = new RegExp(`(?:${roots.map(escapeRe).join('|')})(?=[/'"\`\\s):]|$)`);
     expect(re.test(`const FIX = '${join(ROOT, 'test', 'fixtures')}';`)).toBe(true);
     if (!GENERIC.has(dirname(ROOT))) expect(re.test(`${join(dirname(ROOT), 'shared', 'x.log')}`)).toBe(true);
     expect(re.test('/proc/1/status /usr/bin/env /tmp/nsa-x /dev/null /root/nsa-vibe/x.py')).toBe(false);

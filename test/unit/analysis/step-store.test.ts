@@ -4,12 +4,7 @@
  * exact functions over every record, for a run several windows long.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  firstLossExplosion,
-  median,
-  type StepRecord,
-  slowSteps,
-} from '../../../src/analysis/step-stats.js';
+import { firstLossExplosion, median, type StepRecord, slowSteps } from '../../../src/analysis/step-stats.js';
 import { RankSteps, WINDOW } from '../../../src/analysis/step-store.js';
 
 const N = 5 * WINDOW + 123;
