@@ -15,9 +15,11 @@ import { HelpOverlay } from './HelpOverlay.js';
 import { HotFramesPane } from './HotFramesPane.js';
 import { LanePicker } from './LanePicker.js';
 import { LogPane } from './LogPane.js';
-import { computeLayout, type Layout } from './layout.js';
+import { computeLayout, type Layout, MAX_RANK_ROWS } from './layout.js';
 import { MetricChart } from './MetricChart.js';
 import { QuitConfirm } from './QuitConfirm.js';
+import { RankTable } from './RankTable.js';
+import { rankTableNeed } from './rank-table-text.js';
 
 export interface DashboardProps {
   state: DashboardState;
@@ -41,6 +43,7 @@ export function dashboardLayout(state: DashboardState, columns: number, rows: nu
     gpuCount: state.gpu.gpus.length,
     processCount: state.gpu.processes.length,
     hasDump: state.dump !== null || state.hotFrames !== null,
+    ...(state.many ? { rankTableRows: rankTableNeed(state.many, state.ranks, MAX_RANK_ROWS) } : {}),
   });
 }
 
@@ -119,7 +122,17 @@ function Panels({
         flexShrink={0}
         gap={status.sideBySide ? 1 : 0}
       >
-        <HeartbeatPanel ranks={state.ranks} width={status.hbWidth} height={status.hbHeight} color={color} />
+        {state.many ? (
+          <RankTable
+            many={state.many}
+            ranks={state.ranks}
+            width={status.hbWidth}
+            height={status.hbHeight}
+            color={color}
+          />
+        ) : (
+          <HeartbeatPanel ranks={state.ranks} width={status.hbWidth} height={status.hbHeight} color={color} />
+        )}
         {status.gpuHeight > 0 ? (
           <GpuPanel gpu={state.gpu} width={status.gpuWidth} height={status.gpuHeight} color={color} />
         ) : null}

@@ -14,6 +14,8 @@ export interface LayoutInput {
   gpuCount: number;
   processCount: number;
   hasDump: boolean;
+  /** many ranks: the rows the per-rank table wants (it spans the width, the GPU panel under it) */
+  rankTableRows?: number;
 }
 
 export interface Layout {
@@ -86,10 +88,11 @@ export function computeLayout(input: LayoutInput): Layout {
   const bodyHeight = left;
 
   // Heartbeats first: the STALL banner is the most important thing on screen.
-  const statusSide = columns >= PAIR_MIN_COLUMNS;
+  const table = input.rankTableRows;
+  const statusSide = table === undefined && columns >= PAIR_MIN_COLUMNS;
   const [hbWidth, gpuWidth] = statusSide ? split(columns, 0.5) : [columns, columns];
-  const statusCap = Math.max(3, Math.floor(frameHeight * 0.4));
-  const hb = heartbeatNeed(input, hbWidth);
+  const statusCap = Math.max(3, Math.floor(frameHeight * (table === undefined ? 0.4 : 0.55)));
+  const hb = table ?? heartbeatNeed(input, hbWidth);
   const gpu = gpuNeed(input);
   let hbHeight: number;
   let gpuHeight: number;

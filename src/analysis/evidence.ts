@@ -12,6 +12,7 @@ import type {
   ProcProbeEvent,
   TracebackEvent,
 } from '../ingest/events.js';
+import { type ManyRanks, manyRanksLive, type RankRow, rankRows } from './rank-table.js';
 import type { AnalysisResult } from './result.js';
 import { matchOutput, matchSource, type Signature } from './signatures.js';
 import { type CurrentSilence, currentSilences } from './silences.js';
@@ -252,6 +253,11 @@ export class Evidence {
     return this.s.detector;
   }
 
+  /** how silences are judged (the lane's spinConfirmS / maxStepS) */
+  get judgeSettings(): JudgeSettings {
+    return this.s.judge;
+  }
+
   /** the live session checks silent ranks itself: silence alone is a suspicion from the start */
   expectProbes(): void {
     this.s.probing = true;
@@ -260,6 +266,16 @@ export class Evidence {
   /** silent ranks now, each with what the facts taken during its silence say (stuck or slow) */
   silences(nowS: number): CurrentSilence[] {
     return currentSilences(this.s, nowS);
+  }
+
+  /** the per-rank table, root cause and stack diff of a many-rank run now (rank-table.ts) */
+  manyRanks(nowS: number, steps: Array<{ rank: number; step: number }>): ManyRanks {
+    return manyRanksLive(this.s, steps, currentSilences(this.s, nowS));
+  }
+
+  /** the per-rank rows alone (after the end, the verdict supplies root cause and diff) */
+  rankRows(steps: Array<{ rank: number; step: number }>): RankRow[] {
+    return rankRows(this.s, steps);
   }
 
   /** dumps seen so far, in arrival order */

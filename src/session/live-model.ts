@@ -1,5 +1,6 @@
 import type { AnalysisResult, EvidenceOptions } from '../analysis/evidence.js';
 import { Evidence } from '../analysis/evidence.js';
+import type { ManyRanks } from '../analysis/rank-table.js';
 import type { CurrentSilence } from '../analysis/silences.js';
 import type { StallDetector } from '../analysis/stall-detector.js';
 import { userFrame } from '../analysis/user-frame.js';
@@ -176,6 +177,12 @@ export class LiveModel {
         },
       };
     });
+  }
+
+  /** the per-rank table of a run with more than one rank (null with one) */
+  manyRanks(nowMs: number, ranks: RankView[]): ManyRanks | null {
+    if (ranks.length < 2) return null;
+    return this.evidence.manyRanks(this.trainerNowS(nowMs), ranks);
   }
 
   /** a silence confirmed as a hang (stuck or blocked-native), or null */

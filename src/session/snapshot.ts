@@ -1,4 +1,5 @@
 import type { AnalysisResult } from '../analysis/evidence.js';
+import { type ManyRanks, manyRanksOf } from '../analysis/rank-table.js';
 import type { Preset } from '../presets/preset.js';
 import type { RunController } from '../runs/run-controller.js';
 import type { GpuUpdate } from './gpu-poller.js';
@@ -7,6 +8,7 @@ import {
   type DashboardState,
   emptyDashboardState,
   type HotFramesView,
+  type RankView,
   type RunPhase,
   type VerdictView,
 } from './state.js';
@@ -60,10 +62,18 @@ function verdictView(i: SnapshotInput): VerdictView | null {
     : null;
 }
 
+/** many ranks: live, the current silence's culprit; after the end, the verdict's root cause */
+function manyRanksView(i: SnapshotInput, ranks: RankView[]): ManyRanks | null {
+  if (ranks.length < 2) return null;
+  if (i.phase === 'exited' && i.result) return manyRanksOf(i.model.evidence.rankRows(ranks), i.result);
+  return i.model.manyRanks(i.now, ranks);
+}
+
 /** The immutable state the UI renders (the log is capped: the pane shows a window of the tail). */
 export function buildSnapshot(i: SnapshotInput): DashboardState {
   const m = i.model;
   const { loss, toks, lossTotal, toksTotal } = m.series();
+  const ranks = m.ranks(i.now);
   return emptyDashboardState({
     target: i.target,
     simulated: i.simulated,
@@ -86,10 +96,9 @@ export function buildSnapshot(i: SnapshotInput): DashboardState {
     // after the run, ages and expectations mean nothing ("exp 0.0s" of a finished run)
     ranks:
       i.phase === 'exited'
-        ? m
-            .ranks(i.now)
-            .map((r) => ({ ...r, lastBeatAgeS: null, expectedS: null, thresholdS: null, stall: null }))
-        : m.ranks(i.now),
+        ? ranks.map((r) => ({ ...r, lastBeatAgeS: null, expectedS: null, thresholdS: null, stall: null }))
+        : ranks,
+    many: manyRanksView(i, ranks),
     gpu: {
       ...i.gpu,
       simulated: i.simulated,

@@ -2,6 +2,7 @@
  * The live state object the UI reads. The engine (src/session/session.ts) owns it and publishes an
  * immutable snapshot at most every 50 ms; panels in `panels/` are pure views of it.
  */
+import type { ManyRanks } from '../analysis/rank-table.js';
 import type { RankStatus, StallWhere } from '../analysis/stall-detector.js';
 import type { SilenceState } from '../analysis/stall-judge.js';
 import type { Frame, GpuProcess, GpuSample } from '../ingest/events.js';
@@ -123,6 +124,8 @@ export interface DashboardState {
   lossTotal?: number;
   toksTotal?: number;
   ranks: RankView[];
+  /** more than one rank: the per-rank table, the root-cause rank and the stack diff */
+  many?: ManyRanks | null;
   gpu: GpuView;
   /** the tail of the output, newest last; at most a few thousand lines are kept */
   log: { lines: LogLine[]; total: number };

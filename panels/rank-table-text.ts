@@ -1,0 +1,110 @@
+/**
+ * Text of the per-rank table (RankTable.tsx): the row order (the root-cause rank first), the
+ * columns, and the stack diff's lines. Pure, so the layout can count the table's height.
+ */
+import type { ManyRanks, RankRow } from '../src/analysis/rank-table.js';
+import type { Frame } from '../src/ingest/events.js';
+import type { RankView } from '../src/session/state.js';
+import { formatSeconds, shortenPath } from './format.js';
+import { stallPhrases } from './HeartbeatPanel.js';
+
+export const RANK_HEADER = 'rank  step   lag  s/step  toks/s  strag  beat    st cpu%  stack';
+
+/** the rows in the order shown: the root-cause rank first, then by rank */
+export function orderedRows(many: ManyRanks): RankRow[] {
+  const cause = many.rootCause?.rank;
+  return [...many.rows].sort(
+    (a, b) => Number(b.rank === cause) - Number(a.rank === cause) || a.rank - b.rank,
+  );
+}
+
+/** A, B, … per stack group (biggest first), `-` for a rank that gave no dump */
+export function stackLetters(many: ManyRanks): Map<number, { letter: string; odd: boolean }> {
+  const out = new Map<number, { letter: string; odd: boolean }>();
+  const d = many.stackDiff;
+  if (d === null) return out;
+  d.groups.forEach((g, i) => {
+    for (const r of g.ranks) out.set(r, { letter: String.fromCharCode(65 + (i % 26)), odd: g.odd });
+  });
+  for (const r of d.noDump) out.set(r, { letter: '-', odd: false });
+  return out;
+}
+
+const fmtNum = (v: number | null, digits: number) => (v === null ? '–' : v.toFixed(digits));
+function fmtToks(v: number | null): string {
+  if (v === null) return '–';
+  return v >= 10_000 ? `${(v / 1000).toFixed(1)}k` : v.toFixed(v >= 100 ? 0 : 1);
+}
+
+/** one row's columns before the stack letter (the trainer-supplied parts are numbers only) */
+export function rowText(r: RankRow, view: RankView | undefined, cause: boolean): string {
+  const lag = r.lag === 0 ? '0' : `-${r.lag}`;
+  return [
+    `${cause ? '>' : ' '}r${r.rank}`.padEnd(5),
+    String(r.step).padStart(5),
+    lag.padStart(5),
+    (r.stepTimeS === null ? '–' : formatSeconds(r.stepTimeS)).padStart(7),
+    fmtToks(r.toksPerS).padStart(7),
+    fmtNum(r.straggler, 2).padStart(6),
+    formatSeconds(view?.lastBeatAgeS).padStart(6),
+    (r.procState ?? '–').padStart(5),
+    (r.cpuPct === null ? '–' : `${Math.round(r.cpuPct)}%`).padStart(5),
+  ].join(' ');
+}
+
+/** `0-6` for consecutive ranks, `0,2,5` otherwise */
+export function rankList(ranks: readonly number[]): string {
+  const s = [...ranks].sort((a, b) => a - b);
+  const runs: string[] = [];
+  for (let i = 0; i < s.length; ) {
+    let j = i;
+    while (j + 1 < s.length && s[j + 1] === s[j]! + 1) j++;
+    runs.push(j > i + 1 ? `${s[i]}-${s[j]}` : j === i + 1 ? `${s[i]},${s[j]}` : `${s[i]}`);
+    i = j + 1;
+  }
+  return `r${runs.join(',')}`;
+}
+
+const at = (f: Frame | undefined | null) =>
+  f ? `${f.function} ${shortenPath(f.file, 2)}:${f.line}` : 'no frame';
+
+export interface DiffLine {
+  text: string;
+  odd: boolean;
+}
+
+/** one line per stack group (and one for the ranks that gave no dump) */
+export function diffLines(many: ManyRanks): DiffLine[] {
+  const d = many.stackDiff;
+  if (d === null) return [];
+  const lines = d.groups.map((g, i) => {
+    // a waiting group: where it waits (the collective); the others: the user's own frame
+    const top = g.frames[g.frames.length - 1];
+    const where = at(g.inCollective ? top : (g.userTop ?? top));
+    const tags = [g.inCollective ? 'in collective' : '', g.odd ? 'ODD ONE OUT' : ''].filter(Boolean);
+    return {
+      text: `${String.fromCharCode(65 + (i % 26))} ${rankList(g.ranks)}: ${where}${tags.length ? ` (${tags.join(', ')})` : ''}`,
+      odd: g.odd,
+    };
+  });
+  if (d.noDump.length > 0)
+    lines.push({ text: `- ${rankList(d.noDump)}: no dump (blocked outside Python)`, odd: false });
+  return lines;
+}
+
+/** most stack diff lines the table shows (the rest are summarised in the last one) */
+export const MAX_DIFF_LINES = 3;
+
+/** the banner under the header: the root cause, else the first silent rank's STALL phrases */
+export function bannerOf(many: ManyRanks, ranks: readonly RankView[]): string[] | null {
+  if (many.rootCause) return [`ROOT CAUSE rank ${many.rootCause.rank}`, many.rootCause.why];
+  const silent = ranks.find((r) => r.stall);
+  return silent ? stallPhrases(silent) : null;
+}
+
+/** rows the table needs: header, banner, ranks (capped), diff lines */
+export function rankTableNeed(many: ManyRanks, ranks: readonly RankView[], maxRanks: number): number {
+  const shown = Math.min(many.rows.length, maxRanks) + (many.rows.length > maxRanks ? 1 : 0);
+  const diff = Math.min(diffLines(many).length, MAX_DIFF_LINES);
+  return 1 + (bannerOf(many, ranks) ? 1 : 0) + shown + diff;
+}

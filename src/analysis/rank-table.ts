@@ -1,0 +1,139 @@
+/**
+ * The per-rank table of a many-rank run: each rank's step and lag behind the leader, its recent
+ * step time and toks/s, a straggler score, and the newest probe of its process (state, CPU%).
+ * Pure: the evidence in, rows out. The root-cause rank and the stack diff come from the same
+ * judgements the verdict uses (rank-stacks.ts).
+ */
+import type { ProcState } from '../ingest/events.js';
+import type { EvidenceState } from './evidence.js';
+import { culpritOf, stackDiffOf } from './rank-stacks.js';
+import type { CrashReport, StallReport } from './result.js';
+import type { CurrentSilence } from './silences.js';
+import type { StackDiff } from './stack-diff.js';
+import { median, type StepRecord } from './step-stats.js';
+
+/** step durations averaged (median) for a rank's step time */
+const RECENT_STEPS = 5;
+/** steps looked at below a rank's current one */
+const LOOK_BACK = 2 * RECENT_STEPS + 2;
+/** a straggler score at or above this marks the rank as slow */
+export const STRAGGLER_FLAG = 1.5;
+
+export interface RankRow {
+  rank: number;
+  step: number;
+  /** the leader's step minus this rank's */
+  lag: number;
+  /** median of the rank's newest step durations, seconds; null before two steps */
+  stepTimeS: number | null;
+  toksPerS: number | null;
+  /**
+   * this rank's step time ÷ the median of all ranks' step times (1.00 = on par), raised to the
+   * rank's lag in steps where it trails: null when its step time is unknown
+   */
+  straggler: number | null;
+  /** the newest probe of the rank's process on the box (probes run while a rank is silent) */
+  procState: ProcState | null;
+  cpuPct: number | null;
+}
+
+export interface ManyRanks {
+  rows: RankRow[];
+  /** the rank the others wait for (a hang), or the one that failed first (a crash) */
+  rootCause: { rank: number; why: string } | null;
+  stackDiff: StackDiff | null;
+}
+
+/** the newest step records of a rank, walking back from its current step (never the whole window) */
+function newest(s: EvidenceState, rank: number, step: number): Array<[number, StepRecord]> {
+  const steps = s.steps.get(rank);
+  if (steps === undefined) return [];
+  const out: Array<[number, StepRecord]> = [];
+  for (let k = step; k >= Math.max(0, step - LOOK_BACK); k--) {
+    const r = steps.recent.get(k);
+    if (r !== undefined) out.unshift([k, r]);
+  }
+  return out;
+}
+
+function stepTime(recs: Array<[number, StepRecord]>): number | null {
+  const gaps = (pick: 'endTs' | 'startTs') => {
+    const out: number[] = [];
+    for (let i = 1; i < recs.length; i++) {
+      const [pa, a] = recs[i - 1]!;
+      const [pb, b] = recs[i]!;
+      const ta = a[pick];
+      const tb = b[pick];
+      if (pb === pa + 1 && ta !== undefined && tb !== undefined && tb >= ta) out.push(tb - ta);
+    }
+    return out.slice(-RECENT_STEPS);
+  };
+  const d = gaps('endTs');
+  return median(d.length > 0 ? d : gaps('startTs'));
+}
+
+function newestToks(recs: Array<[number, StepRecord]>): number | null {
+  for (let i = recs.length - 1; i >= 0; i--) {
+    const v = recs[i]![1].toksPerS;
+    if (v !== undefined) return v;
+  }
+  return null;
+}
+
+/** `steps`: each rank's step as the stall detector has it (the heartbeat panel's numbers) */
+export function rankRows(s: EvidenceState, steps: Array<{ rank: number; step: number }>): RankRow[] {
+  const leader = Math.max(0, ...steps.map((r) => r.step));
+  const probe = new Map<number, EvidenceState['procProbes'][number]>();
+  for (const p of s.procProbes) {
+    const cur = probe.get(p.rank);
+    if (cur === undefined || p.ts >= cur.ts) probe.set(p.rank, p);
+  }
+  const recs = new Map(steps.map((r) => [r.rank, newest(s, r.rank, r.step)]));
+  const times = new Map(steps.map((r) => [r.rank, stepTime(recs.get(r.rank) ?? [])]));
+  const known = [...times.values()].filter((t): t is number => t !== null && t > 0);
+  const par = median(known);
+  return steps.map((r) => {
+    const t = times.get(r.rank) ?? null;
+    const lag = leader - r.step;
+    const ratio = t !== null && par !== null && par > 0 ? t / par : null;
+    const p = probe.get(r.rank);
+    return {
+      rank: r.rank,
+      step: r.step,
+      lag,
+      stepTimeS: t,
+      toksPerS: newestToks(recs.get(r.rank) ?? []),
+      straggler: ratio === null ? null : Math.round(Math.max(ratio, 1 + lag) * 100) / 100,
+      procState: p?.state ?? null,
+      cpuPct: p?.cpuPct ?? null,
+    };
+  });
+}
+
+/** live: the culprit of the current multi-rank silence, and the stacks taken in it */
+export function manyRanksLive(
+  s: EvidenceState,
+  steps: Array<{ rank: number; step: number }>,
+  silences: CurrentSilence[],
+): ManyRanks {
+  const c = culpritOf(s, silences);
+  return {
+    rows: rankRows(s, steps),
+    rootCause: c === null ? null : { rank: c.rank, why: c.why },
+    stackDiff: stackDiffOf(s, silences),
+  };
+}
+
+/** after the end: the verdict's own root cause (a hang's culprit, or the crashing rank) and diff */
+export function manyRanksOf(
+  rows: RankRow[],
+  r: { stall: StallReport | null; crash: CrashReport | null; stackDiff: StackDiff | null },
+): ManyRanks {
+  const rootCause =
+    r.stall !== null
+      ? { rank: r.stall.rank, why: r.stall.rootCause?.why ?? `silent at step ${r.stall.step}` }
+      : r.crash !== null
+        ? { rank: r.crash.rank, why: `${r.crash.exception}: ${r.crash.message}`.slice(0, 200) }
+        : null;
+  return { rows, rootCause, stackDiff: r.stackDiff };
+}

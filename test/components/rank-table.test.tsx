@@ -1,0 +1,197 @@
+/**
+ * The per-rank view of a many-rank run (panels/RankTable.tsx): 8 ranks at 80×24, the root-cause
+ * rank first, the stack diff's odd one out highlighted. Colours are forced on so that the
+ * highlight (inverse) can be seen in the frame.
+ */
+import { vi } from 'vitest';
+
+vi.hoisted(() => {
+  process.env.FORCE_COLOR = '1';
+});
+
+import { render } from 'ink-testing-library';
+import { describe, expect, it } from 'vitest';
+import { Dashboard } from '../../panels/Dashboard.js';
+import { DisplayMode } from '../../panels/display.js';
+import { RankTable } from '../../panels/RankTable.js';
+import type { ManyRanks, RankRow } from '../../src/analysis/rank-table.js';
+import type { Frame } from '../../src/ingest/events.js';
+import type { DashboardState } from '../../src/session/state.js';
+import { initialUiState } from '../../src/session/ui-reducer.js';
+import { DEFAULT_LANES } from '../helpers/fake-controller.js';
+import { frameLines, renderAt } from '../helpers/render.js';
+import { DUMP, logLines, rank0, runningState } from './sample-state.js';
+
+const f = (file: string, line: number, fn: string): Frame => ({ file, line, function: fn });
+const ALL_REDUCE = [
+  f('/root/nsa-vibe/scripts/train_ddp.py', 88, 'main'),
+  f('/usr/lib/python3/site-packages/torch/distributed/distributed_c10d.py', 2501, 'all_reduce'),
+];
+const BACKWARD = [
+  f('/root/nsa-vibe/scripts/train_ddp.py', 88, 'main'),
+  f('/root/nsa-vibe/nsa/core/attention.py', 142, 'backward'),
+];
+
+const row = (rank: number, partial: Partial<RankRow> = {}): RankRow => ({
+  rank,
+  step: 12,
+  lag: 0,
+  stepTimeS: 0.52,
+  toksPerS: 12_345,
+  straggler: 1,
+  procState: 'S',
+  cpuPct: 0,
+  ...partial,
+});
+
+/** 8 ranks hung at step 12: rank 7 stuck in backward, the others wait in the all_reduce */
+const HUNG: ManyRanks = {
+  rows: [
+    ...Array.from({ length: 7 }, (_, r) => row(r)),
+    row(7, { step: 11, lag: 1, stepTimeS: 1.9, straggler: 3.65, procState: 'R', cpuPct: 99 }),
+  ],
+  rootCause: { rank: 7, why: 'in its own code (backward nsa/core/attention.py:142) while ranks 0-6 wait' },
+  stackDiff: {
+    groups: [
+      {
+        ranks: [0, 1, 2, 3, 4, 5, 6],
+        frames: ALL_REDUCE,
+        userTop: ALL_REDUCE[0]!,
+        inCollective: true,
+        odd: false,
+      },
+      { ranks: [7], frames: BACKWARD, userTop: BACKWARD[1]!, inCollective: false, odd: true },
+    ],
+    noDump: [],
+  },
+};
+
+const ranks = (n: number) =>
+  Array.from({ length: n }, (_, r) =>
+    rank0({
+      rank: r,
+      step: r === n - 1 ? 11 : 12,
+      lastBeatAgeS: 30,
+      stall: { step: 12, where: 'in-step', silenceS: 30, cpuBusy: r === n - 1, hang: true },
+    }),
+  );
+
+const table = (many: ManyRanks, height = 14, width = 80, ascii = false) =>
+  frameLines(
+    render(
+      <DisplayMode ascii={ascii}>
+        <RankTable many={many} ranks={ranks(many.rows.length)} width={width} height={height} color={false} />
+      </DisplayMode>,
+    ).lastFrame(),
+  );
+
+function dashboard(state: DashboardState, columns = 80, rows = 24): string[] {
+  const r = renderAt(
+    <Dashboard
+      state={state}
+      ui={initialUiState}
+      columns={columns}
+      rows={rows}
+      color={false}
+      lanes={DEFAULT_LANES}
+      quitConsequence="The run will be stopped."
+    />,
+    columns,
+    rows,
+  );
+  const lines = r.lines();
+  r.unmount();
+  return lines;
+}
+
+describe('RankTable', () => {
+  it('puts the root-cause rank first, with its banner, then the others by rank', () => {
+    const lines = table(HUNG);
+    expect(lines[0]).toMatch(/^rank\s+step\s+lag\s+s\/step\s+toks\/s\s+strag\s+beat\s+st\s+cpu%\s+stack/);
+    expect(lines[1]).toContain('ROOT CAUSE rank 7');
+    expect(lines[1]).toContain('backward');
+    expect(lines[2]).toMatch(/^>r7\s+11\s+-1\s+1\.9s\s+12\.3k\s+3\.65\s+30\.0s\s+R\s+99%\s+B$/);
+    expect(lines[3]).toMatch(/^ r0\s+12\s+0\s+0\.5s\s+12\.3k\s+1\.00\s+30\.0s\s+S\s+0%\s+A$/);
+    expect(lines.slice(2, 10).map((l) => /r(\d)/.exec(l)?.[1])).toEqual([
+      '7',
+      '0',
+      '1',
+      '2',
+      '3',
+      '4',
+      '5',
+      '6',
+    ]);
+  });
+
+  it('groups the stacks and marks the odd one out', () => {
+    const lines = table(HUNG);
+    const odd = lines.find((l) => l.startsWith('B r7:'));
+    expect(odd).toBe('B r7: backward core/attention.py:142 (ODD ONE OUT)');
+    expect(lines).toContain('A r0-6: all_reduce distributed/distributed_c10d.py:2501 (in collective)');
+  });
+
+  it('highlights the odd group (inverse) and not the others', () => {
+    const frame = render(
+      <RankTable many={HUNG} ranks={ranks(8)} width={80} height={14} color={false} />,
+    ).lastFrame()!;
+    const oddLine = frame.split('\n').find((l) => l.includes('B r7:'))!;
+    const evenLine = frame.split('\n').find((l) => l.includes('A r0-6:'))!;
+    expect(oddLine).toContain('\u001b[7m');
+    expect(evenLine).not.toContain('\u001b[7m');
+  });
+
+  it('lists ranks that gave no dump', () => {
+    const many = { ...HUNG, stackDiff: { ...HUNG.stackDiff!, noDump: [8, 9] } };
+    expect(table(many)).toContain('- r8,9: no dump (blocked outside Python)');
+  });
+
+  it('summarises the ranks that do not fit, keeping the root cause and the odd group', () => {
+    const many: ManyRanks = {
+      ...HUNG,
+      rows: [...Array.from({ length: 15 }, (_, r) => row(r)), row(15, { step: 9, lag: 3 })],
+      rootCause: { rank: 15, why: 'stopped (T)' },
+    };
+    const lines = table(many, 12);
+    expect(lines).toHaveLength(12);
+    expect(lines[2]).toMatch(/^>r15 /);
+    expect(lines.some((l) => /^\+\d+ more ranks \(r\d+-14, max lag 0\)$/.test(l))).toBe(true);
+    expect(lines.some((l) => l.startsWith('B r7:'))).toBe(true);
+  });
+
+  it('strips escapes from remote text and stays ASCII in ASCII mode', () => {
+    const many = { ...HUNG, rootCause: { rank: 7, why: 'evil \u001b]0;title\u0007 → here' } };
+    const lines = table(many, 14, 80, true);
+    expect(lines.join('\n')).not.toContain('\u001b');
+    expect(lines.join('\n')).toMatch(/^[\x20-\x7e\n]*$/);
+    expect(lines[1]).toContain('ROOT CAUSE rank 7');
+  });
+});
+
+describe('Dashboard with many ranks', () => {
+  const state = () =>
+    runningState({
+      ranks: ranks(8),
+      many: HUNG,
+      dump: DUMP,
+      log: { lines: logLines(200), total: 200 },
+    });
+
+  it('fits 8 ranks, the root cause and the stack diff into 80x24', () => {
+    const lines = dashboard(state());
+    expect(lines.length).toBeLessThanOrEqual(23);
+    const at = lines.findIndex((l) => l.startsWith('rank  step'));
+    expect(at).toBeGreaterThan(0);
+    expect(lines[at + 1]).toContain('ROOT CAUSE rank 7');
+    const shown = lines.slice(at + 2, at + 10).map((l) => /^[> ]r(\d)/.exec(l)?.[1]);
+    expect(shown).toEqual(['7', '0', '1', '2', '3', '4', '5', '6']);
+    expect(lines[at + 10]).toMatch(/^B r7: backward/);
+    expect(lines[at + 11]).toMatch(/^A r0-6:/);
+  });
+
+  it('keeps the heartbeat rows for a single rank', () => {
+    const lines = dashboard(runningState());
+    expect(lines.some((l) => l.startsWith('heartbeats'))).toBe(true);
+    expect(lines.some((l) => l.startsWith('rank  step'))).toBe(false);
+  });
+});
