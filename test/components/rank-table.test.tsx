@@ -13,6 +13,7 @@ import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
 import { Dashboard } from '../../panels/Dashboard.js';
 import { DisplayMode } from '../../panels/display.js';
+import { computeLayout } from '../../panels/layout.js';
 import { RankTable } from '../../panels/RankTable.js';
 import type { ManyRanks, RankRow } from '../../src/analysis/rank-table.js';
 import type { Frame } from '../../src/ingest/events.js';
@@ -160,11 +161,53 @@ describe('RankTable', () => {
   });
 
   it('strips escapes from remote text and stays ASCII in ASCII mode', () => {
-    const many = { ...HUNG, rootCause: { rank: 7, why: 'evil \u001b]0;title\u0007 → here' } };
+    const unknown = row(8, {
+      stepTimeS: null,
+      toksPerS: null,
+      straggler: null,
+      procState: null,
+      cpuPct: null,
+    });
+    const many = {
+      ...HUNG,
+      rows: [...HUNG.rows, unknown],
+      rootCause: { rank: 7, why: 'evil \u001b]0;title\u0007 → here' },
+    };
     const lines = table(many, 14, 80, true);
     expect(lines.join('\n')).not.toContain('\u001b');
     expect(lines.join('\n')).toMatch(/^[\x20-\x7e\n]*$/);
     expect(lines[1]).toContain('ROOT CAUSE rank 7');
+  });
+});
+
+describe('layout with the rank table', () => {
+  it('never uses more than rows - 1 lines and gives the table the full width', () => {
+    for (const [columns, rows] of [
+      [80, 24],
+      [120, 40],
+      [60, 20],
+      [80, 12],
+      [40, 8],
+    ] as const) {
+      for (const rankTableRows of [3, 12, 40]) {
+        const l = computeLayout({
+          columns,
+          rows,
+          rankCount: 8,
+          stallBanners: [],
+          gpuCount: 8,
+          processCount: 4,
+          hasDump: true,
+          rankTableRows,
+        });
+        const sum =
+          l.headerHeight + l.footerHeight + l.charts.totalHeight + l.status.height + l.bottom.height;
+        expect(sum, `${columns}x${rows}`).toBe(l.frameHeight);
+        expect(l.frameHeight).toBeLessThanOrEqual(rows - 1);
+        expect(l.status.sideBySide).toBe(false);
+        expect(l.status.hbWidth).toBe(Math.max(20, columns));
+      }
+    }
   });
 });
 
