@@ -1,5 +1,6 @@
 import { judge } from '../analysis/acceptance.js';
 import type { AnalysisResult } from '../analysis/evidence.js';
+import type { RunController } from '../runs/run-controller.js';
 import type { Session } from './session.js';
 
 export interface HeadlessOutcome {
@@ -20,17 +21,33 @@ export async function runHeadless(
     onProgress?: (line: string) => void;
   } = { localDir: (d) => d },
 ): Promise<HeadlessOutcome> {
-  await session.start();
-  const run = session.currentRun();
-  if (!run) throw new Error('the run did not start');
-  const stall = await Promise.race([run.waitForExit().then(() => null), session.stallConfirmed()]);
-  if (stall !== null && !run.exited) {
-    const how = stall.judgement ? `${stall.judgement.state}: ${stall.judgement.why}` : 'silence';
-    opts.onProgress?.(`hang confirmed: rank ${stall.rank} step ${stall.step} (${stall.where}), ${how}`);
-    await session.stopForEvidence();
+  // The session's timers and followers are unref'd (a TUI must be able to exit), and waiting on a
+  // promise holds nothing: without this, node leaves the moment the launcher's PTY closes, before
+  // the exit is seen, printing nothing with status 0.
+  const keepAlive = setInterval(() => {}, 60_000);
+  try {
+    await session.start();
+    const run = session.currentRun();
+    if (!run) throw new Error('the run did not start');
+    const stall = await Promise.race([run.waitForExit().then(() => null), session.stallConfirmed()]);
+    if (stall !== null && !run.exited) {
+      const how = stall.judgement ? `${stall.judgement.state}: ${stall.judgement.why}` : 'silence';
+      opts.onProgress?.(`hang confirmed: rank ${stall.rank} step ${stall.step} (${stall.where}), ${how}`);
+      await session.stopForEvidence();
+    }
+    await run.waitForExit();
+    return await conclude(session, run, opts, await session.finalResult());
+  } finally {
+    clearInterval(keepAlive);
   }
-  await run.waitForExit();
-  const r = await session.finalResult();
+}
+
+async function conclude(
+  session: Session,
+  run: RunController,
+  opts: { localDir: (runDir: string, runId: string) => string },
+  r: AnalysisResult,
+): Promise<HeadlessOutcome> {
   const preset = session.currentPreset();
   const verdict = judge(r, preset.acceptance, run.spec.steps);
   await session.dispose();

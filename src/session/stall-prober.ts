@@ -20,6 +20,10 @@ const CPU_WINDOW_MS = 500;
 
 interface Episode {
   sinceTs: number;
+  /** the silence's threshold when it became suspect (the spin window is twice it) */
+  thresholdS: number;
+  /** when the first stack of this silence was asked for */
+  firstAtMs: number | null;
   samples: number;
   nextAtMs: number;
   inFlight: boolean;
@@ -58,7 +62,15 @@ export class StallProber {
       if (c.judgement?.hang) continue; // confirmed: nothing more to learn
       let ep = this.episodes.get(c.rank);
       if (ep === undefined || ep.sinceTs !== c.sinceTs) {
-        ep = { sinceTs: c.sinceTs, samples: 0, nextAtMs: now, inFlight: false, unansweredAtS: null };
+        ep = {
+          sinceTs: c.sinceTs,
+          thresholdS: c.thresholdS,
+          samples: 0,
+          firstAtMs: null,
+          nextAtMs: now,
+          inFlight: false,
+          unansweredAtS: null,
+        };
         this.episodes.set(c.rank, ep);
       }
       if (ep.inFlight || now < ep.nextAtMs) continue;
@@ -108,6 +120,7 @@ export class StallProber {
     const quiet = facts === null || facts.state === 'T' || facts.state === 't' || facts.state === 'Z';
     if (ep.unansweredAtS !== null && this.dumpSince(ep.unansweredAtS)) ep.unansweredAtS = null;
     if (!quiet && ep.unansweredAtS === null && !this.stopped) {
+      ep.firstAtMs ??= started;
       const req = await this.o.sampler.request(rank, pid, 'suspect');
       if (req.outcome === 'none-within-5s' || req.outcome === 'no-handler') ep.unansweredAtS = req.ts;
       ep.samples++;
@@ -120,8 +133,19 @@ export class StallProber {
         ? Math.max(SLOW_GAP_MS, silenceMs)
         : ep.samples < QUICK_SAMPLES && ep.unansweredAtS === null
           ? QUICK_GAP_MS
-          : SLOW_GAP_MS;
+          : this.untilSpinWindow(ep, started);
     ep.nextAtMs = started + gap;
+  }
+
+  /**
+   * A spinning rank is stuck once its samples agree over max(2 × threshold, spinConfirmS): take the
+   * next sample when that window closes (not up to 5 s later), and every 5 s otherwise.
+   */
+  private untilSpinWindow(ep: Episode, nowMs: number): number {
+    if (ep.firstAtMs === null || ep.unansweredAtS !== null) return SLOW_GAP_MS;
+    const needMs = Math.max(2 * ep.thresholdS, this.o.model.evidence.judgeSettings.spinConfirmS) * 1000;
+    const left = ep.firstAtMs + needMs + 100 - nowMs;
+    return left > 0 ? Math.min(SLOW_GAP_MS, Math.max(QUICK_GAP_MS, left)) : SLOW_GAP_MS;
   }
 
   /** a dump written after an unanswered request: the handler ran at last, so ask again */
