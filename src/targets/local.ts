@@ -155,18 +155,36 @@ export class LocalTarget implements Target {
  * fs.watch is not used: it misses appends on some filesystems and cannot express "from offset N".
  */
 class LocalTail implements TailHandle, Disposable {
-  private timer: NodeJS.Timeout | null;
+  private timer: NodeJS.Timeout | null = null;
   private pos: number;
+  /** polls in a row that found nothing new: a quiet file is looked at less often (idle CPU) */
+  private quiet = 0;
   constructor(
     private readonly path: string,
     private readonly onChunk: (chunk: Buffer) => void,
     from: number,
-    pollMs: number,
+    private readonly pollMs: number,
   ) {
     this.pos = from;
-    this.timer = setInterval(() => this.poll(), pollMs);
-    this.timer.unref?.();
     this.poll();
+    this.schedule();
+  }
+  /**
+   * Every pollMs while the file grows; after 10 quiet polls the gap doubles up to 500 ms, so a run
+   * that prints nothing costs a few stat calls a second, and new bytes are still seen within 0.5 s.
+   */
+  private schedule(): void {
+    const backoff = Math.min(500, this.pollMs * 2 ** Math.max(0, Math.min(3, this.quiet - 10)));
+    this.timer = setTimeout(
+      () => {
+        const before = this.pos;
+        this.poll();
+        this.quiet = this.pos === before ? this.quiet + 1 : 0;
+        if (this.timer !== null) this.schedule();
+      },
+      Math.max(this.pollMs, backoff),
+    );
+    this.timer.unref?.();
   }
   get offset(): number {
     return this.pos;
@@ -199,7 +217,7 @@ class LocalTail implements TailHandle, Disposable {
     this.poll();
   }
   dispose(): void {
-    if (this.timer) clearInterval(this.timer);
+    if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.poll();
   }

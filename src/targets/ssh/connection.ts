@@ -147,8 +147,17 @@ export class SshConnection {
     const deadline = this.now() + timeoutMs;
     for (;;) {
       const client = await this.client(Math.max(1, deadline - this.now()));
+      let off = () => {};
+      // a request on a link that just died may never be answered: give it up when the link goes, so
+      // the retry on the new link starts (a mirror once stood still 10 s after a cut)
+      const lost = new Promise<never>((_, reject) => {
+        off = this.onState(() => {
+          if (!this.isCurrent(client)) reject(new SshError('down', `connection to ${this.label} lost`));
+        });
+      });
+      lost.catch(() => undefined);
       try {
-        return await fn(client);
+        return await Promise.race([fn(client), lost]);
       } catch (err) {
         if (err instanceof NoRetry) throw err.error;
         if (this.isCurrent(client)) throw err; // a real failure, not a lost link
@@ -158,6 +167,8 @@ export class SshConnection {
             cause: err,
           });
         }
+      } finally {
+        off();
       }
     }
   }
