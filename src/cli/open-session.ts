@@ -16,6 +16,8 @@ export interface OpenOptions {
   steps?: number;
   demo: boolean;
   stepMs?: number;
+  /** the demo's rank processes (`--ranks N`) */
+  ranks?: number;
   command?: string[];
   runsRoot?: string;
   outDir?: string;
@@ -40,7 +42,7 @@ export function openLocalSession(o: OpenOptions): Session {
     spec: {
       steps: o.steps,
       command: o.command,
-      demo: o.demo ? { stepMs: o.stepMs } : undefined,
+      demo: o.demo ? { stepMs: o.stepMs, ranks: o.ranks } : undefined,
       runsRoot: o.runsRoot,
       outDir: o.outDir,
       cwd: o.cwd,
@@ -100,7 +102,7 @@ export function openRemoteSession(target: Target, home: string, o: OpenOptions):
     spec: {
       steps: o.steps,
       command: o.command,
-      demo: o.demo ? { stepMs: o.stepMs, inRunDir: true } : undefined,
+      demo: o.demo ? { stepMs: o.stepMs, ranks: o.ranks, inRunDir: true } : undefined,
       runsRoot,
       outDir: o.outDir,
       cwd: o.cwd ?? home,

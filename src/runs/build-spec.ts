@@ -13,6 +13,8 @@ export interface SpecOptions {
   /** run the bundled demo trainer */
   demo?: {
     stepMs?: number;
+    /** rank processes (the many-rank demo); default: the lane's NSA_DEMO_RANKS, else 1 */
+    ranks?: number;
     trainerPath?: string /** a copy inside the run dir (remote boxes) */;
     inRunDir?: boolean;
   };
@@ -65,6 +67,7 @@ export function buildRunSpec(o: SpecOptions): RunSpec {
       '--out-dir',
       outDir,
       ...(o.demo.stepMs ? ['--step-ms', String(o.demo.stepMs)] : []),
+      ...(o.demo.ranks ? ['--ranks', String(o.demo.ranks)] : []),
     ];
     env = { ...env, ...preset.demoEnv };
   } else {

@@ -8,6 +8,7 @@ import { reportFailure } from '../report-failure.js';
 
 interface DemoArgs extends HostArgs {
   'step-ms'?: number;
+  ranks?: number;
   lane: string;
   steps?: number;
   'runs-dir'?: string;
@@ -23,6 +24,10 @@ export function demoCommand(deps: CliDeps): CommandModule<object, DemoArgs> {
       withHostOptions(
         y
           .option('step-ms', { type: 'number', describe: 'milliseconds per training step (default 300)' })
+          .option('ranks', {
+            type: 'number',
+            describe: 'rank processes (lanes demo-rank-stall, demo-rank-crash)',
+          })
           .option('lane', { type: 'string', default: 'baseline', describe: 'lane to start with' })
           .option('steps', { type: 'number', describe: 'steps to run (default: the lane’s)' })
           .option('runs-dir', {
@@ -43,6 +48,7 @@ export function demoCommand(deps: CliDeps): CommandModule<object, DemoArgs> {
           steps: a.steps,
           demo: true,
           stepMs: a['step-ms'],
+          ranks: a.ranks,
           runsRoot: a['runs-dir'],
         });
         if (a.headless) {

@@ -15,6 +15,7 @@ interface RunArgs extends HostArgs {
   json?: boolean;
   demo?: boolean;
   'step-ms'?: number;
+  ranks?: number;
   'runs-dir'?: string;
   'out-dir'?: string;
   cwd?: string;
@@ -43,6 +44,7 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
           .option('json', { type: 'boolean', describe: 'with --headless: print one JSON object' })
           .option('demo', { type: 'boolean', describe: 'run the bundled demo trainer instead of a command' })
           .option('step-ms', { type: 'number', describe: 'with --demo: milliseconds per step' })
+          .option('ranks', { type: 'number', describe: 'with --demo: rank processes' })
           .option('runs-dir', {
             type: 'string',
             describe: 'where run directories go (default ~/.nsa-dbg/runs)',
@@ -84,6 +86,7 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
           steps: a.steps,
           demo: !!a.demo,
           stepMs: a['step-ms'],
+          ranks: a.ranks,
           command: command.length ? command : undefined,
           runsRoot: a['runs-dir'] ?? (notebook && !a.host ? evidenceDirOf(notebook.file) : undefined),
           outDir: a['out-dir'],

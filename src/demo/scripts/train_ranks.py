@@ -1,0 +1,148 @@
+"""The demo's many-rank mode (``--ranks N``): a stdlib stand-in for N DDP ranks.
+
+The parent starts N rank processes (itself writes no heartbeat, like torchrun) and copies their
+output to its stdout with a ``[rankR]:`` prefix. Each rank writes ``heartbeat_rank{R}.jsonl`` with
+its pid, answers SIGUSR1 with a stack dump, and at the end of every step meets the others at a
+simulated collective ("all_reduce": a file barrier in the run dir). While it waits there, SIGUSR1
+stays blocked, as a rank inside a native collective cannot run its Python handler.
+
+NSA_DEMO_RANK_MODE (the lanes demo-rank-stall / demo-rank-crash):
+  stall   the last rank stalls in its backward at step NSA_DEMO_RANK_STEP (default 3) while the
+          others wait for it in the all_reduce
+  crash   the last rank raises first at that step; the others then fail in the all_reduce
+          ("Connection closed by peer")
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+
+MODE = os.environ.get("NSA_DEMO_RANK_MODE", "")
+AT_STEP = int(os.environ.get("NSA_DEMO_RANK_STEP", "3"))
+
+
+def parent(argv, ranks, out_dir):
+    procs = []
+    lock = threading.Lock()
+
+    def pump(rank, stream):
+        for line in iter(stream.readline, ""):
+            with lock:
+                sys.stdout.write(f"[rank{rank}]:{line}")
+                sys.stdout.flush()
+
+    def stop(signum, _frame):
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    os.makedirs(os.path.join(out_dir, ".demo_barrier"), exist_ok=True)
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    threads = []
+    for rank in range(ranks):
+        env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(ranks))
+        p = subprocess.Popen(
+            [sys.executable, "-u", os.path.join(here, "nsa_demo_trainer.py"), *argv],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        procs.append(p)
+        t = threading.Thread(target=pump, args=(rank, p.stdout), daemon=True)
+        t.start()
+        threads.append(t)
+    codes = [p.wait() for p in procs]
+    for t in threads:
+        t.join(timeout=2)
+    failed = [c for c in codes if c != 0]
+    sys.exit(failed[0] if failed else 0)
+
+
+class Rank:
+    def __init__(self, out_dir, steps, step_ms):
+        self.rank = int(os.environ["RANK"])
+        self.world = int(os.environ["WORLD_SIZE"])
+        self.out = out_dir
+        self.steps = steps
+        self.step_s = step_ms / 1000.0
+        self.hb = os.path.join(out_dir, f"heartbeat_rank{self.rank}.jsonl")
+        self.barrier = os.path.join(out_dir, ".demo_barrier")
+
+    def beat(self, step, msg, **extra):
+        rec = {"ts": time.time(), "pid": os.getpid(), "rank": self.rank, "step": step, "msg": msg}
+        rec.update(extra)
+        with open(self.hb, "a") as f:
+            f.write(json.dumps(rec) + "\n")
+
+    def dump_stack(self, signum, _frame):
+        frames = sys._current_frames()
+        name = os.path.join(self.out, f"stackdump_{int(time.time())}.txt")
+        with open(name, "w") as f:
+            f.write(f"Signal {signum} at {time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime())}Z\n")
+            for th in threading.enumerate():
+                f.write(f"\n--- Thread: {th.name} ({th.ident}) ---\n")
+                if th.ident in frames:
+                    f.write("".join(traceback.format_stack(frames[th.ident])))
+
+    def forward(self, step):
+        time.sleep(self.step_s / 2)
+        if MODE == "crash" and self.rank == self.world - 1 and step == AT_STEP:
+            open(os.path.join(self.barrier, f"failed_rank{self.rank}"), "w").close()
+            raise ValueError(f"bad batch at step {step}: label 7 out of range on rank {self.rank}")
+        return 5.7 - 0.01 * step
+
+    def backward(self, step):
+        if MODE == "stall" and self.rank == self.world - 1 and step == AT_STEP:
+            while True:
+                time.sleep(0.05)
+        time.sleep(self.step_s / 2)
+
+    def all_reduce(self, step):
+        """every rank's file for this step; SIGUSR1 blocked meanwhile (a native collective)"""
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+        open(os.path.join(self.barrier, f"step{step}_rank{self.rank}"), "w").close()
+        while True:
+            names = set(os.listdir(self.barrier))
+            if any(n.startswith("failed_rank") for n in names):
+                time.sleep(0.5)  # the peer's exit reaches the others a moment later
+                raise RuntimeError("[demo] all_reduce: Connection closed by peer")
+            if all(f"step{step}_rank{r}" in names for r in range(self.world)):
+                break
+            time.sleep(0.02)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
+
+    def run(self):
+        signal.signal(signal.SIGUSR1, self.dump_stack)
+        self.beat(0, "boot", phase="start")
+        for step in range(1, self.steps + 1):
+            self.beat(step, "beat", phase="step_start")
+            t0 = time.time()
+            loss = self.forward(step)
+            self.backward(step)
+            self.all_reduce(step)
+            toks = 512 / max(time.time() - t0, 1e-6)
+            self.beat(step, "progress", loss=loss, toks_per_s=toks)
+            if self.rank == 0:
+                print(f"step {step:04d} | loss {loss:.4f} | lr 1.00e-04 | toks/s {toks:.0f}", flush=True)
+        if self.rank == 0:
+            print(json.dumps({"steps": self.steps, "loss_last": loss}), flush=True)
+
+
+def main(argv, ranks, steps, step_ms, out_dir):
+    if "RANK" not in os.environ:
+        parent(argv, ranks, out_dir)
+        return
+    try:
+        Rank(out_dir, steps, step_ms).run()
+    except Exception:
+        traceback.print_exc()
+        sys.stdout.flush()
+        sys.exit(1)

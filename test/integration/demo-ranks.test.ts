@@ -1,0 +1,77 @@
+// The demo's many-rank lanes through the built CLI (headless) and `analyze`: N stdlib rank processes
+// that meet at a simulated all_reduce. The verdict names the last rank in both lanes, live and offline.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+
+const work = mkdtempSync(join(tmpdir(), 'nsa-dbg-demo-ranks-'));
+const env = { NSA_DBG_HOME: join(work, 'home') };
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+// biome-ignore lint/suspicious/noExplicitAny: the verdict JSON
+type Json = any;
+
+async function headless(
+  lane: string,
+  ranks?: number,
+): Promise<{ live: Json; offline: Json; code: number | null }> {
+  const run = await runCli(
+    [
+      'demo',
+      '--headless',
+      '--json',
+      '--lane',
+      lane,
+      ...(ranks === undefined ? [] : ['--ranks', String(ranks)]),
+      '--steps',
+      '8',
+      '--step-ms',
+      '100',
+      '--runs-dir',
+      join(work, 'runs'),
+    ],
+    { env, timeoutMs: 240_000 },
+  );
+  const last = run.stdout.trim().split('\n').pop() ?? '';
+  if (!last.startsWith('{'))
+    throw new Error(`${lane}: no JSON (exit ${run.code}): ${run.stderr.slice(-500)}`);
+  const live = JSON.parse(last);
+  const an = await runCli(['analyze', String(live.runDir), '--json'], { env });
+  return { live, offline: JSON.parse(an.stdout), code: run.code };
+}
+
+describe('demo --ranks N', () => {
+  it('demo-rank-stall: the last rank stalls in backward, the others wait in the all_reduce; it is named', async () => {
+    const { live, offline, code } = await headless('demo-rank-stall', 3);
+    expect(code).toBe(1);
+    expect(live.verdict).toBe('hang');
+    expect(live.stall).toMatchObject({ rank: 2, step: 3, state: 'stuck' });
+    expect(live.stall.rootCause).toMatchObject({ rank: 2, waiting: [0, 1] });
+    expect(live.stackDiff.noDump).toEqual([0, 1]);
+    expect(live.stackDiff.groups).toHaveLength(1);
+    expect(live.stackDiff.groups[0]).toMatchObject({ ranks: [2], odd: true, inCollective: false });
+    expect(live.stackDiff.groups[0].userTop.function).toBe('backward');
+    // a dump request per rank; the waiting ones blocked (their handler cannot run)
+    const asked = new Map<number, string>(live.dumpRequests.map((d: Json) => [d.rank, d.outcome]));
+    expect(Object.fromEntries(asked)).toEqual({ 0: 'none-within-5s', 1: 'none-within-5s', 2: 'written' });
+    expect(offline.verdict).toBe('hang');
+    expect(offline.stall).toEqual(live.stall);
+    // one heartbeat file per rank, each with its own pid
+    const files = readdirSync(live.runDir).filter((f) => /^heartbeat_rank\d\.jsonl$/.test(f));
+    expect(files.sort()).toEqual(['heartbeat_rank0.jsonl', 'heartbeat_rank1.jsonl', 'heartbeat_rank2.jsonl']);
+    const pids = files.map((f) => JSON.parse(readFileSync(join(live.runDir, f), 'utf8').split('\n')[0]!).pid);
+    expect(new Set(pids).size).toBe(3);
+  }, 240_000);
+
+  it('demo-rank-crash (the lane’s 4 ranks): the last rank raises first and is named over the others’ failures', async () => {
+    const { live, offline, code } = await headless('demo-rank-crash');
+    expect(code).toBe(1);
+    expect(live.verdict).toBe('crash');
+    expect(live.crash).toMatchObject({ rank: 3, step: 3, exception: 'ValueError', basis: 'first-exception' });
+    expect(live.crash.frame.function).toBe('forward');
+    expect(live.crash.consequences.map((c: Json) => c.rank).sort()).toEqual([0, 1, 2]);
+    expect(offline.crash).toEqual(live.crash);
+  }, 240_000);
+});
