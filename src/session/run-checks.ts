@@ -14,6 +14,8 @@ import { askEverySilentRank, describeDumps, dumpEveryRank } from './rank-dumps.j
 import { StallProber } from './stall-prober.js';
 import type { HotFramesView } from './state.js';
 
+const CULPRIT_WAIT_MS = 15_000;
+
 export class RunChecks {
   private readonly sampler: StackSampler;
   private readonly prober: StallProber;
@@ -81,9 +83,27 @@ export class RunChecks {
     void this.prober
       .recordNow(c.rank)
       .then(() => askEverySilentRank(this.sampler, this.model, (r) => this.pidOf(r)))
+      .then(() => this.culpritsJudged())
       .then(() => {
         for (const w of this.waiters.splice(0)) w(c);
       });
+  }
+
+  /**
+   * On many ranks the first confirmed silence is often a rank waiting in a collective (blocked,
+   * idle); the culprit whose stack is in its own code may still be between samples. Its judgement is
+   * what the verdict names, so the stop waits (the prober keeps sampling) until no silent rank that
+   * answers dumps is still being checked, at most 15 s.
+   */
+  private async culpritsJudged(): Promise<void> {
+    const deadline = Date.now() + CULPRIT_WAIT_MS;
+    while (Date.now() < deadline) {
+      const open = this.model
+        .silences(Date.now())
+        .some((c) => c.judgement?.state === 'checking' && c.judgement.evidence.samples > 0);
+      if (!open) return;
+      await new Promise((r) => setTimeout(r, 250));
+    }
   }
 
   /** resolves when this run's silence is confirmed as a hang (never, if it is not) */
