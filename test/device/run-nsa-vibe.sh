@@ -6,18 +6,7 @@
 # and antlr4). Output goes to $OUT. Usage: run-nsa-vibe.sh LANE STEPS [TAG]
 set -u
 LANE=${1:-baseline}; STEPS=${2:-6}; TAG=${3:-$LANE}
-REPO=$PWD
-mkdir -p /tmp/nsa-bin /tmp/nsa-app /tmp/nv /tmp/pylib
-[ -x /tmp/nsa-bin/node ] || { xz -dc "$REPO/.device/node.xz" > /tmp/nsa-bin/node && chmod +x /tmp/nsa-bin/node; }
-[ -f /tmp/nsa-app/package.json ] || tar xJf "$REPO/.device/app.tar.xz" -C /tmp/nsa-app
-[ -d /tmp/nv/scripts ] || tar xf "$REPO/.device/nsa-vibe.tar" -C /tmp/nv
-[ -d /tmp/pylib/omegaconf ] || tar xf "$REPO/.device/pylib.tar" -C /tmp/pylib
-export PATH=/tmp/nsa-bin:$PATH PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/pylib:/tmp/nv
-# the smoke config, small, logging every step, writing into the run dir nsa-dbg gives it
-sed -e 's/seq_len: 1024/seq_len: 512/' -e 's/log_every: 20/log_every: 1/' \
-  -e 's#out_dir: "artifacts/small_smoke"#out_dir: "${oc.env:NSA_DBG_OUT_DIR,artifacts/x}"#' \
-  /tmp/nv/configs/m7c_small_smoke.yaml > /tmp/nv/configs/dbg_small.yaml
-export CONFIG=configs/dbg_small.yaml
+. test/device/nsa-vibe-env.sh
 # lanes of this check (user lanes are read from ./.nsa-dbg/presets of the working dir)
 mkdir -p /tmp/nv/.nsa-dbg/presets && cp "$REPO"/test/device/lanes/*.yaml /tmp/nv/.nsa-dbg/presets/
 { node --version; python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name(0))'

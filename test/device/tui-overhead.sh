@@ -5,17 +5,7 @@
 # for run-nsa-vibe.sh. Usage: tui-overhead.sh PAIRS STEPS
 set -u
 PAIRS=${1:-3}; STEPS=${2:-8}
-REPO=$PWD
-mkdir -p /tmp/nsa-bin /tmp/nsa-app /tmp/nv /tmp/pylib
-[ -x /tmp/nsa-bin/node ] || { xz -dc "$REPO/.device/node.xz" > /tmp/nsa-bin/node && chmod +x /tmp/nsa-bin/node; }
-[ -f /tmp/nsa-app/package.json ] || tar xJf "$REPO/.device/app.tar.xz" -C /tmp/nsa-app
-[ -d /tmp/nv/scripts ] || tar xf "$REPO/.device/nsa-vibe.tar" -C /tmp/nv
-[ -d /tmp/pylib/omegaconf ] || tar xf "$REPO/.device/pylib.tar" -C /tmp/pylib
-export PATH=/tmp/nsa-bin:$PATH PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/pylib:/tmp/nv
-sed -e 's/seq_len: 1024/seq_len: 512/' -e 's/log_every: 20/log_every: 1/' \
-  -e 's#out_dir: "artifacts/small_smoke"#out_dir: "${oc.env:NSA_DBG_OUT_DIR,artifacts/x}"#' \
-  /tmp/nv/configs/m7c_small_smoke.yaml > /tmp/nv/configs/dbg_small.yaml
-export CONFIG=configs/dbg_small.yaml
+. test/device/nsa-vibe-env.sh
 cd /tmp/nv
 median() { grep -o 'toks/s [0-9.]*' "$1" | awk 'NR>1{print $2}' | sort -n | awk '{a[NR]=$1} END{print (NR%2? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 for i in $(seq 1 "$PAIRS"); do
