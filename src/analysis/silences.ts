@@ -8,7 +8,7 @@ import { mainThread, mainThreadTop } from '../ingest/stackdump.js';
 import type { EvidenceState } from './evidence.js';
 import type { SuspectReport } from './result.js';
 import type { StallInfo } from './stall-detector.js';
-import { judgeSilence, type SampledFrame, type SilenceJudgement } from './stall-judge.js';
+import { cpuBusy, judgeSilence, type SampledFrame, type SilenceJudgement } from './stall-judge.js';
 import { userFrame } from './user-frame.js';
 
 export interface CurrentSilence extends StallInfo {
@@ -54,7 +54,7 @@ function judge(s: EvidenceState, rank: number, sinceTs: number, nowS: number, th
 /** busy as the judge counts it: runnable (R), or at least half a core */
 function cpuBusyOf(j: SilenceJudgement | null, fallback: boolean | null): boolean | null {
   if (j === null || (j.evidence.cpuPct === null && j.evidence.procState === null)) return fallback;
-  return j.evidence.procState === 'R' || (j.evidence.cpuPct ?? 0) >= 50;
+  return cpuBusy(j.evidence.procState, j.evidence.cpuPct);
 }
 
 export function currentSilences(s: EvidenceState, nowS: number): CurrentSilence[] {

@@ -71,6 +71,14 @@ export interface SilenceInput {
 const frameKey = (f: Frame | null) => (f === null ? '?' : `${f.file}:${f.line}:${f.function}`);
 const fmt = (f: Frame | null) => (f === null ? '?' : `${f.function} (${f.file}:${f.line})`);
 
+/**
+ * Whether a process burns CPU. Runnable (R) wants the CPU: on a box shared with other work a
+ * spinning rank may get less than half a core, and it is still busy.
+ */
+export function cpuBusy(state: ProcState | null, cpuPct: number | null): boolean {
+  return state === 'R' || (cpuPct !== null && cpuPct >= BUSY_PCT);
+}
+
 export function judgeSilence(i: SilenceInput, settings: JudgeSettings = DEFAULT_JUDGE): SilenceJudgement {
   const procs = i.procs.filter((p) => p.ts >= i.sinceTs).sort((a, b) => a.ts - b.ts);
   const dumps = i.dumps.filter((d) => d.ts >= i.sinceTs).sort((a, b) => a.ts - b.ts);
@@ -103,9 +111,7 @@ export function judgeSilence(i: SilenceInput, settings: JudgeSettings = DEFAULT_
     return out('busy', false, `busy, not stuck: frames move (${hot.replace(/:(\d+):/g, ':$1 ')})`);
   }
 
-  // runnable (R) wants the CPU: on a box shared with other work a spinning rank may get less than
-  // half a core, and it is still busy
-  const busy = state === 'R' || (cpuPct !== null && cpuPct >= BUSY_PCT);
+  const busy = cpuBusy(state, cpuPct);
   // idle needs the newest two readings idle (or the only one, if the process was read once)
   const idleReadings = procs.filter((p) => p.cpuPct !== null).slice(-2);
   const idle =
@@ -151,7 +157,7 @@ export function judgeSilence(i: SilenceInput, settings: JudgeSettings = DEFAULT_
     (r) =>
       r.outcome === 'none-within-5s' &&
       dumps.some((d) => d.ts >= r.ts) &&
-      procs.some((p) => p.ts >= r.ts && (p.state === 'R' || (p.cpuPct ?? 0) >= BUSY_PCT)),
+      procs.some((p) => p.ts >= r.ts && cpuBusy(p.state, p.cpuPct)),
   );
   if (late !== undefined) {
     const back = dumps.find((d) => d.ts >= late.ts)!;
