@@ -147,7 +147,9 @@ export class StackSampler {
 
   private async waitForDump(before: Set<string>, atS: number): Promise<string | undefined> {
     const deadline = Date.now() + DUMP_WAIT_MS;
-    while (Date.now() < deadline) {
+    // closed: the run is being stopped and this request will not be recorded, so the stop need not
+    // wait out the 5 s (a dump that still comes is filed with no rank)
+    while (Date.now() < deadline && !this.closed) {
       // a new file, or one rewritten since (dump names are whole seconds: a second dump in the same
       // second overwrites the first, which is why samples are taken ≥ 1.5 s apart)
       const hit = this.o

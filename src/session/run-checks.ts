@@ -136,6 +136,17 @@ export class RunChecks {
     this.sampler.close();
   }
 
+  /**
+   * Before a stop signals the trainer: no new checks, every request in flight done, and the second
+   * of the last filed dump's name over. A stop frees ranks blocked in a collective, which then answer
+   * their pending SIGUSR1; dumps are named by the second, so such a late answer written in that same
+   * second would overwrite the filed dump (the verdict would read one stack, `analyze` another).
+   */
+  async stopQuietly(): Promise<void> {
+    this.stop();
+    await this.sampler.quiet();
+  }
+
   /** stop, and resolve once every stack request in flight has been recorded */
   settle(): Promise<void> {
     this.stop();

@@ -293,8 +293,9 @@ export class Session implements SessionController {
     this.phase = 'stopping';
     this.dirty = true;
     // nothing learnt while the processes are being stopped is about the run (handlers are reset
-    // during teardown): the checks end here
-    this.checks?.stop();
+    // during teardown): the checks end here, and the stop waits until no filed dump can be
+    // overwritten by a late answer
+    await this.checks?.stopQuietly();
     // a confirmed hang never polls .HALT: straight to SIGINT, then SIGKILL
     const stalled = this.model.confirmedStall(Date.now()) !== null;
     debugLog(`run ${run.spec.runId}: stopping (stalled=${stalled}, byUser=${byUser})`);

@@ -1,0 +1,98 @@
+/**
+ * The stack sampler against real processes (python3 with a SIGUSR1 handler, LocalTarget): a stop may
+ * only signal the trainer once no filed dump can be overwritten. Dumps are named by the second
+ * (like nsa-vibe's), so `quiet()` resolves only after the second of the last filed dump; and a
+ * request still waiting for its dump when the run is being stopped (closed) gives up at once
+ * instead of holding the stop for the 5 s dump wait.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PROBES_FILE, parseProbeLine } from '../../src/ingest/probes.js';
+import { DUMP_WAIT_MS, StackSampler } from '../../src/runs/stack-sampler.js';
+import { LocalTarget } from '../../src/targets/local.js';
+import { waitUntil } from '../helpers/wait.js';
+
+// a handler that writes a dump named by the second (ANSWER=1), or one that never writes (ANSWER=0)
+const TRAINER = `
+import os, signal, sys, time
+out = sys.argv[1]
+def dump(signum, frame):
+    if os.environ["ANSWER"] == "1":
+        with open(os.path.join(out, "stackdump_%d.txt" % int(time.time())), "w") as f:
+            f.write("Signal 10 at %sZ\\n" % time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()))
+signal.signal(signal.SIGUSR1, dump)
+print("ready", flush=True)
+while True:
+    time.sleep(0.05)
+`;
+
+const children: ChildProcess[] = [];
+const dirs: string[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) c.kill('SIGKILL');
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+async function trainer(answer: boolean): Promise<{ pid: number; dir: string; sampler: StackSampler }> {
+  const dir = mkdtempSync(join(tmpdir(), 'nsa-sampler-'));
+  dirs.push(dir);
+  const child = spawn('python3', ['-u', '-c', TRAINER, dir], {
+    env: { ...process.env, ANSWER: answer ? '1' : '0' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(child);
+  let out = '';
+  child.stdout!.on('data', (b: Buffer) => {
+    out += b.toString();
+  });
+  await waitUntil(() => out.includes('ready'), { what: 'the handler installed' });
+  const sampler = new StackSampler({
+    target: new LocalTarget(),
+    runDir: dir,
+    outDir: dir,
+    dumpsSeen: () =>
+      readdirSync(dir)
+        .filter((f) => f.startsWith('stackdump_'))
+        .map((file) => ({ file, ts: Number(/_(\d+)\.txt$/.exec(file)![1]) })),
+    trainerNowS: () => Date.now() / 1000,
+    pollMs: 20,
+  });
+  return { pid: child.pid!, dir, sampler };
+}
+
+const records = (dir: string) =>
+  readFileSync(join(dir, PROBES_FILE), 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map(parseProbeLine);
+
+describe('stack sampler: a stop never lets a late dump overwrite a filed one', () => {
+  it('quiet() resolves only once the second the filed dump is named by is over', async () => {
+    const { pid, dir, sampler } = await trainer(true);
+    const req = await sampler.request(0, pid, 'suspect');
+    expect(req.outcome).toBe('written');
+    const second = Number(/_(\d+)\.txt$/.exec(req.file!)![1]);
+    await sampler.quiet();
+    // a dump written from now on is named by a later second than the filed one
+    expect(Date.now() / 1000).toBeGreaterThanOrEqual(second + 1);
+    expect(records(dir)).toMatchObject([{ kind: 'dump-request', rank: 0, outcome: 'written', file: req.file }]);
+  });
+
+  it('closed while a request waits for its dump: it gives up unrecorded, and quiet() does not wait 5 s', async () => {
+    const { pid, dir, sampler } = await trainer(false);
+    const t0 = Date.now();
+    const pending = sampler.request(1, pid, 'suspect');
+    // the signal went out (the process answers nothing): now the run is being stopped
+    await waitUntil(() => Date.now() - t0 > 300);
+    sampler.close();
+    await sampler.quiet();
+    const req = await pending;
+    expect(req.outcome).toBe('none-within-5s');
+    expect(Date.now() - t0).toBeLessThan(DUMP_WAIT_MS);
+    // nothing learnt during a stop is evidence: no record
+    expect(readdirSync(dir)).not.toContain(PROBES_FILE);
+  });
+});
