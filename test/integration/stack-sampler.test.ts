@@ -78,7 +78,9 @@ describe('stack sampler: a stop never lets a late dump overwrite a filed one', (
     await sampler.quiet();
     // a dump written from now on is named by a later second than the filed one
     expect(Date.now() / 1000).toBeGreaterThanOrEqual(second + 1);
-    expect(records(dir)).toMatchObject([{ kind: 'dump-request', rank: 0, outcome: 'written', file: req.file }]);
+    expect(records(dir)).toMatchObject([
+      { kind: 'dump-request', rank: 0, outcome: 'written', file: req.file },
+    ]);
   });
 
   it('closed while a request waits for its dump: it gives up unrecorded, and quiet() does not wait 5 s', async () => {
