@@ -41,8 +41,13 @@ export class StackSampler {
 
   constructor(private readonly o: StackSamplerOptions) {}
 
-  /** append one record to the probe file on the target (read back by the follower like any file) */
+  /**
+   * append one record to the probe file on the target (read back by the follower like any file).
+   * Once closed nothing is appended: the run is ending, and its files' final read (the mirror's
+   * last drain, the verdict) must not be overtaken by a check that was still reading /proc.
+   */
   record(e: ProbeEvent): Promise<void> {
+    if (this.closed) return this.writes;
     const path = `${this.o.runDir}/${PROBES_FILE}`;
     this.writes = this.writes
       .then(() => this.o.target.exec(['sh', '-c', 'printf "%s" "$1" >> "$2"', 'sh', probeLine(e), path]))

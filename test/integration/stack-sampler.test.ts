@@ -97,4 +97,13 @@ describe('stack sampler: a stop never lets a late dump overwrite a filed one', (
     // nothing learnt during a stop is evidence: no record
     expect(readdirSync(dir)).not.toContain(PROBES_FILE);
   });
+
+  it('closed: a check that was still reading /proc appends nothing (the files were read for the last time)', async () => {
+    const { pid, dir, sampler } = await trainer(true);
+    await sampler.record({ kind: 'proc', ts: 1, rank: 0, pid, state: 'S', cpuPct: 0 });
+    sampler.close();
+    await sampler.record({ kind: 'proc', ts: 2, rank: 0, pid, state: 'S', cpuPct: 0 });
+    await sampler.idle();
+    expect(records(dir).map((r) => r?.ts)).toEqual([1]);
+  });
 });
