@@ -10,6 +10,7 @@
  *   stdout.log (or the `logs` given)             streamed through LineSplitter + StdoutParser
  * Heartbeats go first so that timestamps exist before the stdout lines refer to steps.
  */
+
 import { createReadStream } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -19,7 +20,9 @@ import { parseNvidiaSmiLine } from '../ingest/nvidia-smi.js';
 import { PROBES_FILE, parseProbeLine } from '../ingest/probes.js';
 import { DUMP_FILE, parseStackDump } from '../ingest/stackdump.js';
 import { StdoutParser } from '../ingest/stdout-parser.js';
-import { type DetectorSettings, evidenceOptionsOf } from '../presets/preset.js';
+import { evidenceOptionsOf } from '../presets/preset.js';
+import type { RunSpec } from '../runs/launcher.js';
+import { NODES_FILE } from '../slurm/node-map.js';
 import { Evidence, type EvidenceOptions } from './evidence.js';
 import type { AnalysisResult } from './result.js';
 
@@ -47,14 +50,25 @@ export interface AnalyzeOptions {
 }
 
 /** What nsa-dbg recorded about how this run is judged: the lane's detector settings and step regex. */
-async function runSettings(dir: string): Promise<{ evidence?: EvidenceOptions; stepRegex?: RegExp }> {
+interface RunSettings {
+  evidence?: EvidenceOptions;
+  stepRegex?: RegExp;
+  /** a Slurm run: stdout.log has srun's task labels */
+  srun?: boolean;
+}
+
+async function runSettings(dir: string): Promise<RunSettings> {
   const text = await readFile(join(dir, 'command.json'), 'utf8').catch(() => null);
   if (text === null) return {};
   try {
-    const spec = JSON.parse(text) as { detector?: DetectorSettings; stepRegex?: unknown };
-    const out: { evidence?: EvidenceOptions; stepRegex?: RegExp } = {};
+    const spec = JSON.parse(text) as Partial<RunSpec>;
+    const out: RunSettings = {};
     if (spec.detector && typeof spec.detector === 'object') out.evidence = evidenceOptionsOf(spec.detector);
     if (typeof spec.stepRegex === 'string') out.stepRegex = new RegExp(spec.stepRegex);
+    if (spec.launcher?.slurm) {
+      out.srun = true;
+      out.evidence = { ...out.evidence, nprocPerNode: spec.launcher.nprocPerNode };
+    }
     return out;
   } catch {
     return {}; // a damaged command.json: judge with the defaults
@@ -129,13 +143,23 @@ export async function analyzeDir(dir: string, opts: AnalyzeOptions = {}): Promis
     for (const line of splitter.flush()) onLine(line);
   }
 
+  // where each rank runs, before the output whose `[defaultN]:` it resolves
+  if (names.includes(NODES_FILE)) {
+    recognised++;
+    await streamFile(join(dir, NODES_FILE), (chunk) => evidence.nodes.push(chunk.toString('utf8')));
+    evidence.nodes.push('\n');
+  }
+
   const logs = opts.logs ?? (names.includes('stdout.log') ? [join(dir, 'stdout.log')] : []);
   for (const log of logs) {
     const info = await stat(log).catch(() => null);
     if (info === null || !info.isFile()) throw new UnusableInputError(`log file not found: ${log}`);
     recognised++;
     const splitter = new LineSplitter();
-    const parser = new StdoutParser({ stepRegex });
+    const parser = new StdoutParser({
+      stepRegex,
+      ...(recorded.srun ? { srunTasks: evidence.nodes } : {}),
+    });
     await streamFile(log, (chunk) => {
       for (const line of splitter.push(chunk)) for (const e of parser.push(line)) evidence.addEvent(e);
     });

@@ -3,6 +3,7 @@
  * (offline), and `result()` gives the verdict at any moment. Only facts are collected here; the
  * decision is in verdict.ts.
  */
+
 import type {
   BeatEvent,
   DumpEvent,
@@ -12,6 +13,7 @@ import type {
   ProcProbeEvent,
   TracebackEvent,
 } from '../ingest/events.js';
+import { NodeMap } from '../slurm/node-map.js';
 import { type ManyRanks, manyRanksLive, type RankRow, rankRows } from './rank-table.js';
 import type { AnalysisResult } from './result.js';
 import { matchOutput, matchSource, type Signature } from './signatures.js';
@@ -35,6 +37,8 @@ const MAX_PROBES = 20_000;
 export interface EvidenceOptions {
   detector?: StallDetectorOptions;
   judge?: Partial<JudgeSettings>;
+  /** ranks per node of a multi-node run (where ranks are placed before nodes.jsonl says) */
+  nprocPerNode?: number;
 }
 
 export interface OrderedTraceback {
@@ -68,6 +72,8 @@ export interface EvidenceState {
   dumps: Map<string, DumpEvent>;
   procProbes: ProcProbeEvent[];
   dumpRequests: DumpRequestEvent[];
+  /** which node each rank runs on (multi-node runs: nodes.jsonl) */
+  nodes: NodeMap;
   /**
    * nsa-dbg checks silent ranks on the box (live, or a folder with its probe file): silence alone is
    * then only a suspicion. Without it (someone else's capture) silence past the threshold is a hang.
@@ -96,6 +102,7 @@ export class Evidence {
 
   constructor(opts: EvidenceOptions = {}) {
     this.s = {
+      nodes: new NodeMap(opts.nprocPerNode),
       detector: new StallDetector(opts.detector),
       procProbes: [],
       dumpRequests: [],
@@ -246,6 +253,11 @@ export class Evidence {
         if (sig !== undefined) this.hit(sig, `${base}: num_ooms=${ooms}`, 0);
       }
     }
+  }
+
+  /** where each rank runs (a multi-node run's nodes.jsonl) */
+  get nodes(): NodeMap {
+    return this.s.nodes;
   }
 
   /** the one stall detector of this run (live panels and verdicts read the same object) */

@@ -35,6 +35,9 @@ export interface RankRow {
   /** the newest probe of the rank's process on the box (probes run while a rank is silent) */
   procState: ProcState | null;
   cpuPct: number | null;
+  /** a multi-node run: the node the rank runs on and its rank there */
+  node?: string;
+  localRank?: number;
 }
 
 export interface ManyRanks {
@@ -92,12 +95,13 @@ export function rankRows(s: EvidenceState, steps: Array<{ rank: number; step: nu
   const times = new Map(steps.map((r) => [r.rank, stepTime(recs.get(r.rank) ?? [])]));
   const known = [...times.values()].filter((t): t is number => t !== null && t > 0);
   const par = median(known);
-  return steps.map((r) => {
+  const rows = steps.map((r) => {
     const t = times.get(r.rank) ?? null;
     const lag = leader - r.step;
     const ratio = t !== null && par !== null && par > 0 ? t / par : null;
     const p = probe.get(r.rank);
-    return {
+    const place = s.nodes.placeOf(r.rank);
+    const row: RankRow = {
       rank: r.rank,
       step: r.step,
       lag,
@@ -107,7 +111,15 @@ export function rankRows(s: EvidenceState, steps: Array<{ rank: number; step: nu
       procState: p?.state ?? null,
       cpuPct: p?.cpuPct ?? null,
     };
+    if (place !== undefined) {
+      row.node = place.node;
+      row.localRank = place.localRank;
+    }
+    return row;
   });
+  // grouped by node (agent order), rank order within a node
+  const task = (r: RankRow) => s.nodes.placeOf(r.rank)?.task ?? Number.MAX_SAFE_INTEGER;
+  return rows.sort((a, b) => task(a) - task(b) || a.rank - b.rank);
 }
 
 /** live: the culprit of the current multi-rank silence, and the stacks taken in it */

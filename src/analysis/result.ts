@@ -29,6 +29,8 @@ export interface StallReport {
   frame?: Frame | null;
   /** on many ranks: why this rank is the one the others wait for (stall-culprit.ts) */
   rootCause?: StallCulprit;
+  /** a multi-node run: the node the rank runs on */
+  node?: string;
 }
 
 /** A silence that was checked on the box and found busy, not stuck. */
@@ -63,6 +65,8 @@ export type { ProcState };
 
 export interface CrashReport {
   rank: number;
+  /** a multi-node run: the node the rank ran on */
+  node?: string;
   step: number;
   exception: string;
   message: string;

@@ -290,12 +290,17 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
     stackDiff: stackDiffOf(s, silences),
     detector: { ...s.detector.settings(), ...s.judge },
   };
+  // multi-node: the culprit's node goes with its rank
+  const nodeOf = (rank: number) => s.nodes.placeOf(rank)?.node;
+  if (stall && nodeOf(stall.rank)) stall.node = nodeOf(stall.rank);
+  if (crash && nodeOf(crash.rank)) crash.node = nodeOf(crash.rank);
   result.summary = summarize(result);
   return result;
 }
 
 export function summarize(r: AnalysisResult): string {
-  const at = (p: StallReport) => `step ${p.step} (${p.where}), rank ${p.rank}`;
+  const at = (p: StallReport) =>
+    `step ${p.step} (${p.where}), rank ${p.rank}${p.node ? ` on ${p.node}` : ''}`;
   switch (r.verdict) {
     case 'nan': {
       const ex =
@@ -308,7 +313,10 @@ export function summarize(r: AnalysisResult): string {
       const c = r.crash;
       if (c === null) return `crash (exit ${r.exitCode ?? '?'})`;
       const where = c.frame ? ` in ${c.frame.function} (${c.frame.file}:${c.frame.line})` : '';
-      const who = c.ranks && c.ranks.length > 1 ? `ranks ${c.ranks.join(', ')}` : `rank ${c.rank}`;
+      const who =
+        c.ranks && c.ranks.length > 1
+          ? `ranks ${c.ranks.join(', ')}`
+          : `rank ${c.rank}${c.node ? ` on ${c.node}` : ''}`;
       const tr =
         c.torchrunRootCause !== undefined && c.torchrunRootCause !== c.rank
           ? ` (torchrun's first observed failure: rank ${c.torchrunRootCause})`

@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { join, relative } from 'node:path';
 import { loadPresets } from '../presets/load.js';
 import type { Preset } from '../presets/preset.js';
-import { DEMO_DIR_IN_RUN, demoShimPath } from '../runs/build-spec.js';
+import { DEMO_DIR_IN_RUN, demoShimPath, type SpecOptions } from '../runs/build-spec.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { mirrorFollower } from '../runs/mirror-follower.js';
 import { Session } from '../session/session.js';
@@ -27,6 +27,8 @@ export interface OpenOptions {
   attachRunDir?: string;
   /** lanes to run from (the notebook passes a lane with a cell's edited env); default: loadPresets() */
   presets?: Map<string, Preset>;
+  /** submit as a Slurm job (`--slurm`) */
+  slurm?: SpecOptions['slurm'];
 }
 
 function terminalSize() {
@@ -46,14 +48,16 @@ export function openLocalSession(o: OpenOptions): Session {
       runsRoot: o.runsRoot,
       outDir: o.outDir,
       cwd: o.cwd,
+      slurm: o.slurm,
     },
     smi: (spec) => (o.demo ? ['python3', demoShimPath(), '--demo-run-dir', spec.outDir] : ['nvidia-smi']),
     simulated: o.demo,
     publishMs: o.publishMs,
     terminal: terminalSize(),
     attachRunDir: o.attachRunDir,
-    // an attached local run was started detached by someone else: leave it running
-    leaveRunningOnQuit: !!o.attachRunDir,
+    // an attached local run was started detached by someone else, and a Slurm job outlives us
+    // (`K` cancels it): leave them running
+    leaveRunningOnQuit: !!o.attachRunDir || !!o.slurm,
   });
 }
 
@@ -106,6 +110,7 @@ export function openRemoteSession(target: Target, home: string, o: OpenOptions):
       runsRoot,
       outDir: o.outDir,
       cwd: o.cwd ?? home,
+      slurm: o.slurm,
     },
     smi: (spec) =>
       o.demo || spec.demo

@@ -59,10 +59,22 @@ const TAGS: Record<string, string> = {
 export interface StdoutParserOptions {
   /** a preset's step-line regex: named groups `step`, `loss`, optional `toks`, `lr` */
   stepRegex?: RegExp;
+  /**
+   * Output of `srun --label` (a Slurm run): each line starts with the task that printed it (`1: `),
+   * one torchrun agent per task, so `[default0]:` is local rank 0 of that task's node; this gives
+   * its global rank.
+   */
+  srunTasks?: { globalRank(task: number, localRank: number): number };
 }
+
+/** srun --label: the task id, right-aligned to the widest one, then `: ` */
+const SRUN_LABEL = /^ *(\d+): /;
 
 export class StdoutParser {
   private readonly stepRegex: RegExp | undefined;
+  private readonly srunTasks: StdoutParserOptions['srunTasks'];
+  /** the srun task of the line being handled (Slurm runs) */
+  private task: number | undefined;
   /** active traceback per rank (-1: lines without a rank prefix) */
   private readonly tracebacks = new Map<number, TracebackBuilder>();
   private metricsLines: string[] | null = null;
@@ -73,6 +85,19 @@ export class StdoutParser {
 
   constructor(opts: StdoutParserOptions = {}) {
     this.stepRegex = opts.stepRegex;
+    this.srunTasks = opts.srunTasks;
+  }
+
+  /** a local rank as printed by the current line's torchrun agent → the global rank */
+  private globalOf(local: number): number {
+    return this.task === undefined || this.srunTasks === undefined
+      ? local
+      : this.srunTasks.globalRank(this.task, local);
+  }
+
+  /** tracebacks are kept per rank; lines of an agent itself (no rank) per task */
+  private tbKey(rank: number | undefined): number {
+    return rank ?? (this.task === undefined ? -1 : -2 - this.task);
   }
 
   push(rawLine: string): IngestEvent[] {
@@ -101,19 +126,29 @@ export class StdoutParser {
     const corrupt = rawLine.indexOf('\u0000') >= 0 || rawLine.indexOf('\ufffd') >= 0;
     let line = CONTROL_OR_ESC.test(rawLine) ? stripTerminalEscapes(rawLine) : rawLine;
     let rank: number | undefined;
+    this.task = undefined;
+    if (this.srunTasks !== undefined) {
+      const m = SRUN_LABEL.exec(line);
+      if (m !== null) {
+        this.task = Number(m[1]);
+        line = line.slice(m[0].length);
+      }
+    }
     if (line.charCodeAt(0) === 91 && (line.startsWith('[rank') || line.startsWith('[default'))) {
       const m = RANK_PREFIX.exec(line);
       if (m !== null) {
-        rank = Number(m[1]);
+        // `[rankN]` is already global; `[defaultN]` is the agent's local rank
+        rank = line.startsWith('[rank') ? Number(m[1]) : this.globalOf(Number(m[1]));
         line = line.slice(m[0].length);
       }
     }
     if (this.metricsLines !== null && this.feedMetrics(line, out)) return;
-    const tb = this.tracebacks.get(rank ?? -1);
+    const key = this.tbKey(rank);
+    const tb = this.tracebacks.get(key);
     if (tb !== undefined) {
       const r = tb.feed(line);
       if (r === 'more') return;
-      this.tracebacks.delete(rank ?? -1);
+      this.tracebacks.delete(key);
       out.push(tb.finish());
       if (r === 'done') return;
     }
@@ -135,7 +170,7 @@ export class StdoutParser {
         return;
       }
     } else if (c === 84 /* T */ && line.startsWith('Traceback (most recent call last)')) {
-      this.tracebacks.set(rank ?? -1, new TracebackBuilder(rank));
+      this.tracebacks.set(this.tbKey(rank), new TracebackBuilder(rank));
       return;
     } else if (c === 123 /* { */) {
       if (line.trimEnd() === '{') {
@@ -146,7 +181,7 @@ export class StdoutParser {
     } else if (c === 105 /* i */ && line.startsWith('iter ')) {
       if (this.emitStep(parseNanoGpt(line), line, rank, out)) return;
     } else if (c === 82 /* R */ && line === ROOT_CAUSE_HEADER) {
-      this.tracebacks.set(rank ?? -1, new TracebackBuilder(rank, true));
+      this.tracebacks.set(this.tbKey(rank), new TracebackBuilder(rank, true));
       return;
     }
     if (line.includes('step:') && line.includes('loss:')) {
@@ -165,7 +200,7 @@ export class StdoutParser {
       const m = TORCHRUN_FAILED.exec(line);
       if (m !== null) {
         log.tag = 'torchrun';
-        log.rank = Number(m[2]);
+        log.rank = this.globalOf(Number(m[2]));
       }
     }
     this.lastTag = log.tag;

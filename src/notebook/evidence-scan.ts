@@ -13,7 +13,7 @@ import { maskText } from './secrets.js';
 
 /** files a person would open; the launcher's own bookkeeping (pid, run.sh) is left out */
 const EVIDENCE =
-  /^(stdout\.log|heartbeat_rank\d+\.jsonl|env\.json|metrics\.json|.*stackdump_.*\.txt|.*\.pyspy\.txt|faulthandler.*\.txt|mem_.*\.(json|txt)|training\.csv|.*\.csv|dtypes_report\.txt|opt_state_mb\.txt|command\.json|exit_code)$/;
+  /^(stdout\.log|heartbeat_rank\d+\.jsonl|env\.json|metrics\.json|.*stackdump_.*\.txt|.*\.pyspy\.txt|faulthandler.*\.txt|mem_.*\.(json|txt)|training\.csv|.*\.csv|dtypes_report\.txt|opt_state_mb\.txt|command\.json|exit_code|nodes\.jsonl|job\.sbatch|nsa-dbg-probes\.jsonl)$/;
 
 export function evidenceFiles(dir: string): string[] {
   if (!existsSync(dir)) return [];

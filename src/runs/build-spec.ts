@@ -2,6 +2,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_COMMAND, type Preset } from '../presets/preset.js';
 import { torchrunArgv } from '../presets/torchrun.js';
+import type { SlurmSettings } from '../slurm/sbatch.js';
 import { packageRoot } from '../util/package-root.js';
 import { newRunId, type RunSpec } from './launcher.js';
 
@@ -26,6 +27,8 @@ export interface SpecOptions {
   now?: Date;
   /** torchrun lanes: ranks per node instead of the lane's nproc_per_node */
   nprocPerNode?: number;
+  /** submit as a Slurm job across nodes (torchrun lanes only) */
+  slurm?: Omit<SlurmSettings, 'launcherWords'>;
 }
 
 export function defaultRunsRoot(env = process.env): string {
@@ -78,6 +81,10 @@ export function buildRunSpec(o: SpecOptions): RunSpec {
   argv.push(...preset.args);
   if (steps !== undefined && preset.stepsFlag) argv.push(preset.stepsFlag, String(steps));
   const torchrun = preset.launcher;
+  if (o.slurm && torchrun === undefined)
+    throw new Error(
+      `--slurm starts one torchrun agent per node: lane ${preset.name} has no launcher (add launcher: { torchrun: { nproc_per_node: G } } to it)`,
+    );
   if (torchrun !== undefined) argv = torchrunArgv(torchrun, runDir, argv, o.nprocPerNode);
   // `{runDir}` in a lane's env value: files that belong with the evidence (NCCL flight recorder)
   for (const [k, v] of Object.entries(env))
@@ -97,6 +104,12 @@ export function buildRunSpec(o: SpecOptions): RunSpec {
     ...(preset.stepRegex === undefined ? {} : { stepRegex: preset.stepRegex }),
     ...(torchrun === undefined
       ? {}
-      : { launcher: { kind: 'torchrun' as const, nprocPerNode: o.nprocPerNode ?? torchrun.nprocPerNode } }),
+      : {
+          launcher: {
+            kind: 'torchrun' as const,
+            nprocPerNode: o.nprocPerNode ?? torchrun.nprocPerNode,
+            ...(o.slurm ? { slurm: { ...o.slurm, launcherWords: torchrun.command.length } } : {}),
+          },
+        }),
   };
 }

@@ -11,9 +11,12 @@ import { launcherScript, type RunSpec } from './launcher.js';
 export type LaunchMode = 'tmux' | 'nohup';
 
 export interface LaunchInfo {
-  mode: LaunchMode;
+  /** slurm: a batch job (src/slurm/), started by a run with `--slurm` */
+  mode: LaunchMode | 'slurm';
   /** tmux session name when mode is tmux */
   session?: string;
+  /** the Slurm job id when mode is slurm */
+  jobId?: string;
 }
 
 export function tmuxSessionName(runId: string): string {
@@ -67,8 +70,8 @@ export async function launchDetached(
 
 /** what the PTY runs to show a detached run: the tmux session itself, or a follower of stdout.log */
 export function followArgv(info: LaunchInfo, runDir: string): string[] {
-  return info.mode === 'tmux'
-    ? ['tmux', 'attach-session', '-t', info.session!]
+  return info.mode === 'tmux' && info.session
+    ? ['tmux', 'attach-session', '-t', info.session]
     : ['tail', '-n', '+1', '-F', `${runDir}/stdout.log`];
 }
 

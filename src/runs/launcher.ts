@@ -1,4 +1,5 @@
 import type { DetectorSettings } from '../presets/preset.js';
+import type { SlurmSettings } from '../slurm/sbatch.js';
 import { shExports, shJoin, shQuote } from '../util/sh-quote.js';
 
 /**
@@ -35,7 +36,12 @@ export interface RunSpec {
    * launched through torchrun: `pid` is then torchrun's, which must never get SIGUSR1 (it does not
    * forward it and dies of it); the ranks' pids come from their heartbeats
    */
-  launcher?: { kind: 'torchrun'; nprocPerNode: number };
+  launcher?: {
+    kind: 'torchrun';
+    nprocPerNode: number;
+    /** submitted as a Slurm job: one torchrun agent per node (src/slurm/sbatch.ts) */
+    slurm?: SlurmSettings;
+  };
 }
 
 export type OutputMode =

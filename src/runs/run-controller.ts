@@ -1,11 +1,13 @@
 import type { StopPolicy } from '../presets/preset.js';
+import type { JobState } from '../slurm/job.js';
+import { exitCodeOfJob, SlurmJob, submitSlurmRun } from '../slurm/slurm-run.js';
 import type { PtyHandle, Target } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
 import { followArgv, type LaunchInfo, type LaunchMode, launchDetached, readLaunchInfo } from './detached.js';
 import { launcherScript, type RunSpec } from './launcher.js';
 import { RunWatcher } from './run-watcher.js';
 import { handlersFor, SIGNUM } from './signals.js';
-import { killTree, type StopStep, stopRun } from './stop.js';
+import { killTree, processRun, type StopStep, stopRun } from './stop.js';
 
 /** Something that follows a directory's files and hands over their bytes in order. */
 export interface Follower {
@@ -29,7 +31,12 @@ export interface RunEvents {
   onExit(code: number | null): void;
   /** raw terminal output of the launcher (for a terminal view; the engine parses stdout.log) */
   onPtyData?(data: string): void;
+  /** a Slurm run's job changed state (PENDING and why, RUNNING where, how it ended) */
+  onJob?(state: JobState): void;
 }
+
+/** after a job ends, how long the batch script's own exit_code may take to reach the followers */
+const EXIT_CODE_GRACE_MS = 5000;
 
 /**
  * One run on one target: writes the run dir, starts the launcher in a PTY, follows the evidence
@@ -43,6 +50,8 @@ export class RunController {
   private exitWaiters: Array<() => void> = [];
   /** set for detached runs: the run outlives this controller */
   launch: LaunchInfo | null = null;
+  /** a Slurm run's job */
+  job: SlurmJob | null = null;
 
   constructor(
     private readonly target: Target,
@@ -76,6 +85,14 @@ export class RunController {
       await target.exec(['rm', '-f', `${spec.outDir}/.HALT`, `${spec.outDir}/.anomaly_type`]);
     }
     this.watchAll();
+    const slurm = spec.launcher?.slurm;
+    if (slurm) {
+      const jobId = await submitSlurmRun(target, spec, slurm);
+      this.launch = { mode: 'slurm', jobId };
+      await target.writeFile(`${spec.runDir}/launch.json`, `${JSON.stringify(this.launch)}\n`);
+      this.watchJob(jobId);
+      return;
+    }
     if (opts.detached) {
       this.launch = await launchDetached(target, spec, size, opts.detached);
       return;
@@ -102,6 +119,7 @@ export class RunController {
     const spec = JSON.parse(cmd.toString('utf8')) as RunSpec;
     const rc = new RunController(target, spec, events, followerFor?.(spec) ?? watchFollower);
     rc.launch = await readLaunchInfo(target, runDir);
+    if (rc.launch?.mode === 'slurm' && rc.launch.jobId) rc.watchJob(rc.launch.jobId);
     return rc;
   }
 
@@ -135,6 +153,25 @@ export class RunController {
     if (!this.pty) throw new Error('the run has no terminal');
     this.pty.resize(size.cols, size.rows);
     return { pty: this.pty, release: () => {} };
+  }
+
+  /** follow the job's state; its end is the run's exit when the batch script could not record one */
+  private watchJob(jobId: string): void {
+    this.job = new SlurmJob(this.target, jobId, (s) => {
+      this.events.onJob?.(s);
+      if (this.job?.ended) void this.endFromJob(s);
+    });
+    this.job.start();
+  }
+
+  private async endFromJob(s: JobState): Promise<void> {
+    const deadline = Date.now() + EXIT_CODE_GRACE_MS;
+    while (!this.exited && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    if (this.exited) return;
+    // scancel, TIMEOUT, NODE_FAIL: the batch script was killed before it could write exit_code
+    const rec = await this.target.readFile(`${this.spec.runDir}/exit_code`);
+    if (rec) this.setExit(rec.toString('utf8'));
+    else this.markExited(exitCodeOfJob(s));
   }
 
   private watch(dir: string, where: 'run' | 'out'): void {
@@ -195,6 +232,7 @@ export class RunController {
    */
   async requestDump(): Promise<string> {
     if (this.exited) return 'the run has exited: no process to dump';
+    if (this.job) return 'a Slurm job: its ranks are asked one by one once their heartbeats name their pids';
     const pid = this._pid;
     if (pid === undefined) return 'the trainer has not started yet: no pid';
     const procs = await handlersFor(this.target, pid, SIGNUM.USR1!);
@@ -225,6 +263,17 @@ export class RunController {
     opts: { stalled: boolean; onStep?: (s: StopStep) => void },
   ): Promise<string> {
     if (this.exited) return 'already-exited';
+    if (this.job) {
+      return stopRun({
+        target: this.target,
+        run: this.job.stoppable(),
+        outDir: this.spec.outDir,
+        policy,
+        stalled: opts.stalled,
+        exited: () => this.exited,
+        onStep: opts.onStep,
+      });
+    }
     const pid = this._pid ?? (await this.waitForPid(2000));
     if (pid === undefined) {
       this.pty?.close();
@@ -232,7 +281,7 @@ export class RunController {
     }
     const step = await stopRun({
       target: this.target,
-      pid,
+      run: processRun(this.target, pid),
       outDir: this.spec.outDir,
       policy,
       stalled: opts.stalled,
@@ -244,7 +293,9 @@ export class RunController {
 
   /** SIGKILL the trainer's whole process tree now (a second `q` during the stop ladder) */
   async kill(): Promise<void> {
-    if (this.exited || this._pid === undefined) return;
+    if (this.exited) return;
+    if (this.job) return this.job.stoppable().kill();
+    if (this._pid === undefined) return;
     await killTree(this.target, this._pid);
   }
 
@@ -252,6 +303,7 @@ export class RunController {
   async dispose(): Promise<void> {
     await Promise.all(this.watchers.map((w) => w.stop().catch(() => undefined)));
     this.watchers = [];
+    this.job?.stop();
     this.pty?.close();
     this.pty = null;
   }

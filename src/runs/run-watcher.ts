@@ -1,5 +1,6 @@
 import { PROBES_FILE } from '../ingest/probes.js';
 import { DUMP_FILE } from '../ingest/stackdump.js';
+import { NODES_FILE } from '../slurm/node-map.js';
 import type { TailHandle, Target } from '../targets/target.js';
 
 /**
@@ -17,6 +18,7 @@ export const EVIDENCE_FILES: WatchedFileFilter = (n) =>
   n === '.HALT' ||
   n === '.anomaly_type' ||
   n === PROBES_FILE ||
+  n === NODES_FILE ||
   /^heartbeat_rank\d+\.jsonl$/.test(n) ||
   DUMP_FILE.test(n) ||
   /^(metrics|env)\.json$/.test(n) ||

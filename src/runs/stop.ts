@@ -4,9 +4,28 @@ import { listProcesses, processTree } from './signals.js';
 
 export type StopStep = 'halt' | 'sigint' | 'sigkill';
 
+/** what a stop acts on: the trainer's process, or a Slurm job (scancel) */
+export interface StoppableRun {
+  isAlive(): Promise<boolean>;
+  /** SIGINT: KeyboardInterrupt in Python (torchrun passes it to its workers) */
+  interrupt(): Promise<void>;
+  /** SIGKILL of everything the run started */
+  kill(): Promise<void>;
+}
+
+/** the trainer's process on a target, and its whole tree for the kill */
+export function processRun(target: Target, pid: number): StoppableRun {
+  return {
+    isAlive: () => target.isAlive(pid),
+    interrupt: () => target.signal(pid, 'INT').catch(() => undefined),
+    kill: () => killTree(target, pid),
+  };
+}
+
 export interface StopContext {
+  /** where .HALT is written */
   target: Target;
-  pid: number;
+  run: StoppableRun;
   outDir: string;
   policy: StopPolicy;
   /** true when the detector already declared a stall: a hung step never polls .HALT, skip it */
@@ -24,10 +43,10 @@ async function waitExit(ctx: StopContext, seconds: number): Promise<boolean> {
   // exec) each time, so that only happens about once a second
   for (let i = 0; Date.now() < deadline; i++) {
     if (ctx.exited()) return true;
-    if (i % 10 === 0 && !(await ctx.target.isAlive(ctx.pid))) return true;
+    if (i % 10 === 0 && !(await ctx.run.isAlive())) return true;
     await new Promise((r) => setTimeout(r, ctx.pollMs ?? 100));
   }
-  return ctx.exited() || !(await ctx.target.isAlive(ctx.pid));
+  return ctx.exited() || !(await ctx.run.isAlive());
 }
 
 /**
@@ -36,17 +55,17 @@ async function waitExit(ctx: StopContext, seconds: number): Promise<boolean> {
  * the trainer and everything it started. Returns the step that ended it.
  */
 export async function stopRun(ctx: StopContext): Promise<StopStep | 'already-exited'> {
-  if (ctx.exited() || !(await ctx.target.isAlive(ctx.pid))) return 'already-exited';
+  if (ctx.exited() || !(await ctx.run.isAlive())) return 'already-exited';
   if (ctx.policy.halt && !ctx.stalled) {
     ctx.onStep?.('halt');
     await ctx.target.writeFile(`${ctx.outDir}/.HALT`, 'halt: manual_stop\n');
     if (await waitExit(ctx, ctx.policy.haltWaitS)) return 'halt';
   }
   ctx.onStep?.('sigint');
-  await ctx.target.signal(ctx.pid, 'INT').catch(() => undefined);
+  await ctx.run.interrupt();
   if (await waitExit(ctx, ctx.policy.sigintWaitS)) return 'sigint';
   ctx.onStep?.('sigkill');
-  await killTree(ctx.target, ctx.pid);
+  await ctx.run.kill();
   await waitExit(ctx, 5);
   return 'sigkill';
 }

@@ -10,6 +10,7 @@ import { LineSplitter } from '../ingest/line-splitter.js';
 import { PROBES_FILE, parseProbeLine } from '../ingest/probes.js';
 import { DUMP_FILE, mainThreadTop, parseStackDump } from '../ingest/stackdump.js';
 import { StdoutParser } from '../ingest/stdout-parser.js';
+import { NODES_FILE } from '../slurm/node-map.js';
 import { stripTerminalEscapes } from '../util/ansi.js';
 import { LogRing } from './log-ring.js';
 import { Series } from './series.js';
@@ -56,11 +57,17 @@ export class LiveModel {
   /** pid per rank, from heartbeats (for the CPU sampler) */
   readonly rankPids = new Map<number, number>();
 
-  constructor(opts: { stepRegex?: string } & EvidenceOptions = {}) {
-    this.stdoutParser = new StdoutParser(
-      opts.stepRegex ? { stepRegex: new RegExp(opts.stepRegex) } : undefined,
-    );
-    this.evidence = new Evidence({ detector: opts.detector, judge: opts.judge });
+  /** `srun`: stdout.log is a Slurm job's (`srun --label`, one torchrun agent per node) */
+  constructor(opts: { stepRegex?: string; srun?: boolean } & EvidenceOptions = {}) {
+    this.evidence = new Evidence({
+      detector: opts.detector,
+      judge: opts.judge,
+      nprocPerNode: opts.nprocPerNode,
+    });
+    this.stdoutParser = new StdoutParser({
+      ...(opts.stepRegex ? { stepRegex: new RegExp(opts.stepRegex) } : {}),
+      ...(opts.srun ? { srunTasks: this.evidence.nodes } : {}),
+    });
     // the session checks every silent rank on the box before calling it a hang
     this.evidence.expectProbes();
   }
@@ -91,6 +98,8 @@ export class LiveModel {
         this.newestDumpName = name;
         this.dump = toDumpView(d);
       }
+    } else if (name === NODES_FILE) {
+      this.evidence.nodes.push(chunk.toString('utf8'));
     } else if (name === PROBES_FILE) {
       for (const line of this.probeSplit.push(chunk)) this.onProbeLine(line);
     } else if (WHOLE_FILES.test(name)) {

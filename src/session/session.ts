@@ -5,12 +5,14 @@ import { evidenceOptionsOf, type Preset } from '../presets/preset.js';
 import { buildRunSpec } from '../runs/build-spec.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { RunController } from '../runs/run-controller.js';
+import type { JobState } from '../slurm/job.js';
 import type { PtyHandle } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
 import { GpuPoller, type GpuUpdate } from './gpu-poller.js';
 import { LiveModel } from './live-model.js';
 import { RunChecks } from './run-checks.js';
 import type { LinkView, SessionOptions } from './session-options.js';
+import { checksTarget, slurmModelOptions } from './slurm-glue.js';
 import { buildSnapshot } from './snapshot.js';
 import type { DashboardState, LaneSummary, RunPhase, SessionController } from './state.js';
 import { type StopLadder, stopText } from './stop-ladder.js';
@@ -83,6 +85,7 @@ export class Session implements SessionController {
     this.model = new LiveModel({
       stepRegex: this.preset.stepRegex,
       ...evidenceOptionsOf(this.preset.detector),
+      ...slurmModelOptions({ options: this.o.spec, preset: this.preset }),
     });
     this.checks?.stop();
     this.checks = null;
@@ -104,6 +107,14 @@ export class Session implements SessionController {
         // `run` is not assigned yet while an attach replays the local mirror: log without it
         debugLog(`run pid ${pid}`);
         if (this.phase === 'starting') this.phase = 'running';
+        this.dirty = true;
+      },
+      onJob: (s: JobState) => {
+        debugLog(
+          `job ${s.jobId}: ${s.state}${s.reason ? ` (${s.reason})` : ''}${s.nodes ? ` on ${s.nodes}` : ''}`,
+        );
+        // a Slurm run has no pid file: it runs once the job does
+        if (s.state === 'RUNNING' && this.phase === 'starting') this.phase = 'running';
         this.dirty = true;
       },
       onExit: (code: number | null) => {
@@ -137,7 +148,11 @@ export class Session implements SessionController {
       if (this.o.presets.has(run.spec.lane)) this.preset = this.presetOf(run.spec.lane);
       // judged with the settings it was started with, as `analyze` of its folder would
       if (run.spec.detector) {
-        model = new LiveModel({ stepRegex: run.spec.stepRegex, ...evidenceOptionsOf(run.spec.detector) });
+        model = new LiveModel({
+          stepRegex: run.spec.stepRegex,
+          ...evidenceOptionsOf(run.spec.detector),
+          ...slurmModelOptions({ spec: run.spec }),
+        });
         this.model = model;
       }
       this.run = run;
@@ -156,7 +171,7 @@ export class Session implements SessionController {
   }
 
   private startChecks(run: RunController): void {
-    this.checks = new RunChecks(this.o.target, run, this.model, () => {
+    this.checks = new RunChecks(checksTarget(this.o.target, run, this.model), run, this.model, () => {
       this.dirty = true;
     });
     for (const w of this.confirmedWaiters.splice(0)) void this.checks.stallConfirmed().then(w);
@@ -337,8 +352,29 @@ export class Session implements SessionController {
     }
   }
 
+  cancelJobText(): string | null {
+    const job = this.run?.job;
+    if (!job) return null;
+    const s = job.state;
+    return `scancel job ${job.jobId} (${s?.state ?? 'submitted'}${s?.nodes ? ` on ${s.nodes}` : ''}): Slurm signals every rank and frees the nodes. Evidence stays in ${this.run?.spec.runDir}`;
+  }
+
+  async cancelJob(): Promise<string> {
+    const job = this.run?.job;
+    if (!job) return 'not a Slurm run: no job to cancel';
+    if (job.ended) return `job ${job.jobId} has already ended (${job.state?.state})`;
+    await job.cancel();
+    this.stoppedByUser = true;
+    const msg = `scancel ${job.jobId}: the job is being cancelled`;
+    this.setNotice(msg);
+    void job.poll();
+    return msg;
+  }
+
   quitConsequence(): string {
     if (!this.run || this.run.exited) return 'The run has ended; nothing is left running.';
+    if (this.run.job)
+      return `Slurm job ${this.run.job.jobId} keeps running (K cancels it); re-attach with: nsa-dbg attach ${this.run.spec.runId}`;
     if (this.o.leaveRunningOnQuit)
       return `The run keeps running on ${this.o.target.label} (detached); re-attach with: nsa-dbg attach ${this.run.spec.runId}`;
     return `The run will be stopped (${this.preset.stop.halt ? '.HALT, then ' : ''}SIGINT, then SIGKILL). Evidence stays in ${this.run.spec.runDir}`;

@@ -135,6 +135,19 @@ export interface DashboardState {
   /** a transient message for the status line ("SIGUSR1 sent to pid 4162") */
   notice: string | null;
   connection?: { state: 'up' | 'down' | 'reconnecting'; outageS?: number; attempts?: number };
+  /** a Slurm run: its job */
+  job?: JobView | null;
+}
+
+/** a Slurm job as the header shows it */
+export interface JobView {
+  id: string;
+  /** PENDING, RUNNING, COMPLETED, … (SUBMITTED until squeue first answers) */
+  state: string;
+  /** why it is pending (Resources, Priority, …) or why it ended */
+  reason: string | null;
+  /** where it runs: `node[01-02]` */
+  nodes: string | null;
 }
 
 export interface LaneSummary {
@@ -168,6 +181,10 @@ export interface SessionController {
   quitConsequence(): string;
   /** stop (local) or leave running (detached remote) per quitConsequence, then resolve */
   quit(): Promise<void>;
+  /** a Slurm run: the job, and what `K` would do (null: not a Slurm run) */
+  cancelJobText?(): string | null;
+  /** `K`, confirmed: scancel the job; resolves with the line for the status bar */
+  cancelJob?(): Promise<string>;
 }
 
 export function emptyDashboardState(partial: Partial<DashboardState> = {}): DashboardState {

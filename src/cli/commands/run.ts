@@ -2,6 +2,7 @@ import type { CommandModule } from 'yargs';
 import { recordRun } from '../../notebook/record.js';
 import { evidenceDirOf, NotebookStore } from '../../notebook/store.js';
 import { runHeadless } from '../../session/headless.js';
+import { DEFAULT_RDZV_PORT } from '../../slurm/sbatch.js';
 import type { CliDeps } from '../deps.js';
 import { openFromArgs } from '../open-from-args.js';
 import { requirePython } from '../preflight.js';
@@ -20,6 +21,12 @@ interface RunArgs extends HostArgs {
   'out-dir'?: string;
   cwd?: string;
   notebook?: string;
+  slurm?: boolean;
+  nodes?: number;
+  partition?: string;
+  time?: string;
+  'sbatch-arg'?: string[];
+  'rdzv-port'?: number;
   '--'?: string[];
 }
 
@@ -59,7 +66,25 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
             describe:
               'with --headless: append the run as a cell of this notebook (its evidence goes beside it)',
           })
+          .option('slurm', {
+            type: 'boolean',
+            describe:
+              'submit as a Slurm job (sbatch; one torchrun agent per node at a c10d rendezvous); the lane needs launcher: torchrun',
+          })
+          .option('nodes', { type: 'number', describe: 'with --slurm: nodes (default 1)' })
+          .option('partition', { type: 'string', describe: 'with --slurm: the partition' })
+          .option('time', { type: 'string', describe: 'with --slurm: the time limit (sbatch --time)' })
+          .option('sbatch-arg', {
+            type: 'string',
+            array: true,
+            describe: 'with --slurm: one more sbatch option, e.g. --sbatch-arg=--account=ml (repeatable)',
+          })
+          .option('rdzv-port', {
+            type: 'number',
+            describe: 'with --slurm: the c10d rendezvous port on the first node (default 29500)',
+          })
           .example('$0 run --lane batched-prefill --steps 200 -- python -u scripts/train_showcase.py', '')
+          .example('$0 run --slurm --nodes 2 --partition gpu --lane ddp -- python -u train.py', '')
           .example('$0 run --headless --json --host gpu1 --lane baseline --demo --steps 20', ''),
       ) as never,
     handler: async (a) => {
@@ -73,6 +98,19 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
         process.stderr.write(
           'nsa-dbg: --notebook with run needs --headless (or open it with `nsa-dbg --notebook FILE`)\n',
         );
+        process.exitCode = 2;
+        return;
+      }
+      const slurmOnly = (['nodes', 'partition', 'time', 'sbatch-arg', 'rdzv-port'] as const).filter(
+        (k) => a[k] !== undefined,
+      );
+      if (!a.slurm && slurmOnly.length) {
+        process.stderr.write(`nsa-dbg: --${slurmOnly[0]} needs --slurm\n`);
+        process.exitCode = 2;
+        return;
+      }
+      if (a.slurm && a.nodes !== undefined && (!Number.isInteger(a.nodes) || a.nodes < 1)) {
+        process.stderr.write('nsa-dbg: --nodes must be a whole number ≥ 1\n');
         process.exitCode = 2;
         return;
       }
@@ -91,6 +129,17 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
           runsRoot: a['runs-dir'] ?? (notebook && !a.host ? evidenceDirOf(notebook.file) : undefined),
           outDir: a['out-dir'],
           cwd: a.cwd,
+          ...(a.slurm
+            ? {
+                slurm: {
+                  nodes: a.nodes ?? 1,
+                  partition: a.partition,
+                  time: a.time,
+                  sbatchArgs: (a['sbatch-arg'] ?? []).map(String),
+                  rdzvPort: a['rdzv-port'] ?? DEFAULT_RDZV_PORT,
+                },
+              }
+            : {}),
         });
         if (!a.headless) {
           const tui = await deps.loadTui();

@@ -1,0 +1,185 @@
+/**
+ * A Slurm job as nsa-dbg sees it: submitted with `sbatch --parsable`, its state read from `squeue`
+ * while the controller lists it, then from `scontrol show job` (finished jobs stay there for
+ * MinJobAge), then from `sacct` (clusters with accounting). Every command runs on the target: this
+ * machine, or a login node reached over SSH.
+ */
+import type { Target } from '../targets/target.js';
+import { JOB_ID_FILE, SBATCH_FILE } from './sbatch.js';
+
+export type JobStateName =
+  | 'PENDING'
+  | 'CONFIGURING'
+  | 'RUNNING'
+  | 'COMPLETING'
+  | 'COMPLETED'
+  | 'FAILED'
+  | 'CANCELLED'
+  | 'TIMEOUT'
+  | 'NODE_FAIL'
+  | 'OUT_OF_MEMORY'
+  | 'PREEMPTED'
+  | 'SUSPENDED'
+  | 'BOOT_FAIL'
+  | 'DEADLINE'
+  | string;
+
+export interface JobState {
+  jobId: string;
+  state: JobStateName;
+  /** why it waits (PENDING) or why it ended, as Slurm says it; null for `None` */
+  reason: string | null;
+  /** the nodes it runs on (`node[01-02]`), null while it has none */
+  nodes: string | null;
+  /** `ExitCode=a:b`: the batch script's status and the signal that ended it, once it has ended */
+  exitCode: number | null;
+  signal: number | null;
+  /** where the state came from */
+  source: 'squeue' | 'scontrol' | 'sacct';
+}
+
+const ENDED = new Set([
+  'COMPLETED',
+  'FAILED',
+  'CANCELLED',
+  'TIMEOUT',
+  'NODE_FAIL',
+  'OUT_OF_MEMORY',
+  'PREEMPTED',
+  'BOOT_FAIL',
+  'DEADLINE',
+]);
+
+export const jobEnded = (s: JobStateName) => ENDED.has(s.split(' ')[0]!);
+
+export class SlurmMissingError extends Error {
+  constructor(tool: string, where: string) {
+    super(
+      `${tool} not found on ${where}: --slurm needs the Slurm client commands (sbatch, squeue, scontrol, scancel, srun) there (Debian/Ubuntu: apt-get install -y slurm-client; a login node of the cluster has them)`,
+    );
+  }
+}
+
+const noneToNull = (v: string | undefined) =>
+  v === undefined || v === '' || v === 'None' || v === '(null)' ? null : v;
+
+/** `squeue -h -j J -o '%i|%T|%r|%N'` → state, or null when the job is not (or no longer) listed */
+export function parseSqueue(out: string, jobId: string): JobState | null {
+  for (const line of out.split('\n')) {
+    const [id, state, reason, nodes] = line.trim().split('|');
+    if (id !== jobId || !state) continue;
+    return {
+      jobId,
+      state,
+      reason: noneToNull(reason),
+      nodes: noneToNull(nodes),
+      exitCode: null,
+      signal: null,
+      source: 'squeue',
+    };
+  }
+  return null;
+}
+
+function exitPair(v: string | undefined): [number | null, number | null] {
+  const m = /^(\d+):(\d+)$/.exec(v ?? '');
+  return m ? [Number(m[1]), Number(m[2])] : [null, null];
+}
+
+/** `scontrol show job -o J` (one line of Key=Value) → state, or null when unknown to it */
+export function parseScontrol(out: string, jobId: string): JobState | null {
+  const own = new RegExp(`(?:^|\\s)JobId=${jobId}(?:\\s|$)`);
+  const line = out.split('\n').find((l) => own.test(l));
+  if (line === undefined) return null;
+  const field = (k: string) => new RegExp(`(?:^|\\s)${k}=(\\S*)`).exec(line)?.[1];
+  const state = field('JobState');
+  if (!state) return null;
+  const [exitCode, signal] = exitPair(field('ExitCode'));
+  return {
+    jobId,
+    state,
+    reason: noneToNull(field('Reason')),
+    nodes: noneToNull(field('NodeList')),
+    exitCode: jobEnded(state) ? exitCode : null,
+    signal: jobEnded(state) ? signal : null,
+    source: 'scontrol',
+  };
+}
+
+/** `sacct -n -P -X -j J -o JobID,State,ExitCode,NodeList,Reason` → state, or null */
+export function parseSacct(out: string, jobId: string): JobState | null {
+  for (const line of out.split('\n')) {
+    const [id, state, exit, nodes, reason] = line.trim().split('|');
+    if (id !== jobId || !state) continue;
+    const [exitCode, signal] = exitPair(exit);
+    // sacct says `CANCELLED by 0`: the state is the first word
+    const name = state.split(' ')[0]!;
+    return {
+      jobId,
+      state: name,
+      reason: noneToNull(reason),
+      nodes: noneToNull(nodes === 'None assigned' ? undefined : nodes),
+      exitCode: jobEnded(name) ? exitCode : null,
+      signal: jobEnded(name) ? signal : null,
+      source: 'sacct',
+    };
+  }
+  return null;
+}
+
+/** `sbatch --parsable` prints `123` or `123;cluster` */
+export function parseSbatchParsable(out: string): string | null {
+  const m = /^(\d+)(?:;\S+)?\s*$/m.exec(out.trim());
+  return m ? m[1]! : null;
+}
+
+async function need(target: Target, tool: string): Promise<void> {
+  const r = await target.exec(['sh', '-c', `command -v ${tool}`], { timeoutMs: 10_000 });
+  if (r.code !== 0) throw new SlurmMissingError(tool, target.label);
+}
+
+/** submit the run dir's batch script; the job id is written next to it (for `attach`) */
+export async function submitJob(target: Target, runDir: string, sbatchArgs: string[]): Promise<string> {
+  await need(target, 'sbatch');
+  const r = await target.exec(['sbatch', '--parsable', ...sbatchArgs, `${runDir}/${SBATCH_FILE}`], {
+    timeoutMs: 60_000,
+  });
+  const id = r.code === 0 ? parseSbatchParsable(r.stdout) : null;
+  if (id === null)
+    throw new Error(`sbatch refused the job: ${(r.stderr || r.stdout).trim() || `exit ${r.code}`}`);
+  await target.writeFile(`${runDir}/${JOB_ID_FILE}`, `${id}\n`);
+  return id;
+}
+
+export async function readJobId(target: Target, runDir: string): Promise<string | null> {
+  const b = await target.readFile(`${runDir}/${JOB_ID_FILE}`);
+  const id = b?.toString('utf8').trim();
+  return id && /^\d+$/.test(id) ? id : null;
+}
+
+/** the job's state now, from whichever of squeue, scontrol, sacct knows it; null if none does */
+export async function jobState(target: Target, jobId: string): Promise<JobState | null> {
+  const q = await target.exec(['squeue', '-h', '-j', jobId, '-o', '%i|%T|%r|%N'], { timeoutMs: 30_000 });
+  const listed = q.code === 0 ? parseSqueue(q.stdout, jobId) : null;
+  // a job that just ended is listed as COMPLETING or vanishes: scontrol has its exit code
+  if (listed !== null && !jobEnded(listed.state)) return listed;
+  const c = await target.exec(['scontrol', 'show', 'job', '-o', jobId], { timeoutMs: 30_000 });
+  const shown = c.code === 0 ? parseScontrol(c.stdout, jobId) : null;
+  if (shown !== null) return shown;
+  const a = await target.exec(
+    ['sacct', '-n', '-P', '-X', '-j', jobId, '-o', 'JobID,State,ExitCode,NodeList,Reason'],
+    { timeoutMs: 30_000 },
+  );
+  return (a.code === 0 ? parseSacct(a.stdout, jobId) : null) ?? listed;
+}
+
+/** scancel the job (with a signal: `scancel -s INT --full`, to the batch script and every step) */
+export async function cancelJob(
+  target: Target,
+  jobId: string,
+  signal?: 'INT' | 'TERM' | 'USR1',
+): Promise<void> {
+  const argv = signal ? ['scancel', '--full', '-s', signal, jobId] : ['scancel', jobId];
+  const r = await target.exec(argv, { timeoutMs: 30_000 });
+  if (r.code !== 0) throw new Error(`scancel ${jobId} failed: ${r.stderr.trim() || `exit ${r.code}`}`);
+}

@@ -1,0 +1,125 @@
+/**
+ * Which node each rank of a multi-node run lives on, from `nodes.jsonl` in the run dir. Each srun
+ * task (one torchrun agent per node) appends a line for itself when it starts, and one per worker
+ * once torchrun has started it (read from the worker's own environment: RANK, LOCAL_RANK), so the
+ * map holds for any torchrun version and any rendezvous order (c10d gives group ranks in join
+ * order, not task order). Lines that are not such records are counted and skipped.
+ */
+
+export const NODES_FILE = 'nodes.jsonl';
+
+export interface AgentRecord {
+  task: number;
+  node: string;
+  /** the torchrun agent's pid (never signalled) */
+  pid: number;
+}
+
+export interface WorkerRecord extends AgentRecord {
+  rank: number;
+  localRank: number;
+}
+
+export interface RankPlace {
+  node: string;
+  task: number;
+  localRank: number;
+}
+
+const int = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+
+/** one line → an agent or a worker record, or null */
+export function parseNodeLine(line: string): AgentRecord | WorkerRecord | null {
+  let o: Record<string, unknown>;
+  try {
+    const v = JSON.parse(line) as unknown;
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return null;
+    o = v as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+  if (!int(o.task) || !int(o.pid) || typeof o.node !== 'string' || o.node === '') return null;
+  const agent: AgentRecord = { task: o.task, node: o.node, pid: o.pid };
+  if (o.rank === undefined) return agent;
+  if (!int(o.rank) || !int(o.localRank)) return null;
+  return { ...agent, rank: o.rank, localRank: o.localRank };
+}
+
+export class NodeMap {
+  private readonly agents = new Map<number, AgentRecord>();
+  private readonly byRank = new Map<number, WorkerRecord>();
+  private readonly byTaskLocal = new Map<string, number>();
+  private partial = '';
+  skipped = 0;
+
+  /** ranks per node, for output printed before the worker records are in */
+  constructor(private readonly nprocPerNode = 1) {}
+
+  /** a chunk of nodes.jsonl (lines may be split across chunks) */
+  push(chunk: string): void {
+    const text = this.partial + chunk;
+    const lines = text.split('\n');
+    this.partial = lines.pop() ?? '';
+    for (const line of lines) {
+      if (line.trim() === '') continue;
+      const r = parseNodeLine(line);
+      if (r === null) this.skipped++;
+      else this.add(r);
+    }
+  }
+
+  add(r: AgentRecord | WorkerRecord): void {
+    if (!('rank' in r)) {
+      this.agents.set(r.task, r);
+      return;
+    }
+    this.byRank.set(r.rank, r);
+    this.byTaskLocal.set(`${r.task}:${r.localRank}`, r.rank);
+  }
+
+  get known(): boolean {
+    return this.agents.size > 0 || this.byRank.size > 0;
+  }
+
+  /**
+   * local rank of a task's agent → global rank. Until the worker records are in, the usual layout
+   * (agent order = node order); the records replace it as soon as they arrive.
+   */
+  globalRank(task: number, localRank: number): number {
+    return this.byTaskLocal.get(`${task}:${localRank}`) ?? task * this.nprocPerNode + localRank;
+  }
+
+  placeOf(rank: number): RankPlace | undefined {
+    const w = this.byRank.get(rank);
+    if (w !== undefined) return { node: w.node, task: w.task, localRank: w.localRank };
+    return undefined;
+  }
+
+  /** the node a worker pid runs on (pids repeat across nodes: only the workers' own records say) */
+  nodeOfPid(pid: number, rank?: number): string | null {
+    if (rank !== undefined) {
+      const w = this.byRank.get(rank);
+      if (w !== undefined && w.pid === pid) return w.node;
+    }
+    let found: string | null = null;
+    for (const w of this.byRank.values()) {
+      if (w.pid !== pid) continue;
+      if (found !== null && found !== w.node) return null; // the same pid on two nodes: ambiguous
+      found = w.node;
+    }
+    return found;
+  }
+
+  /** the agents (one per node), task order */
+  agentList(): AgentRecord[] {
+    return [...this.agents.values()].sort((a, b) => a.task - b.task);
+  }
+
+  /** ranks grouped by the task (node) that runs them */
+  ranksOfTask(task: number): number[] {
+    return [...this.byRank.values()]
+      .filter((w) => w.task === task)
+      .map((w) => w.rank)
+      .sort((a, b) => a - b);
+  }
+}
