@@ -117,6 +117,10 @@ export function App({
           if (latest.current.onTerminal) latest.current.onTerminal();
           else showNotice('no terminal to hand over here');
           return;
+        case 'cancelJob':
+          if (!c.cancelJob) showNotice('not a Slurm run: no job to cancel');
+          else c.cancelJob().then(showNotice, (e: unknown) => showNotice(`scancel failed: ${errorText(e)}`));
+          return;
         case 'quit': {
           setQuitting(true);
           latest.current.quitting = true;
@@ -156,6 +160,7 @@ export function App({
         notice={notice}
         lanes={lanes}
         quitConsequence={ui.overlay === 'quit' ? controller.quitConsequence() : ''}
+        cancelJobText={ui.overlay === 'cancelJob' ? (controller.cancelJobText?.() ?? null) : null}
         quitting={quitting}
       />
     </DisplayMode>

@@ -31,6 +31,8 @@ export interface DashboardProps {
   notice?: string | null;
   lanes: readonly LaneSummary[];
   quitConsequence: string;
+  /** `K`'s prompt: the job and what scancel does (a Slurm run) */
+  cancelJobText?: string | null;
   quitting?: boolean;
 }
 
@@ -173,6 +175,16 @@ function Overlay(p: DashboardProps & { layout: Layout }) {
       return <HelpOverlay {...size} />;
     case 'quit':
       return <QuitConfirm {...size} consequence={p.quitConsequence} busy={p.quitting ?? false} />;
+    case 'cancelJob':
+      return (
+        <QuitConfirm
+          {...size}
+          title="Cancel the Slurm job? y/n"
+          consequence={p.cancelJobText ?? 'Not a Slurm run: there is no job to cancel.'}
+          busy={false}
+          yes="y: scancel"
+        />
+      );
     case 'lanes':
     case 'confirmLane':
       return (

@@ -10,17 +10,20 @@ export interface QuitConfirmProps {
   consequence: string;
   /** the user said yes and the controller is stopping the run */
   busy: boolean;
+  /** the same prompt for another yes/no (K: cancel a Slurm job) */
+  title?: string;
+  yes?: string;
   width: number;
   height: number;
   color: boolean;
 }
 
-export function QuitConfirm({ consequence, busy, width, height, color }: QuitConfirmProps) {
+export function QuitConfirm({ consequence, busy, title, yes, width, height, color }: QuitConfirmProps) {
   const clean = useClean();
   return (
     <Rows width={width} height={height}>
       <Text bold color={tone(color, 'warn')} wrap="truncate-end">
-        {busy ? 'Quitting…' : 'Quit nsa-dbg? y/n'}
+        {busy ? 'Quitting…' : (title ?? 'Quit nsa-dbg? y/n')}
       </Text>
       {/* Wrapped by hand: every row of a Rows box must be exactly one line. */}
       {positional(wrapPhrases(clean(consequence).split(/\s+/), width, ' ')).map(({ key, item }) => (
@@ -30,7 +33,7 @@ export function QuitConfirm({ consequence, busy, width, height, color }: QuitCon
       ))}
       {busy ? null : (
         <Text dimColor wrap="truncate-end">
-          y: quit · n or Esc: stay
+          {yes ?? 'y: quit'} · n or Esc: stay
         </Text>
       )}
     </Rows>

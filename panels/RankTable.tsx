@@ -15,7 +15,7 @@ import {
   diffLines,
   MAX_DIFF_LINES,
   orderedRows,
-  RANK_HEADER,
+  rankHeader,
   rankList,
   rowText,
   stackLetters,
@@ -57,7 +57,7 @@ export function RankTable({ many, ranks, width, height, color }: RankTableProps)
   return (
     <Rows width={width} height={height}>
       <Text bold wrap="truncate-end">
-        {RANK_HEADER}
+        {rankHeader(many)}
       </Text>
       {banner ? (
         <Text

@@ -19,6 +19,7 @@ export type KeyEffect =
   | { kind: 'killNow' }
   | { kind: 'switchLane'; lane: string }
   | { kind: 'quit' }
+  | { kind: 'cancelJob' }
   | { kind: 'terminal' };
 
 export interface KeyContext {
@@ -69,6 +70,8 @@ function routeDashboard(command: Command | null, ctx: KeyContext): Routed {
         : { actions: [{ type: 'openQuit' }] };
     case 'help':
       return { actions: [{ type: 'toggleHelp' }] };
+    case 'cancelJob':
+      return { actions: [{ type: 'openCancelJob' }] };
     case 'scrollUp':
       return scroll(1);
     case 'scrollDown':
@@ -123,6 +126,9 @@ export function routeKey(input: string, key: InkKeyFlags, ui: UiState, ctx: KeyC
       // a second Ctrl+C confirms, as users expect from terminal tools
       if (ch === 'y' || ch === 'Y' || (key.ctrl && input === 'c'))
         return { actions: [], effect: { kind: 'quit' } };
+      return key.escape || ch === 'n' || ch === 'N' ? { actions: [{ type: 'close' }] } : NOTHING;
+    case 'cancelJob':
+      if (ch === 'y' || ch === 'Y') return { actions: [{ type: 'close' }], effect: { kind: 'cancelJob' } };
       return key.escape || ch === 'n' || ch === 'N' ? { actions: [{ type: 'close' }] } : NOTHING;
     case 'lanes':
       return routePicker(input, key, ui, ctx);

@@ -9,13 +9,40 @@ import { formatSeconds, shortenPath } from './format.js';
 import { stallPhrases } from './HeartbeatPanel.js';
 
 export const RANK_HEADER = 'rank  step   lag  s/step  toks/s  strag  beat    st cpu%  stack';
+/** a multi-node run's rows start with the node and the rank on it */
+const NODE_WIDTH = 10;
+export const NODE_HEADER = `${'node'.padEnd(NODE_WIDTH)} lr `;
 
-/** the rows in the order shown: the root-cause rank first, then by rank */
+/** the run spans nodes (its rows know where each rank runs) */
+export const byNode = (many: ManyRanks) => many.rows.some((r) => r.node !== undefined);
+
+export function rankHeader(many: ManyRanks): string {
+  return byNode(many) ? `${NODE_HEADER}${RANK_HEADER}` : RANK_HEADER;
+}
+
+/**
+ * the rows in the order shown: grouped by node when the run spans nodes (the root-cause rank is
+ * marked there, not moved out of its node); else the root-cause rank first, then by rank
+ */
 export function orderedRows(many: ManyRanks): RankRow[] {
+  if (byNode(many)) return many.rows;
   const cause = many.rootCause?.rank;
   return [...many.rows].sort(
     (a, b) => Number(b.rank === cause) - Number(a.rank === cause) || a.rank - b.rank,
   );
+}
+
+/** nodes whose every rank is silent while another node's ranks are not: a lost host, a dead agent */
+export function silentNodes(many: ManyRanks, ranks: readonly RankView[]): string[] {
+  const silent = new Set(ranks.filter((r) => r.stall).map((r) => r.rank));
+  const nodes = new Map<string, boolean>();
+  for (const r of many.rows) {
+    if (r.node === undefined) continue;
+    nodes.set(r.node, (nodes.get(r.node) ?? true) && silent.has(r.rank));
+  }
+  const all = [...nodes.values()];
+  if (all.every(Boolean)) return [];
+  return [...nodes.entries()].filter(([, s]) => s).map(([n]) => n);
 }
 
 /** A, B, … per stack group (biggest first), `-` for a rank that gave no dump */
@@ -39,7 +66,11 @@ function fmtToks(v: number | null): string {
 /** one row's columns before the stack letter (the trainer-supplied parts are numbers only) */
 export function rowText(r: RankRow, view: RankView | undefined, cause: boolean): string {
   const lag = r.lag === 0 ? '0' : `-${r.lag}`;
-  return [
+  const node =
+    r.node === undefined
+      ? ''
+      : `${(r.node.length > NODE_WIDTH ? `${r.node.slice(0, NODE_WIDTH - 1)}…` : r.node).padEnd(NODE_WIDTH)} ${String(r.localRank ?? '?').padStart(2)} `;
+  return `${node}${[
     `${cause ? '>' : ' '}r${r.rank}`.padEnd(5),
     String(r.step).padStart(5),
     lag.padStart(5),
@@ -49,7 +80,7 @@ export function rowText(r: RankRow, view: RankView | undefined, cause: boolean):
     formatSeconds(view?.lastBeatAgeS).padStart(6),
     (r.procState ?? '–').padStart(5),
     (r.cpuPct === null ? '–' : `${Math.round(r.cpuPct)}%`).padStart(5),
-  ].join(' ');
+  ].join(' ')}`;
 }
 
 /** `0-6` for consecutive ranks, `0,2,5` otherwise */
@@ -97,7 +128,16 @@ export const MAX_DIFF_LINES = 3;
 
 /** the banner under the header: the root cause, else the first silent rank's STALL phrases */
 export function bannerOf(many: ManyRanks, ranks: readonly RankView[]): string[] | null {
-  if (many.rootCause) return [`ROOT CAUSE rank ${many.rootCause.rank}`, many.rootCause.why];
+  if (many.rootCause) {
+    const node = many.rows.find((r) => r.rank === many.rootCause?.rank)?.node;
+    return [`ROOT CAUSE rank ${many.rootCause.rank}${node ? ` on ${node}` : ''}`, many.rootCause.why];
+  }
+  const lost = silentNodes(many, ranks);
+  if (lost.length > 0)
+    return [
+      `NODE ${lost.join(', ')} SILENT AS A WHOLE`,
+      'every rank there stopped beating: lost host or dead agent?',
+    ];
   const silent = ranks.find((r) => r.stall);
   return silent ? stallPhrases(silent) : null;
 }

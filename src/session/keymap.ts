@@ -14,7 +14,8 @@ export type Command =
   | 'scrollDown'
   | 'pageUp'
   | 'pageDown'
-  | 'follow';
+  | 'follow'
+  | 'cancelJob';
 
 /** The subset of Ink's `Key` we match on (kept structural so this file needs no Ink import). */
 export interface KeyFlags {
@@ -89,6 +90,12 @@ export const BINDINGS: readonly Binding[] = [
   },
   { command: 'follow', keys: ['G'], description: 'follow the newest output again', matches: ch('G') },
   { command: 'help', keys: ['?'], description: 'show / hide this help', matches: ch('?') },
+  {
+    command: 'cancelJob',
+    keys: ['K'],
+    description: 'a Slurm run: cancel its job (scancel; asks first). Quitting never cancels it',
+    matches: ch('K'),
+  },
   {
     command: 'quit',
     keys: ['q', 'Ctrl+C'],

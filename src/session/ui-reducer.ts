@@ -5,7 +5,7 @@
  */
 import type { LaneSummary } from './state.js';
 
-export type Overlay = 'none' | 'help' | 'lanes' | 'confirmLane' | 'quit';
+export type Overlay = 'none' | 'help' | 'lanes' | 'confirmLane' | 'quit' | 'cancelJob';
 
 export interface UiState {
   overlay: Overlay;
@@ -20,6 +20,8 @@ export type UiAction =
   | { type: 'toggleHelp' }
   | { type: 'openLanes' }
   | { type: 'openQuit' }
+  /** `K`: the scancel prompt of a Slurm run */
+  | { type: 'openCancelJob' }
   /** Esc: close whatever is open */
   | { type: 'close' }
   /** scroll the log by `delta` lines (positive = older); `maxScroll` comes from the visible height */
@@ -58,6 +60,8 @@ export function uiReducer(state: UiState, action: UiAction): UiState {
       return { ...state, overlay: 'lanes', picker: { filter: '', index: 0 } };
     case 'openQuit':
       return { ...state, overlay: 'quit' };
+    case 'openCancelJob':
+      return { ...state, overlay: 'cancelJob' };
     case 'close':
       return { ...state, overlay: 'none', picker: { filter: '', index: 0 } };
     case 'scroll':

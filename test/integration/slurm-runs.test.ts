@@ -1,0 +1,239 @@
+/**
+ * `nsa-dbg run --slurm` against a real one-box Slurm cluster (slurm-wlm + munge, started by the
+ * test: test/helpers/slurm-cluster.ts). Two srun tasks on the one node are two "nodes": two
+ * torchrun agents meeting at a c10d rendezvous, 2 ranks each, the gloo DDP trainer of the
+ * many-ranks tests (test/fixtures/trainers/ddp_ranks.py). The batch script, the job state, the
+ * per-node placement of ranks, signals through `srun --overlap`, the verdicts (live and analyze),
+ * a job that stays PENDING, `K`'s scancel and `attach` after the TUI was killed, all for real.
+ *
+ * Needs root, slurm-wlm, munge and /usr/bin/python3 with torch (.ci/run installs them).
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pty from '@lydell/node-pty';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openLocalSession } from '../../src/cli/open-session.js';
+import { loadPresets, presetDirs } from '../../src/presets/load.js';
+import { parseNodeLine } from '../../src/slurm/node-map.js';
+import { BIN, runCli } from '../helpers/cli.js';
+import { type SlurmCluster, startSlurmCluster } from '../helpers/slurm-cluster.js';
+import { waitUntil } from '../helpers/wait.js';
+
+const TRAINER = join(import.meta.dirname, '..', 'fixtures', 'trainers', 'ddp_ranks.py');
+const work = mkdtempSync(join(tmpdir(), 'nsa-dbg-slurm-'));
+let cluster: SlurmCluster;
+let port = 29611;
+
+beforeAll(async () => {
+  cluster = await startSlurmCluster();
+}, 120_000);
+afterAll(async () => {
+  await cluster?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+const LANE = `name: t-ddp2
+description: 2 ranks per node under torchrun
+launcher:
+  torchrun:
+    command: /usr/bin/python3 -m torch.distributed.run
+    nproc_per_node: 2
+    args: ["--redirects", "2", "--tee", "2"]
+stepsFlag: ""
+detector: { floorS: 3, spinConfirmS: 4, maxStepS: 60 }
+stop: { halt: false, sigintWaitS: 8 }
+acceptance: { finiteLoss: true, noStall: true }
+`;
+
+// biome-ignore lint/suspicious/noExplicitAny: the CLI's JSON, read field by field
+type Json = Record<string, any>;
+
+function folder(name: string) {
+  const cwd = join(work, name);
+  mkdirSync(join(cwd, '.nsa-dbg', 'presets'), { recursive: true });
+  writeFileSync(join(cwd, '.nsa-dbg', 'presets', 't-ddp2.yaml'), LANE);
+  const env = { ...cluster.env, NSA_DBG_HOME: join(cwd, 'home') };
+  return { cwd, env, runs: join(cwd, 'runs') };
+}
+
+/** two agents on the one node: the script's one task per node is overridden on the command line */
+const twoNodes = () => [
+  '--slurm',
+  '--nodes',
+  '1',
+  '--sbatch-arg=--ntasks-per-node=2',
+  '--rdzv-port',
+  String(port++),
+];
+
+async function headless(
+  mode: string,
+  extra: string[] = [],
+): Promise<{ code: number | null; live: Json; offline: Json }> {
+  const { cwd, env, runs } = folder(mode);
+  const args = [
+    'run',
+    '--headless',
+    '--json',
+    '--lane',
+    't-ddp2',
+    '--runs-dir',
+    runs,
+    ...twoNodes(),
+    ...extra,
+  ];
+  const run = await runCli([...args, '--', 'python3', '-u', TRAINER, mode], { cwd, env, timeoutMs: 170_000 });
+  expect(run.stderr).not.toMatch(/at .*\.js:\d+/);
+  const live = JSON.parse(run.stdout.trim().split('\n').pop()!);
+  const an = await runCli(['analyze', live.runDir, '--json'], { cwd, env });
+  return { code: run.code, live, offline: JSON.parse(an.stdout) };
+}
+
+const nodeRecords = (runDir: string) =>
+  readFileSync(join(runDir, 'nodes.jsonl'), 'utf8').split('\n').filter(Boolean).map(parseNodeLine);
+
+describe('Slurm runs: 2 nodes × 2 ranks (two srun tasks on a one-box cluster)', () => {
+  it('passes: the job script is in the run dir, every rank is placed on its node, analyze agrees', async () => {
+    const { code, live, offline } = await headless('ok');
+    expect(code).toBe(0);
+    expect(live.verdict).toBe('pass');
+    expect(live.ranks).toEqual([0, 1, 2, 3]);
+    const runDir = live.runDir as string;
+    const script = readFileSync(join(runDir, 'job.sbatch'), 'utf8');
+    expect(script).toContain('srun --label');
+    expect(readFileSync(join(runDir, 'node.sh'), 'utf8')).toContain('--rdzv_id "$SLURM_JOB_ID"');
+    expect(readFileSync(join(runDir, 'job_id'), 'utf8')).toMatch(/^\d+\n$/);
+    const recs = nodeRecords(runDir);
+    expect(
+      recs
+        .filter((r) => r !== null && !('rank' in r))
+        .map((r) => r!.task)
+        .sort(),
+    ).toEqual([0, 1]);
+    const workers = recs.filter((r): r is Extract<typeof r, { rank: number }> => r !== null && 'rank' in r);
+    expect(workers.map((w) => w.rank).sort()).toEqual([0, 1, 2, 3]);
+    // two ranks per agent, local ranks 0 and 1 on each
+    for (const task of [0, 1])
+      expect(
+        workers
+          .filter((w) => w.task === task)
+          .map((w) => w.localRank)
+          .sort(),
+      ).toEqual([0, 1]);
+    expect(offline.verdict).toBe('pass');
+    expect(offline.stepsReached).toBe(live.stepsReached);
+  }, 200_000);
+
+  it('a rank on the second node stalls: the verdict names node, rank and frame; signals went through srun', async () => {
+    const { code, live, offline } = await headless('stall');
+    expect(code).toBe(1);
+    expect(live.verdict).toBe('hang');
+    expect(live.stall).toMatchObject({ rank: 3, node: cluster.nodeName });
+    expect(live.stall.rootCause).toMatchObject({ rank: 3 });
+    expect(live.stall.frame).toMatchObject({ function: 'backward' });
+    // the stalled rank answered its SIGUSR1 (delivered on its node by srun --overlap)
+    const written = live.dumpRequests.filter((r: Json) => r.outcome === 'written').map((r: Json) => r.rank);
+    expect(written).toContain(3);
+    expect(offline.verdict).toBe('hang');
+    expect(offline.stall).toEqual(live.stall);
+  }, 200_000);
+
+  it('a rank that crashes first is named with its node, not torchrun’s first observed failure', async () => {
+    const { code, live, offline } = await headless('crash');
+    expect(code).toBe(1);
+    expect(live.verdict).toBe('crash');
+    expect(live.crash).toMatchObject({ rank: 3, exception: 'ValueError', node: cluster.nodeName });
+    expect(offline.crash).toEqual(live.crash);
+  }, 200_000);
+
+  it('a job that stays PENDING: the header says so with Slurm’s reason; K cancels it', async () => {
+    const { cwd, runs } = folder('pending');
+    const prev = process.env.SLURM_CONF;
+    process.env.SLURM_CONF = cluster.env.SLURM_CONF;
+    const session = openLocalSession({
+      lane: 't-ddp2',
+      demo: false,
+      command: ['python3', '-u', TRAINER, 'ok'],
+      runsRoot: runs,
+      cwd,
+      presets: loadPresets(presetDirs(cwd)),
+      publishMs: 50,
+      slurm: { nodes: 1, sbatchArgs: [...cluster.pendingArgs], rdzvPort: port++ },
+    });
+    try {
+      await session.start();
+      const pending = await waitUntil(
+        () => {
+          const j = session.getState().job;
+          return j?.state === 'PENDING' && j.reason ? j : null;
+        },
+        { timeoutMs: 30_000, what: 'the job PENDING with a reason' },
+      );
+      expect(pending.reason).toMatch(/Partition/);
+      expect(session.getState().runState).toBe('starting');
+      expect(session.quitConsequence()).toMatch(/keeps running \(K cancels it\)/);
+      expect(session.cancelJobText()).toMatch(new RegExp(`scancel job ${pending.id}`));
+      expect(await session.cancelJob()).toMatch(/being cancelled/);
+      await waitUntil(() => session.getState().job?.state === 'CANCELLED', {
+        timeoutMs: 30_000,
+        what: 'the job CANCELLED',
+      });
+      await waitUntil(() => session.getState().runState === 'exited', {
+        timeoutMs: 20_000,
+        what: 'the run over',
+      });
+    } finally {
+      await session.dispose();
+      if (prev === undefined) delete process.env.SLURM_CONF;
+      else process.env.SLURM_CONF = prev;
+    }
+  }, 120_000);
+
+  it('attach picks a running job up again after the TUI was killed', async () => {
+    const { cwd, env, runs } = folder('attach');
+    const ttyEnv = { ...process.env, ...env, TERM: 'xterm-256color' } as Record<string, string>;
+    delete ttyEnv.CI;
+    const tui = pty.spawn(
+      process.execPath,
+      [
+        BIN,
+        'run',
+        '--lane',
+        't-ddp2',
+        '--runs-dir',
+        runs,
+        ...twoNodes(),
+        '--',
+        'python3',
+        '-u',
+        TRAINER,
+        'ok',
+        '40',
+      ],
+      { cwd, env: ttyEnv, cols: 140, rows: 40 },
+    );
+    let screen = '';
+    tui.onData((d) => {
+      screen = (screen + d).slice(-20_000);
+    });
+    try {
+      await waitUntil(() => /job \d+ RUNNING/.test(screen), {
+        timeoutMs: 60_000,
+        what: 'the header: job RUNNING',
+      });
+    } finally {
+      process.kill(tui.pid, 'SIGKILL');
+    }
+    const list = await runCli(['attach', '--runs-dir', runs, '--json'], { cwd, env });
+    const [run] = JSON.parse(list.stdout) as Json[];
+    const out = await runCli(['attach', run!.runId, '--runs-dir', runs, '--headless', '--json'], {
+      cwd,
+      env,
+      timeoutMs: 150_000,
+    });
+    const r = JSON.parse(out.stdout.trim().split('\n').pop()!);
+    expect(r.verdict).toBe('pass');
+    expect(r.stepsReached).toBe(40);
+  }, 200_000);
+});
