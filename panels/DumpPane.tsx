@@ -3,7 +3,7 @@
  * hang sits), then the top frame of every other thread.
  */
 import { Text } from 'ink';
-import { useMemo } from 'react';
+import { memo, useMemo } from 'react';
 import type { Frame } from '../src/ingest/events.js';
 import { signalName } from '../src/runs/signals.js';
 import type { DumpView } from '../src/session/state.js';
@@ -68,7 +68,7 @@ function cleanDump(dump: DumpView, clean: (s: string) => string): DumpView {
   };
 }
 
-export function DumpPane({ dump: raw, width, height, color }: DumpPaneProps) {
+function DumpPaneView({ dump: raw, width, height, color }: DumpPaneProps) {
   const clean = useClean();
   const dump = useMemo(() => raw && cleanDump(raw, clean), [raw, clean]);
   if (!dump) {
@@ -122,3 +122,6 @@ export function DumpPane({ dump: raw, width, height, color }: DumpPaneProps) {
     </Rows>
   );
 }
+
+/** skipped by React while the snapshot reuses the same dump */
+export const DumpPane = memo(DumpPaneView);

@@ -2,7 +2,9 @@
  * The tail of the trainer's output. Ink cannot scroll, so this renders only the window of lines that
  * fits, `scroll` lines up from the newest, and says how many are hidden below.
  */
+
 import { Text } from 'ink';
+import { memo } from 'react';
 import type { LogLine } from '../src/session/state.js';
 import { useClean } from './display.js';
 import { logTextRows, maxLogScroll } from './layout.js';
@@ -37,7 +39,7 @@ function lineTone(text: string) {
   return null;
 }
 
-export function LogPane({ lines, total, scroll, width, height, color }: LogPaneProps) {
+function LogPaneView({ lines, total, scroll, width, height, color }: LogPaneProps) {
   const { start, end, below } = logWindow(lines.length, scroll, height);
   const visible = lines.slice(start, end);
   const clean = useClean();
@@ -66,3 +68,6 @@ export function LogPane({ lines, total, scroll, width, height, color }: LogPaneP
     </Rows>
   );
 }
+
+/** skipped by React while the snapshot reuses the same lines (an idle run's clock frames) */
+export const LogPane = memo(LogPaneView);

@@ -42,8 +42,11 @@ function MetricChartView({
 }: MetricChartProps) {
   const smoothed = useMemo(() => ema(points), [points]);
   const plotRows = Math.max(0, height - 1);
+  // nothing to plot: no rows at all (an empty braille canvas is a screenful of non-ASCII cells
+  // for Ink to measure again every frame of an idle run, and says no more than the title)
   const rows = useMemo(
-    () => plotSeriesSegments([{ points }, { points: smoothed }], width, plotRows),
+    () =>
+      points.length === 0 ? [] : plotSeriesSegments([{ points }, { points: smoothed }], width, plotRows),
     [points, smoothed, width, plotRows],
   );
   const last = points[points.length - 1];

@@ -29,6 +29,9 @@ export class RunWatcher {
   private readonly tails = new Map<string, TailHandle>();
   private timer: NodeJS.Timeout | null = null;
   private listing = false;
+  private stopped = false;
+  /** listings in a row that found no new file */
+  private quiet = 0;
 
   constructor(
     private readonly target: Target,
@@ -38,9 +41,26 @@ export class RunWatcher {
   ) {}
 
   start(): void {
-    if (this.timer) return;
-    void this.scan();
-    this.timer = setInterval(() => void this.scan(), this.opts.listEveryMs ?? 250);
+    if (this.timer || this.stopped) return;
+    void this.scan().finally(() => this.schedule());
+  }
+
+  /**
+   * Listing every 250 ms while files appear; after 8 listings that found nothing new the gap
+   * doubles up to 1 s: a run that writes no new file costs one directory read a second, and a new
+   * dump is still seen within a second (the tails of files already found keep their own pace).
+   */
+  private schedule(): void {
+    if (this.stopped) return;
+    const every = this.opts.listEveryMs ?? 250;
+    const gap = Math.min(Math.max(every, 1000), every * 2 ** Math.max(0, Math.min(2, this.quiet - 8)));
+    this.timer = setTimeout(() => {
+      const before = this.tails.size;
+      void this.scan().finally(() => {
+        this.quiet = this.tails.size === before ? this.quiet + 1 : 0;
+        this.schedule();
+      });
+    }, gap);
     this.timer.unref?.();
   }
 
@@ -63,7 +83,8 @@ export class RunWatcher {
 
   /** one last listing and drain, then stop every tail */
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.scan();
     for (const t of this.tails.values()) t.dispose();

@@ -76,7 +76,11 @@ export class LiveModel {
     return this.evidence.detector;
   }
 
+  /** bumped by every chunk ingested: a snapshot built at the same version can reuse the last one's data */
+  version = 0;
+
   onFileChunk(name: string, chunk: Buffer, nowMs: number): void {
+    this.version++;
     if (name === 'stdout.log') {
       for (const line of this.stdoutSplit.push(chunk)) this.onStdoutLine(line);
     } else if (/^heartbeat_rank\d+\.jsonl$/.test(name)) {

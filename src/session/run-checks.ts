@@ -66,7 +66,12 @@ export class RunChecks {
     return `asking ${ranks.length} rank(s) for their stacks, one at a time…`;
   }
 
-  /** called every 250 ms while the run is live and not being stopped */
+  /** stack sampling (`s`) under way: the session keeps checking often */
+  get busy(): boolean {
+    return this.hot?.running === true;
+  }
+
+  /** called every 250 ms while a rank is silent (else every second), while the run is live */
   tick(): void {
     this.prober.tick();
     if (this.confirmed !== null) return;

@@ -47,6 +47,8 @@ export class Session implements SessionController {
   private state: DashboardState;
   private dirty = true;
   private timers: NodeJS.Timeout[] = [];
+  private probeTimer: NodeJS.Timeout | null = null;
+  private disposed = false;
   private poller: GpuPoller | null = null;
   /** the current run's checks on the box (stall prober, hot frames, the confirmed hang) */
   private checks: RunChecks | null = null;
@@ -57,6 +59,8 @@ export class Session implements SessionController {
   private lastResult: AnalysisResult | null = null;
   private connection: LinkView | undefined;
   private attachPending: string | undefined;
+  /** the model (and its version) the current snapshot was built from */
+  private builtFrom: { model: LiveModel | null; version: number } = { model: null, version: -1 };
 
   constructor(private readonly o: SessionOptions) {
     this.preset = this.presetOf(o.lane);
@@ -72,12 +76,22 @@ export class Session implements SessionController {
   }
 
   async start(): Promise<void> {
-    this.timers.push(setInterval(() => this.publishIfDirty(), this.o.publishMs ?? PUBLISH_MS));
-    // ages and the verdict change with time alone
-    this.timers.push(setInterval(() => this.tick(), 1000));
-    // silent ranks are checked on the box as soon as they become suspect
-    this.timers.push(setInterval(() => this.probe(), 250));
+    const publishMs = this.o.publishMs ?? PUBLISH_MS;
+    // ages and the verdict change with time alone; at the default rate one timer does both (an idle
+    // dashboard wakes once a second, not twice)
+    if (publishMs === 1000)
+      this.timers.push(
+        setInterval(() => {
+          this.tick();
+          this.publishIfDirty();
+        }, 1000),
+      );
+    else {
+      this.timers.push(setInterval(() => this.publishIfDirty(), publishMs));
+      this.timers.push(setInterval(() => this.tick(), 1000));
+    }
     for (const t of this.timers) t.unref?.();
+    this.scheduleProbe();
     await this.startRun();
   }
 
@@ -217,6 +231,24 @@ export class Session implements SessionController {
     this.dirty = true;
   }
 
+  /**
+   * Silent ranks are checked on the box as soon as they become suspect: every 250 ms while a rank
+   * is silent past its threshold (or a check is under way), once a second otherwise.
+   */
+  private scheduleProbe(): void {
+    if (this.disposed) return;
+    const busy = this.model.silences(Date.now()).length > 0 || this.checks?.busy === true;
+    const t = setTimeout(
+      () => {
+        this.probe();
+        this.scheduleProbe();
+      },
+      busy ? 250 : 1000,
+    );
+    t.unref?.();
+    this.probeTimer = t;
+  }
+
   /** check silent ranks on the box while the run is live */
   private probe(): void {
     const run = this.run;
@@ -232,7 +264,12 @@ export class Session implements SessionController {
 
   private build(now: number): DashboardState {
     if (this.notice && now - this.noticeAt > 8000) this.notice = null;
+    const version = this.model.version;
+    const unchanged =
+      this.builtFrom.model === this.model && this.builtFrom.version === version ? this.state : null;
+    this.builtFrom = { model: this.model, version };
     return buildSnapshot({
+      unchanged,
       now,
       target: this.o.target.label,
       simulated: this.o.simulated,
@@ -401,8 +438,11 @@ export class Session implements SessionController {
   }
 
   async dispose(): Promise<void> {
+    this.disposed = true;
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
+    if (this.probeTimer) clearTimeout(this.probeTimer);
+    this.probeTimer = null;
     this.checks?.stop();
     this.poller?.stop();
     await this.run?.dispose();

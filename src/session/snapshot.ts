@@ -31,6 +31,12 @@ export interface SnapshotInput {
   /** the verdict of the run once it has exited and every file was drained */
   result: AnalysisResult | null;
   hotFrames: HotFramesView | null;
+  /**
+   * the previous snapshot, when the model has not changed since it was built: its charts, log and
+   * dump are reused as they are (an idle run's 1 Hz clock frame then allocates almost nothing, and
+   * the panels that show them are skipped by React)
+   */
+  unchanged?: DashboardState | null;
 }
 
 /**
@@ -73,7 +79,10 @@ function manyRanksView(i: SnapshotInput, ranks: RankView[]): ManyRanks | null {
 /** The immutable state the UI renders (the log is capped: the pane shows a window of the tail). */
 export function buildSnapshot(i: SnapshotInput): DashboardState {
   const m = i.model;
-  const { loss, toks, lossTotal, toksTotal } = m.series();
+  const same = i.unchanged;
+  const { loss, toks, lossTotal, toksTotal } = same
+    ? { loss: same.loss, toks: same.toks, lossTotal: same.lossTotal ?? 0, toksTotal: same.toksTotal ?? 0 }
+    : m.series();
   const ranks = m.ranks(i.now);
   return emptyDashboardState({
     target: i.target,
@@ -108,8 +117,8 @@ export function buildSnapshot(i: SnapshotInput): DashboardState {
       torchReservedMiB: m.torchReservedMiB,
       peakReservedMiB: m.peakReservedMiB,
     },
-    log: { lines: m.log.tail(2000), total: m.log.total },
-    dump: m.dump,
+    log: same ? same.log : { lines: m.log.tail(2000), total: m.log.total },
+    dump: same ? same.dump : m.dump,
     hotFrames: i.hotFrames,
     verdict: verdictView(i),
     notice: i.notice,

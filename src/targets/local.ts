@@ -170,11 +170,12 @@ class LocalTail implements TailHandle, Disposable {
     this.schedule();
   }
   /**
-   * Every pollMs while the file grows; after 10 quiet polls the gap doubles up to 500 ms, so a run
-   * that prints nothing costs a few stat calls a second, and new bytes are still seen within 0.5 s.
+   * Every pollMs while the file grows; after 10 quiet polls the gap doubles up to 1 s: a run that
+   * prints nothing costs a stat call a second per file, and new bytes are still seen within a
+   * second (the dashboard publishes once a second anyway).
    */
   private schedule(): void {
-    const backoff = Math.min(500, this.pollMs * 2 ** Math.max(0, Math.min(3, this.quiet - 10)));
+    const backoff = Math.min(1000, this.pollMs * 2 ** Math.max(0, Math.min(4, this.quiet - 10)));
     this.timer = setTimeout(
       () => {
         const before = this.pos;
