@@ -2,8 +2,10 @@
  * The engine's memory on a long run, in its own process (run with --expose-gc): 1 M steps × 8
  * ranks of heartbeats (step_start beat, progress with loss and toks/s, step_end) and rank 0's step
  * lines go through the live model chunk by chunk, as the file followers deliver them. RSS after a
- * full GC at every 5 %; the slope over the second half (least squares) is MB per hour of a run at
- * 20 steps/s.
+ * full GC at every 1 %; the slope over the second half (least squares over its 50 samples: RSS
+ * after a GC still jumps by several MB from one sample to the next, as V8 and the allocator keep or
+ * return pages, so a few samples would read that noise as a trend) is MB per hour of a run at 20
+ * steps/s.
  * Prints one JSON line.
  */
 import { LiveModel } from '../src/session/live-model.js';
@@ -52,7 +54,7 @@ function main(): void {
     for (let step = from; step < to; step++)
       so += `step ${step} | loss 5.7012 | lr 2.00e-04 | toks/s 70000\n`;
     m.onFileChunk('stdout.log', Buffer.from(so), nowMs());
-    if ((to - 1) % (STEPS / 20) === 0) samples.push({ steps: to - 1, rssMB: rss() });
+    if ((to - 1) % (STEPS / 100) === 0) samples.push({ steps: to - 1, rssMB: rss() });
   }
   // what a snapshot asks of it, and the verdict of the whole run
   const result = m.result({ nowMs: (t0 + STEPS / STEPS_PER_S + 1) * 1000, processAlive: false, exitCode: 0 });

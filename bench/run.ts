@@ -17,7 +17,7 @@
  * each (the machine may be shared), one core.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { READ_CHUNK } from '../src/analysis/analyze-dir.js';
@@ -172,15 +172,27 @@ function parseRates(): { analyzeSpeedupVsPython: number | null; logLinesPerSec: 
 
 const TRAINER = ['node', join(import.meta.dirname, 'synthetic-trainer.js')];
 
+/** the node flags of bin/nsa-dbg's `exec node …` line */
+const APP_NODE_FLAGS = (() => {
+  const line = readFileSync(join(import.meta.dirname, '..', '..', 'bin', 'nsa-dbg'), 'utf8').split('\n')[1] ?? '';
+  return [...line.matchAll(/ (--[\w-]+(?:=\S+)?)/g)].map((m) => m[1]!);
+})();
+
 function engineMemory(): {
   rssMBAfter1MSteps: number;
   rssSlopeMBPerHour: number;
   steps: number;
   samples: Array<{ steps: number; rssMB: number }>;
 } {
+  // under the node flags bin/nsa-dbg runs the app with (its second line)
   const out = execFileSync(
     process.execPath,
-    ['--expose-gc', join(import.meta.dirname, 'engine-memory.js'), String(QUICK ? 100_000 : 1_000_000)],
+    [
+      '--expose-gc',
+      ...APP_NODE_FLAGS,
+      join(import.meta.dirname, 'engine-memory.js'),
+      String(QUICK ? 100_000 : 1_000_000),
+    ],
     { encoding: 'utf8', maxBuffer: 1 << 20 },
   );
   return JSON.parse(out.trim().split('\n').pop()!);

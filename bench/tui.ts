@@ -52,9 +52,10 @@ export async function measureTui(
   delete env.CI;
   delete env.CONTINUOUS_INTEGRATION;
   delete env.NSA_DBG_LOG;
+  // the program itself, as the installed `nsa-dbg` starts (with the node flags its first lines give)
   const p = pty.spawn(
-    process.execPath,
-    [join(ROOT, 'bin', 'nsa-dbg'), 'run', '--lane', 'batched-prefill', '--runs-dir', runs, '--', ...trainer],
+    join(ROOT, 'bin', 'nsa-dbg'),
+    ['run', '--lane', 'batched-prefill', '--runs-dir', runs, '--', ...trainer],
     { name: 'xterm-256color', cols: 120, rows: 40, cwd: ROOT, env },
   );
   let bytes = 0;

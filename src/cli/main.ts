@@ -1,5 +1,6 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
+import { debugLog } from '../util/debug-log.js';
 import { packageVersion } from '../util/package-root.js';
 import { analyzeCommand } from './commands/analyze.js';
 import { attachCommand } from './commands/attach.js';
@@ -30,6 +31,7 @@ function withTuiOptions(deps: CliDeps, options: TuiOptions): CliDeps {
 }
 
 export async function main(argv: string[], rawDeps: CliDeps): Promise<void> {
+  debugLog(`nsa-dbg ${hideBin(argv).join(' ')} (node ${process.version} ${process.execArgv.join(' ')})`);
   const tuiOptions: TuiOptions = {};
   const deps = withTuiOptions(rawDeps, tuiOptions);
   await yargs(hideBin(argv))

@@ -7,7 +7,7 @@
  */
 
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -65,6 +65,17 @@ describe('the packed package', () => {
     expectDemoPasses(asUser(bin, DEMO, elsewhere));
     // the bundled lanes ship too
     expect(asUser(bin, ['lanes'], elsewhere).stdout).toMatch(/batched-prefill/);
+    // the installed program runs node with its young-generation cap (bin/nsa-dbg's second line)
+    const log = join(elsewhere, 'debug.log');
+    const prev = process.env.NSA_DBG_LOG;
+    process.env.NSA_DBG_LOG = log;
+    try {
+      expect(asUser(bin, ['lanes'], elsewhere).code).toBe(0);
+    } finally {
+      if (prev === undefined) delete process.env.NSA_DBG_LOG;
+      else process.env.NSA_DBG_LOG = prev;
+    }
+    expect(readFileSync(log, 'utf8')).toMatch(/nsa-dbg lanes \(node v\d+\S* --max-semi-space-size=4\)/);
   }, 120_000);
 
   it('runs as `npx nsa-dbg` in a project that depends on it', () => {
