@@ -174,7 +174,8 @@ const TRAINER = ['node', join(import.meta.dirname, 'synthetic-trainer.js')];
 
 /** the node flags of bin/nsa-dbg's `exec node …` line */
 const APP_NODE_FLAGS = (() => {
-  const line = readFileSync(join(import.meta.dirname, '..', '..', 'bin', 'nsa-dbg'), 'utf8').split('\n')[1] ?? '';
+  const line =
+    readFileSync(join(import.meta.dirname, '..', '..', 'bin', 'nsa-dbg'), 'utf8').split('\n')[1] ?? '';
   return [...line.matchAll(/ (--[\w-]+(?:=\S+)?)/g)].map((m) => m[1]!);
 })();
 
