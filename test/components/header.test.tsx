@@ -26,6 +26,17 @@ describe('Header', () => {
     expect(lines[1]).toContain('baseline plus the batched prefill fix');
   });
 
+  it('a Slurm run: the job in place of the pid, PENDING with Slurm’s reason, RUNNING with its nodes', () => {
+    const [pending] = header({
+      runState: 'starting',
+      job: { id: '41', state: 'PENDING', reason: 'Resources', nodes: null },
+    });
+    expect(pending).toContain('job 41 PENDING (Resources)');
+    expect(pending).not.toContain('pid');
+    const [running] = header({ job: { id: '41', state: 'RUNNING', reason: null, nodes: 'gpu[01-02]' } });
+    expect(running).toContain('job 41 RUNNING on gpu[01-02]');
+  });
+
   it('says plainly when the trainer and GPU are simulated', () => {
     expect(header({ simulated: true })[1]).toContain(DEMO_MARKER);
     expect(DEMO_MARKER).toBe('DEMO: simulated trainer and GPU');

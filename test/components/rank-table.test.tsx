@@ -237,4 +237,54 @@ describe('Dashboard with many ranks', () => {
     expect(lines.some((l) => l.startsWith('heartbeats'))).toBe(true);
     expect(lines.some((l) => l.startsWith('rank  step'))).toBe(false);
   });
+
+  it('a run across nodes: rows grouped by node with node and local rank, the culprit marked in its node', () => {
+    const place = (rank: number): Partial<RankRow> => ({
+      node: rank < 4 ? 'gpu-a' : 'gpu-b',
+      localRank: rank % 4,
+    });
+    const many: ManyRanks = {
+      ...HUNG,
+      // nodes.jsonl order: gpu-b's agent joined first
+      rows: [4, 5, 6, 7, 0, 1, 2, 3].map((r) => ({ ...HUNG.rows[r]!, ...place(r) })),
+    };
+    const lines = table(many, 14, 100);
+    expect(lines[0]).toMatch(/^node\s+lr\s+rank\s+step/);
+    expect(lines[1]).toContain('ROOT CAUSE rank 7 on gpu-b');
+    // node order kept, rank 7 marked where it is (not moved to the top)
+    expect(lines.slice(2, 10).map((l) => l.slice(0, 20).trim())).toEqual([
+      'gpu-b       0  r4',
+      'gpu-b       1  r5',
+      'gpu-b       2  r6',
+      'gpu-b       3 >r7',
+      'gpu-a       0  r0',
+      'gpu-a       1  r1',
+      'gpu-a       2  r2',
+      'gpu-a       3  r3',
+    ]);
+  });
+
+  it('names a node whose every rank went silent while the other node still beats', () => {
+    const many: ManyRanks = {
+      rows: [0, 1, 2, 3].map((r) => row(r, { node: r < 2 ? 'gpu-a' : 'gpu-b', localRank: r % 2 })),
+      rootCause: null,
+      stackDiff: null,
+    };
+    const views = [0, 1, 2, 3].map((r) =>
+      rank0({
+        rank: r,
+        lastBeatAgeS: r >= 2 ? 40 : 0.5,
+        stall: r >= 2 ? { step: 12, where: 'in-step', silenceS: 40, cpuBusy: null, hang: false } : null,
+      }),
+    );
+    const lines = frameLines(
+      render(
+        <DisplayMode ascii={false}>
+          <RankTable many={many} ranks={views} width={100} height={10} color={false} />
+        </DisplayMode>,
+      ).lastFrame(),
+    );
+    expect(lines[1]).toContain('NODE gpu-b SILENT AS A WHOLE');
+    expect(lines[1]).toContain('lost host or dead agent?');
+  });
 });
