@@ -10,6 +10,8 @@ import type { Frame, TracebackEvent } from './events.js';
 const FRAME = /^\s*File "(.*)", line (\d+), in (.*)$/;
 const EXCEPTION = /^([A-Za-z_][\w.]*)(?::\s?(.*))?$/;
 const CARETS = /^\s*[~^]+\s*$/;
+/** `_PyObject_Dump`: `object address  : 0x…`, `object type name: KeyboardInterrupt`, `object repr     : …` */
+const OBJECT_DUMP = /^object (address|refcount|type|type name|repr)\s*: (.*)$/;
 const MAX_MESSAGE_LINES = 60;
 const MAX_FRAMES = 500;
 export const ROOT_CAUSE_HEADER = 'Root Cause (first observed failure):';
@@ -57,6 +59,15 @@ export class TracebackBuilder {
       if (last !== undefined && last.code === undefined && !CARETS.test(line)) last.code = line.trim();
       return 'more';
     }
+    // Python could not print the exception (stderr already closed at shutdown, as when torchrun
+    // stops its workers): it dumps the exception object instead, `object type name: X` among them
+    const dumped = OBJECT_DUMP.exec(line);
+    if (dumped !== null) {
+      if (dumped[1] === 'type name') this.exception ||= dumped[2]!.trim();
+      else if (dumped[1] === 'repr' && this.message.length === 0) this.message.push(dumped[2]!.trim());
+      return 'more';
+    }
+    if (line === 'lost sys.stderr') return 'done';
     const ex = EXCEPTION.exec(line);
     if (ex === null) return 'done-reprocess';
     this.exception = ex[1]!;

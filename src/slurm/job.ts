@@ -173,13 +173,17 @@ export async function jobState(target: Target, jobId: string): Promise<JobState 
   return (a.code === 0 ? parseSacct(a.stdout, jobId) : null) ?? listed;
 }
 
-/** scancel the job (with a signal: `scancel -s INT --full`, to the batch script and every step) */
+/**
+ * scancel the job; with a signal, to its steps only (the torchrun agents): `--full` would also
+ * signal the batch shell and its children, among them the srun client, which takes a single SIGINT
+ * as "print the status" and passes nothing on
+ */
 export async function cancelJob(
   target: Target,
   jobId: string,
   signal?: 'INT' | 'TERM' | 'USR1',
 ): Promise<void> {
-  const argv = signal ? ['scancel', '--full', '-s', signal, jobId] : ['scancel', jobId];
+  const argv = signal ? ['scancel', '-s', signal, jobId] : ['scancel', jobId];
   const r = await target.exec(argv, { timeoutMs: 30_000 });
   if (r.code !== 0) throw new Error(`scancel ${jobId} failed: ${r.stderr.trim() || `exit ${r.code}`}`);
 }

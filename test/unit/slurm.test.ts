@@ -192,4 +192,33 @@ describe('node map and srun-labelled output', () => {
     const tb = ev.find((e) => e.kind === 'traceback');
     expect(tb).toMatchObject({ rank: 2, exception: 'ValueError' });
   });
+
+  it('torchrun stopping its workers: the exception objects Python dumps without stderr are read as such', () => {
+    const m = new NodeMap(2);
+    m.push(
+      '{"task": 1, "node": "b", "rank": 3, "localRank": 1, "pid": 9}\n{"task": 0, "node": "a", "rank": 0, "localRank": 0, "pid": 7}\n',
+    );
+    const p = new StdoutParser({ srunTasks: m });
+    const lines = [
+      '1: [default1]:Traceback (most recent call last):',
+      '1: [default1]:  File "/work/ddp_ranks.py", line 110, in <module>',
+      '1: [default1]:    main()',
+      '1: [default1]:object address  : 0x7f1cd7085240',
+      '1: [default1]:object refcount : 2',
+      '1: [default1]:object type     : 0x9f12e0',
+      '1: [default1]:object type name: KeyboardInterrupt',
+      '1: [default1]:object repr     : KeyboardInterrupt()',
+      '1: [default1]:lost sys.stderr',
+      '0: [default0]:Traceback (most recent call last):',
+      '0: [default0]:object type name: RuntimeError',
+      "0: [default0]:object repr     : RuntimeError('[./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:21404')",
+      '0: [default0]:lost sys.stderr',
+    ];
+    const tbs = [...lines.flatMap((l) => p.push(l)), ...p.flush()].filter((e) => e.kind === 'traceback');
+    expect(tbs.map((e) => [e.rank, e.kind === 'traceback' ? e.exception : ''])).toEqual([
+      [3, 'KeyboardInterrupt'],
+      [0, 'RuntimeError'],
+    ]);
+    expect(tbs[1]).toMatchObject({ message: expect.stringContaining('Connection closed by peer') });
+  });
 });
