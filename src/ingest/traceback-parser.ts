@@ -29,6 +29,7 @@ export class TracebackBuilder {
   private readonly message: string[] = [];
   private inMessage: boolean;
   private sawRootCause = false;
+  private blankSeen = false;
 
   /** `summaryOnly`: torchrun's failure table seen without a traceback before it */
   constructor(
@@ -68,6 +69,12 @@ export class TracebackBuilder {
       return 'more';
     }
     if (line === 'lost sys.stderr') return 'done';
+    // an interrupt landing while Python prints a frame leaves one blank line before the exception
+    // line (`Exception ignored in atexit callback` … `KeyboardInterrupt: `)
+    if (line.trim() === '' && this.frames.length > 0 && !this.blankSeen) {
+      this.blankSeen = true;
+      return 'more';
+    }
     const ex = EXCEPTION.exec(line);
     if (ex === null) return 'done-reprocess';
     this.exception = ex[1]!;

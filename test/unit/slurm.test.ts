@@ -201,7 +201,7 @@ describe('node map and srun-labelled output', () => {
     const p = new StdoutParser({ srunTasks: m });
     const lines = [
       '1: [default1]:Traceback (most recent call last):',
-      '1: [default1]:  File "/work/ddp_ranks.py", line 110, in <module>',
+      '1: [default1]:  File "/srv/ddp_ranks.py", line 110, in <module>',
       '1: [default1]:    main()',
       '1: [default1]:object address  : 0x7f1cd7085240',
       '1: [default1]:object refcount : 2',
@@ -209,6 +209,12 @@ describe('node map and srun-labelled output', () => {
       '1: [default1]:object type name: KeyboardInterrupt',
       '1: [default1]:object repr     : KeyboardInterrupt()',
       '1: [default1]:lost sys.stderr',
+      '1: [default1]:Exception ignored in atexit callback: <function shutdown at 0x7f53c0b3b9c0>',
+      '1: [default1]:Traceback (most recent call last):',
+      '1: [default1]:  File "/usr/lib/python3.11/logging/__init__.py", line 1087, in flush',
+      '1: [default1]:    def flush(self):',
+      '1: [default1]:',
+      '1: [default1]:KeyboardInterrupt: ',
       '0: [default0]:Traceback (most recent call last):',
       '0: [default0]:object type name: RuntimeError',
       "0: [default0]:object repr     : RuntimeError('[./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:21404')",
@@ -218,6 +224,8 @@ describe('node map and srun-labelled output', () => {
     expect(tbs.map((e) => [e.rank, e.kind === 'traceback' ? e.exception : ''])).toEqual([
       [3, 'KeyboardInterrupt'],
       [0, 'RuntimeError'],
+      // the atexit one ends with the output (its message could go on)
+      [3, 'KeyboardInterrupt'],
     ]);
     expect(tbs[1]).toMatchObject({ message: expect.stringContaining('Connection closed by peer') });
   });
