@@ -113,6 +113,8 @@ export function makeUserKey(dir: string, name: string, passphrase = ''): string 
 export interface SshdOptions {
   /** false: no `Subsystem sftp` line, like hardened servers and some containers */
   sftp?: boolean;
+  /** more variables for every session (a login node's SLURM_CONF) */
+  env?: Record<string, string>;
 }
 
 export async function startSshd(opts: SshdOptions = {}): Promise<TestSshd> {
@@ -152,7 +154,8 @@ export async function startSshd(opts: SshdOptions = {}): Promise<TestSshd> {
         ? []
         : [`Subsystem sftp ${existsSync(SFTP_SERVER) ? SFTP_SERVER : 'internal-sftp'}`]),
       // detached runs go to a tmux server of this sshd's own, which stop() takes down with them
-      `SetEnv TMUX_TMPDIR=${tmuxDir}`,
+      // (one SetEnv line: sshd takes the first it reads)
+      `SetEnv ${[`TMUX_TMPDIR=${tmuxDir}`, ...Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${v}`)].join(' ')}`,
       '',
     ].join('\n'),
   );

@@ -18,6 +18,7 @@ import { loadPresets, presetDirs } from '../../src/presets/load.js';
 import { parseNodeLine } from '../../src/slurm/node-map.js';
 import { BIN, runCli } from '../helpers/cli.js';
 import { type SlurmCluster, startSlurmCluster } from '../helpers/slurm-cluster.js';
+import { startSshd } from '../helpers/sshd.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const TRAINER = join(import.meta.dirname, '..', 'fixtures', 'trainers', 'ddp_ranks.py');
@@ -235,5 +236,38 @@ describe('Slurm runs: 2 nodes × 2 ranks (two srun tasks on a one-box cluster)',
     const r = JSON.parse(out.stdout.trim().split('\n').pop()!);
     expect(r.verdict).toBe('pass');
     expect(r.stepsReached).toBe(40);
+  }, 200_000);
+
+  it('from a login node over SSH (--host): the job is submitted and followed there, its evidence mirrored byte for byte', async () => {
+    const sshd = await startSshd({ env: cluster.env });
+    try {
+      sshd.trustHostKey();
+      const { cwd, env, runs } = folder('login');
+      const host = ['--host', 'target', '--ssh-config', sshd.configPath];
+      const args = [
+        'run',
+        '--headless',
+        '--json',
+        '--lane',
+        't-ddp2',
+        '--runs-dir',
+        runs,
+        ...host,
+        ...twoNodes(),
+      ];
+      const run = await runCli([...args, '--', 'python3', '-u', TRAINER, 'ok'], {
+        cwd,
+        env: { NSA_DBG_HOME: env.NSA_DBG_HOME },
+        timeoutMs: 170_000,
+      });
+      expect(run.stderr).not.toMatch(/at .*\.js:\d+/);
+      const r = JSON.parse(run.stdout.trim().split('\n').pop()!);
+      expect(r.verdict).toBe('pass');
+      expect(r.ranks).toEqual([0, 1, 2, 3]);
+      for (const f of ['job.sbatch', 'node.sh', 'job_id', 'nodes.jsonl', 'stdout.log'])
+        expect(readFileSync(join(r.localDir, f), 'utf8'), f).toBe(readFileSync(join(r.runDir, f), 'utf8'));
+    } finally {
+      await sshd.stop();
+    }
   }, 200_000);
 });
