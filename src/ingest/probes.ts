@@ -4,6 +4,7 @@
  * session appends to it in the run dir and reads it back through the same follower as every other
  * evidence file, so a live verdict and `nsa-dbg analyze` of the folder read identical facts.
  */
+import { parseJsonObject } from '../util/json-object.js';
 import type { DumpOutcome, ProbeEvent, ProcState } from './events.js';
 
 export const PROBES_FILE = 'nsa-dbg-probes.jsonl';
@@ -16,14 +17,8 @@ const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFi
 
 /** One line → a probe event, or null when it is not one (counted as skipped by the caller). */
 export function parseProbeLine(line: string): ProbeEvent | null {
-  let o: Record<string, unknown>;
-  try {
-    const v = JSON.parse(line) as unknown;
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return null;
-    o = v as Record<string, unknown>;
-  } catch {
-    return null;
-  }
+  const o = parseJsonObject(line);
+  if (o === null) return null;
   if (!finite(o.ts) || !finite(o.rank) || !finite(o.pid)) return null;
   if (o.kind === 'proc') {
     const state = typeof o.state === 'string' && STATES.has(o.state) ? (o.state as ProcState) : null;

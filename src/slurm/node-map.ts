@@ -5,6 +5,7 @@
  * map holds for any torchrun version and any rendezvous order (c10d gives group ranks in join
  * order, not task order). Lines that are not such records are counted and skipped.
  */
+import { parseJsonObject } from '../util/json-object.js';
 
 export const NODES_FILE = 'nodes.jsonl';
 
@@ -30,14 +31,8 @@ const int = (v: unknown): v is number => typeof v === 'number' && Number.isInteg
 
 /** one line → an agent or a worker record, or null */
 export function parseNodeLine(line: string): AgentRecord | WorkerRecord | null {
-  let o: Record<string, unknown>;
-  try {
-    const v = JSON.parse(line) as unknown;
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return null;
-    o = v as Record<string, unknown>;
-  } catch {
-    return null;
-  }
+  const o = parseJsonObject(line);
+  if (o === null) return null;
   if (!int(o.task) || !int(o.pid) || typeof o.node !== 'string' || o.node === '') return null;
   const agent: AgentRecord = { task: o.task, node: o.node, pid: o.pid };
   if (o.rank === undefined) return agent;

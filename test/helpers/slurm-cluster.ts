@@ -22,9 +22,9 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { availableParallelism, hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './ports.js';
 import { waitUntil } from './wait.js';
 
 const BINARIES = [
@@ -55,18 +55,6 @@ export interface SlurmCluster {
   run(cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
   /** cancel all jobs, stop the daemons, kill anything left of our jobs, remove the dir */
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /**

@@ -16,9 +16,10 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './ports.js';
 import { waitUntil } from './wait.js';
 
 const SSHD = '/usr/sbin/sshd';
@@ -51,18 +52,6 @@ export interface TestSshd {
   /** cut sessions, stop the listener, make a new host key, start again on the same port */
   restartWithNewHostKey(): Promise<void>;
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 function canConnect(port: number): Promise<boolean> {

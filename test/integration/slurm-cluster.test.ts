@@ -5,25 +5,13 @@
  */
 
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/ports.js';
 import { type SlurmCluster, startSlurmCluster } from '../helpers/slurm-cluster.js';
 import { waitUntil } from '../helpers/wait.js';
 
 let cluster: SlurmCluster;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function sbatch(args: string[]): Promise<string> {
   const r = await cluster.run('/usr/bin/sbatch', ['--parsable', ...args]);

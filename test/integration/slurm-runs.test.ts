@@ -8,6 +8,7 @@
  *
  * Needs root, slurm-wlm, munge and /usr/bin/python3 with torch (.ci/run installs them).
  */
+
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ import { openLocalSession } from '../../src/cli/open-session.js';
 import { loadPresets, presetDirs } from '../../src/presets/load.js';
 import { parseNodeLine } from '../../src/slurm/node-map.js';
 import { BIN, runCli } from '../helpers/cli.js';
+import { freePort } from '../helpers/ports.js';
 import { type SlurmCluster, startSlurmCluster } from '../helpers/slurm-cluster.js';
 import { startSshd } from '../helpers/sshd.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -24,7 +26,6 @@ import { waitUntil } from '../helpers/wait.js';
 const TRAINER = join(import.meta.dirname, '..', 'fixtures', 'trainers', 'ddp_ranks.py');
 const work = mkdtempSync(join(tmpdir(), 'nsa-dbg-slurm-'));
 let cluster: SlurmCluster;
-let port = 29611;
 
 beforeAll(async () => {
   cluster = await startSlurmCluster();
@@ -59,13 +60,13 @@ function folder(name: string) {
 }
 
 /** two agents on the one node: the script's one task per node is overridden on the command line */
-const twoNodes = () => [
+const twoNodes = async () => [
   '--slurm',
   '--nodes',
   '1',
   '--sbatch-arg=--ntasks-per-node=2',
   '--rdzv-port',
-  String(port++),
+  String(await freePort()),
 ];
 
 async function headless(
@@ -81,7 +82,7 @@ async function headless(
     't-ddp2',
     '--runs-dir',
     runs,
-    ...twoNodes(),
+    ...(await twoNodes()),
     ...extra,
   ];
   const run = await runCli([...args, '--', 'python3', '-u', TRAINER, mode], { cwd, env, timeoutMs: 170_000 });
@@ -160,7 +161,7 @@ describe('Slurm runs: 2 nodes × 2 ranks (two srun tasks on a one-box cluster)',
       cwd,
       presets: loadPresets(presetDirs(cwd)),
       publishMs: 50,
-      slurm: { nodes: 1, sbatchArgs: [...cluster.pendingArgs], rdzvPort: port++ },
+      slurm: { nodes: 1, sbatchArgs: [...cluster.pendingArgs], rdzvPort: await freePort() },
     });
     try {
       await session.start();
@@ -204,7 +205,7 @@ describe('Slurm runs: 2 nodes × 2 ranks (two srun tasks on a one-box cluster)',
         't-ddp2',
         '--runs-dir',
         runs,
-        ...twoNodes(),
+        ...(await twoNodes()),
         '--',
         'python3',
         '-u',
@@ -253,7 +254,7 @@ describe('Slurm runs: 2 nodes × 2 ranks (two srun tasks on a one-box cluster)',
         '--runs-dir',
         runs,
         ...host,
-        ...twoNodes(),
+        ...(await twoNodes()),
       ];
       const run = await runCli([...args, '--', 'python3', '-u', TRAINER, 'ok'], {
         cwd,
