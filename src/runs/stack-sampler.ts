@@ -35,9 +35,13 @@ export class StackSampler {
   private queue: Promise<void> = Promise.resolve();
   /** the next signal waits for this second (trainer clock): the last dump's name is taken */
   private nextSecondS = 0;
+  /** the second the last filed dump is named by (its own clock, not our estimate of it) */
+  private lastDumpS = Number.NEGATIVE_INFINITY;
   private closed = false;
   /** when each rank was last asked (trainer clock), queued requests included */
   private readonly asked = new Map<number, number>();
+  /** when each rank's newest answered request was made (trainer clock) */
+  private readonly answered = new Map<number, number>();
 
   constructor(private readonly o: StackSamplerOptions) {}
 
@@ -71,6 +75,11 @@ export class StackSampler {
   async quiet(): Promise<void> {
     await this.idle();
     while (this.o.trainerNowS() < this.nextSecondS) await sleep(50);
+  }
+
+  /** whether a stack request of `rank` made at or after `sinceS` (trainer clock) got a dump */
+  answeredSince(rank: number, sinceS: number): boolean {
+    return (this.answered.get(rank) ?? Number.NEGATIVE_INFINITY) >= sinceS;
   }
 
   /** when `rank` was last asked for its stack (trainer clock), if ever */
@@ -136,31 +145,47 @@ export class StackSampler {
     if (sigCgt !== undefined && catchesSignal(sigCgt, SIGNUM.USR1!)) {
       const before = new Set(this.o.dumpsSeen().map((d) => d.file));
       await target.signal(pid, 'USR1').catch(() => undefined);
-      file = await this.waitForDump(before, at);
+      const dump = await this.waitForDump(before, at);
+      file = dump?.file;
       outcome = file === undefined ? 'none-within-5s' : 'written';
-      if (file !== undefined) this.nextSecondS = Math.floor(this.o.trainerNowS()) + 1;
+      if (dump !== undefined) {
+        // the next dump must be named by a later second than this one: counted from the second in
+        // its name (the trainer's clock), since our estimate of that clock can be a second off
+        if (dump.ts !== undefined) this.lastDumpS = Math.max(this.lastDumpS, Math.floor(dump.ts));
+        this.nextSecondS = Math.max(Math.floor(this.o.trainerNowS()), this.lastDumpS) + 1;
+      }
     } else if (status !== null && (await this.hasPySpy())) {
       file = await this.pySpyDump(pid, at);
       outcome = file === undefined ? 'no-handler' : 'py-spy';
     } else outcome = 'no-handler';
     const ev: DumpRequestEvent = { kind: 'dump-request', ts: at, rank, pid, outcome, purpose };
-    if (file !== undefined) ev.file = file;
+    if (file !== undefined) {
+      ev.file = file;
+      this.answered.set(rank, at);
+    }
     if (this.closed) return ev;
     await this.record(ev);
     return ev;
   }
 
-  private async waitForDump(before: Set<string>, atS: number): Promise<string | undefined> {
+  private async waitForDump(
+    before: Set<string>,
+    atS: number,
+  ): Promise<{ file: string; ts?: number } | undefined> {
     const deadline = Date.now() + DUMP_WAIT_MS;
     // closed: the run is being stopped and this request will not be recorded, so the stop need not
     // wait out the 5 s (a dump that still comes is filed with no rank)
     while (Date.now() < deadline && !this.closed) {
       // a new file, or one rewritten since (dump names are whole seconds: a second dump in the same
-      // second overwrites the first, which is why samples are taken ≥ 1.5 s apart)
+      // second overwrites the first); never the file filed for the request before this one
       const hit = this.o
         .dumpsSeen()
-        .find((d) => !before.has(d.file) || (d.ts !== undefined && d.ts >= Math.floor(atS)));
-      if (hit !== undefined) return hit.file;
+        .find(
+          (d) =>
+            !before.has(d.file) ||
+            (d.ts !== undefined && d.ts >= Math.floor(atS) && Math.floor(d.ts) > this.lastDumpS),
+        );
+      if (hit !== undefined) return hit;
       await sleep(this.o.pollMs ?? 100);
     }
     return undefined;

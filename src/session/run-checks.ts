@@ -103,9 +103,16 @@ export class RunChecks {
   private async culpritsJudged(): Promise<void> {
     const deadline = Date.now() + CULPRIT_WAIT_MS;
     while (Date.now() < deadline) {
+      // a rank answers dumps when the evidence holds one of its samples, or when the sampler has just
+      // filed one that the evidence has not read back yet (the probe file is followed like any
+      // file, up to a second behind): without the second, the stop could come before its judgement
       const open = this.model
         .silences(Date.now())
-        .some((c) => c.judgement?.state === 'checking' && c.judgement.evidence.samples > 0);
+        .some(
+          (c) =>
+            c.judgement?.state === 'checking' &&
+            (c.judgement.evidence.samples > 0 || this.sampler.answeredSince(c.rank, c.sinceTs)),
+        );
       if (!open) return;
       await new Promise((r) => setTimeout(r, 250));
     }

@@ -72,8 +72,13 @@ const records = (dir: string) =>
 describe('stack sampler: a stop never lets a late dump overwrite a filed one', () => {
   it('quiet() resolves only once the second the filed dump is named by is over', async () => {
     const { pid, dir, sampler } = await trainer(true);
+    const t0 = Date.now() / 1000;
+    expect(sampler.answeredSince(0, 0)).toBe(false);
     const req = await sampler.request(0, pid, 'suspect');
     expect(req.outcome).toBe('written');
+    // known at once, before the probe file is read back: the culprit wait relies on it
+    expect(sampler.answeredSince(0, t0 - 1)).toBe(true);
+    expect(sampler.answeredSince(0, Date.now() / 1000 + 1)).toBe(false);
     const second = Number(/_(\d+)\.txt$/.exec(req.file!)![1]);
     await sampler.quiet();
     // a dump written from now on is named by a later second than the filed one
@@ -93,6 +98,7 @@ describe('stack sampler: a stop never lets a late dump overwrite a filed one', (
     await sampler.quiet();
     const req = await pending;
     expect(req.outcome).toBe('none-within-5s');
+    expect(sampler.answeredSince(1, 0)).toBe(false);
     expect(Date.now() - t0).toBeLessThan(DUMP_WAIT_MS);
     // nothing learnt during a stop is evidence: no record
     expect(readdirSync(dir)).not.toContain(PROBES_FILE);
