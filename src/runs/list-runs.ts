@@ -1,3 +1,5 @@
+import { jobEnded, jobState, readJobId } from '../slurm/job.js';
+import { exitCodeOfJob } from '../slurm/slurm-run.js';
 import type { Target } from '../targets/target.js';
 import type { RunSpec } from './launcher.js';
 
@@ -7,9 +9,12 @@ export interface RunListing {
   lane: string;
   createdAt: string;
   command: string;
-  status: 'running' | 'exited' | 'lost' | 'starting';
+  /** `pending`: a Slurm job waiting for its nodes */
+  status: 'running' | 'exited' | 'lost' | 'starting' | 'pending';
   exitCode?: number;
   pid?: number;
+  /** a Slurm run: its job and the job's state as squeue/scontrol/sacct give it */
+  job?: { id: string; state: string; reason: string | null; nodes: string | null };
 }
 
 /** The runs under a runs root on a target, newest first, with whether each is still alive. */
@@ -32,8 +37,20 @@ export async function listRuns(target: Target, runsRoot: string): Promise<RunLis
       .trim();
     const pid = pidText ? Number(pidText) : undefined;
     let status: RunListing['status'];
+    let exitCode = exitText ? Number(exitText) : undefined;
+    let job: RunListing['job'];
+    const jobId = spec.launcher?.slurm ? await readJobId(target, runDir) : null;
     if (exitText !== undefined && exitText !== '') status = 'exited';
-    else if (pid === undefined) status = 'starting';
+    else if (jobId !== null) {
+      // a Slurm run has no pid of its own: the job says whether it waits, runs or ended
+      const s = await jobState(target, jobId).catch(() => null);
+      job = { id: jobId, state: s?.state ?? 'UNKNOWN', reason: s?.reason ?? null, nodes: s?.nodes ?? null };
+      if (s === null) status = 'lost';
+      else if (jobEnded(s.state)) {
+        status = 'exited';
+        exitCode ??= exitCodeOfJob(s) ?? undefined;
+      } else status = s.state === 'PENDING' ? 'pending' : 'running';
+    } else if (pid === undefined) status = 'starting';
     else status = (await target.isAlive(pid)) ? 'running' : 'lost';
     out.push({
       runId,
@@ -42,8 +59,9 @@ export async function listRuns(target: Target, runsRoot: string): Promise<RunLis
       createdAt: spec.createdAt,
       command: spec.argv.join(' '),
       status,
-      ...(exitText ? { exitCode: Number(exitText) } : {}),
+      ...(exitCode !== undefined ? { exitCode } : {}),
       ...(pid !== undefined ? { pid } : {}),
+      ...(job ? { job } : {}),
     });
   }
   return out;

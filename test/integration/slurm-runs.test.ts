@@ -176,6 +176,11 @@ describe('Slurm runs: 2 nodes × 2 ranks (two srun tasks on a one-box cluster)',
       expect(session.getState().runState).toBe('starting');
       expect(session.quitConsequence()).toMatch(/keeps running \(K cancels it\)/);
       expect(session.cancelJobText()).toMatch(new RegExp(`scancel job ${pending.id}`));
+      const listed = await runCli(['attach', '--runs-dir', runs, '--json'], { cwd, env: cluster.env });
+      expect(JSON.parse(listed.stdout)[0]).toMatchObject({
+        status: 'pending',
+        job: { id: pending.id, state: 'PENDING', reason: 'PartitionDown' },
+      });
       expect(await session.cancelJob()).toMatch(/being cancelled/);
       await waitUntil(() => session.getState().job?.state === 'CANCELLED', {
         timeoutMs: 30_000,
@@ -229,6 +234,8 @@ describe('Slurm runs: 2 nodes × 2 ranks (two srun tasks on a one-box cluster)',
     }
     const list = await runCli(['attach', '--runs-dir', runs, '--json'], { cwd, env });
     const [run] = JSON.parse(list.stdout) as Json[];
+    // no pid of its own: the listing asks the job
+    expect(run).toMatchObject({ status: 'running', job: { state: 'RUNNING' } });
     const out = await runCli(['attach', run!.runId, '--runs-dir', runs, '--headless', '--json'], {
       cwd,
       env,

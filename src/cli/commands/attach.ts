@@ -56,7 +56,7 @@ export function attachCommand(deps: CliDeps): CommandModule<object, AttachArgs> 
           else
             for (const r of runs)
               process.stdout.write(
-                `${r.runId}  ${r.status}${r.exitCode !== undefined ? ` ${r.exitCode}` : ''}  lane ${r.lane}  ${r.command}\n`,
+                `${r.runId}  ${r.status}${r.exitCode !== undefined ? ` ${r.exitCode}` : ''}${r.job ? `  job ${r.job.id} ${r.job.state}${r.job.reason && r.job.state === 'PENDING' ? ` (${r.job.reason})` : ''}` : ''}  lane ${r.lane}  ${r.command}\n`,
               );
           await target.close();
           return;
