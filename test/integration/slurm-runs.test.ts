@@ -69,26 +69,29 @@ const twoNodes = async () => [
   String(await freePort()),
 ];
 
+/**
+ * `run --headless --json` of the trainer in `mode`, then `analyze` of its run dir. `viaHost`: the
+ * extra args reach a login node, and this side gets no SLURM_CONF (nothing Slurm may run here).
+ */
 async function headless(
   mode: string,
-  extra: string[] = [],
+  o: { extra?: string[]; name?: string; viaHost?: boolean } = {},
 ): Promise<{ code: number | null; live: Json; offline: Json }> {
-  const { cwd, env, runs } = folder(mode);
-  const args = [
-    'run',
-    '--headless',
-    '--json',
-    '--lane',
-    't-ddp2',
-    '--runs-dir',
-    runs,
-    ...(await twoNodes()),
-    ...extra,
-  ];
-  const run = await runCli([...args, '--', 'python3', '-u', TRAINER, mode], { cwd, env, timeoutMs: 170_000 });
+  const { cwd, env, runs } = folder(o.name ?? mode);
+  const runEnv = o.viaHost ? { NSA_DBG_HOME: env.NSA_DBG_HOME } : env;
+  const args = ['run', '--headless', '--json', '--lane', 't-ddp2', '--runs-dir', runs];
+  args.push(...(o.extra ?? []), ...(await twoNodes()));
+  const run = await runCli([...args, '--', 'python3', '-u', TRAINER, mode], {
+    cwd,
+    env: runEnv,
+    timeoutMs: 170_000,
+  });
   expect(run.stderr).not.toMatch(/at .*\.js:\d+/);
   const live = JSON.parse(run.stdout.trim().split('\n').pop()!);
-  const an = await runCli(['analyze', live.runDir, '--json'], { cwd, env });
+  const an = await runCli(['analyze', o.viaHost ? live.localDir : live.runDir, '--json'], {
+    cwd,
+    env: runEnv,
+  });
   return { code: run.code, live, offline: JSON.parse(an.stdout) };
 }
 
@@ -250,28 +253,12 @@ describe('Slurm runs: 2 nodes × 2 ranks (two srun tasks on a one-box cluster)',
     const sshd = await startSshd({ env: cluster.env });
     try {
       sshd.trustHostKey();
-      const { cwd, env, runs } = folder('login');
       const host = ['--host', 'target', '--ssh-config', sshd.configPath];
-      const args = [
-        'run',
-        '--headless',
-        '--json',
-        '--lane',
-        't-ddp2',
-        '--runs-dir',
-        runs,
-        ...host,
-        ...(await twoNodes()),
-      ];
-      const run = await runCli([...args, '--', 'python3', '-u', TRAINER, 'ok'], {
-        cwd,
-        env: { NSA_DBG_HOME: env.NSA_DBG_HOME },
-        timeoutMs: 170_000,
-      });
-      expect(run.stderr).not.toMatch(/at .*\.js:\d+/);
-      const r = JSON.parse(run.stdout.trim().split('\n').pop()!);
+      const { live: r, offline } = await headless('ok', { extra: host, name: 'login', viaHost: true });
       expect(r.verdict).toBe('pass');
       expect(r.ranks).toEqual([0, 1, 2, 3]);
+      // the local mirror alone gives the same verdict
+      expect(offline.verdict).toBe('pass');
       for (const f of ['job.sbatch', 'node.sh', 'job_id', 'nodes.jsonl', 'stdout.log'])
         expect(readFileSync(join(r.localDir, f), 'utf8'), f).toBe(readFileSync(join(r.runDir, f), 'utf8'));
     } finally {
