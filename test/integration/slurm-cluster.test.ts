@@ -74,8 +74,11 @@ describe('one-box slurm cluster', () => {
         'dist.all_reduce(t)',
         'keys = ["RANK", "LOCAL_RANK", "GROUP_RANK", "ROLE_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE",',
         '        "GROUP_WORLD_SIZE", "TORCHELASTIC_RUN_ID", "MASTER_ADDR", "SLURM_PROCID"]',
-        'print("WORKER " + " ".join(f"{k}={os.environ.get(k, \'\')}" for k in keys) + f" SUM={int(t.item())}",',
-        '      flush=True)',
+        // one write(2) per line: both workers of an agent share its stdout pipe, and print() under
+        // PYTHONUNBUFFERED writes the text and its newline apart, so another rank's line could land
+        // between them (seen in CI: "SUM=4WORKER RANK=3 …"); a pipe write under PIPE_BUF is atomic
+        'line = "WORKER " + " ".join(f"{k}={os.environ.get(k, \'\')}" for k in keys) + f" SUM={int(t.item())}"',
+        'os.write(1, (line + "\\n").encode())',
         // stderr is what --redirects/--tee 2 capture: it lands in --log_dir and, prefixed, in srun's output
         'print(f"STDERR RANK={os.environ[\'RANK\']}", file=sys.stderr, flush=True)',
         'dist.destroy_process_group()',
@@ -102,7 +105,7 @@ describe('one-box slurm cluster', () => {
     const logs = readFileSync(err, 'utf8');
     expect(job.JobState, `${text}\n${logs}`).toBe('COMPLETED');
     expect(job.ExitCode).toBe('0:0');
-    const workers = [...text.matchAll(/WORKER (RANK=.*SUM=\d+)/g)].map((m) =>
+    const workers = [...text.matchAll(/^WORKER (RANK=.*SUM=\d+)$/gm)].map((m) =>
       Object.fromEntries(m[1]!.split(' ').map((kv) => kv.split('=') as [string, string])),
     );
     expect(workers.map((w) => w.RANK).sort(), `${text}\n${logs}`).toEqual(['0', '1', '2', '3']);
