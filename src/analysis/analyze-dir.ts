@@ -14,6 +14,7 @@
 import { createReadStream } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import { HOSTS_DIR } from '../hosts/hosts.js';
 import { HeartbeatReader } from '../ingest/heartbeat.js';
 import { LineSplitter } from '../ingest/line-splitter.js';
 import { parseNvidiaSmiLine } from '../ingest/nvidia-smi.js';
@@ -65,7 +66,7 @@ async function runSettings(dir: string): Promise<RunSettings> {
     const out: RunSettings = {};
     if (spec.detector && typeof spec.detector === 'object') out.evidence = evidenceOptionsOf(spec.detector);
     if (typeof spec.stepRegex === 'string') out.stepRegex = new RegExp(spec.stepRegex);
-    if (spec.launcher?.slurm) {
+    if (spec.launcher?.slurm || spec.launcher?.hosts) {
       out.srun = true;
       out.evidence = { ...out.evidence, nprocPerNode: spec.launcher.nprocPerNode };
     }
@@ -89,16 +90,36 @@ async function streamFile(path: string, onChunk: (chunk: Buffer) => void): Promi
   for await (const chunk of stream) onChunk(chunk as Buffer);
 }
 
+/** a host's files that are read merged at the top of the cell, or that are one agent's only */
+const HOST_FILES_READ_AT_TOP = new Set(['stdout.log', NODES_FILE, 'exit_code', 'pid']);
+
+/**
+ * A `--hosts` cell's mirrors of each host's run dir (`hosts/<alias>/…`): their heartbeats, dumps and
+ * artifacts, named by their path in the cell as the live session names them.
+ */
+async function hostFiles(dir: string): Promise<string[]> {
+  const root = join(dir, HOSTS_DIR);
+  if (!(await isDir(root))) return [];
+  const out: string[] = [];
+  for (const host of (await readdir(root)).sort()) {
+    if (!(await isDir(join(root, host)))) continue;
+    for (const name of (await readdir(join(root, host))).sort())
+      if (!HOST_FILES_READ_AT_TOP.has(name)) out.push(`${HOSTS_DIR}/${host}/${name}`);
+  }
+  return out;
+}
+
 export async function analyzeDir(dir: string, opts: AnalyzeOptions = {}): Promise<AnalysisResult> {
   if (!(await isDir(dir))) throw new UnusableInputError(`not a directory: ${dir}`);
-  const names = (await readdir(dir)).sort();
+  const top = (await readdir(dir)).sort();
+  const names = [...top, ...(await hostFiles(dir))];
   const recorded = await runSettings(dir);
   const evidence = new Evidence(opts.evidence ?? recorded.evidence);
   const stepRegex = opts.stepRegex ?? recorded.stepRegex;
   let recognised = 0;
 
   for (const name of names) {
-    const m = HEARTBEAT.exec(name);
+    const m = HEARTBEAT.exec(basename(name));
     if (m === null) continue;
     recognised++;
     const reader = new HeartbeatReader({ rank: m[1] === undefined ? 0 : Number(m[1]) });
@@ -111,15 +132,16 @@ export async function analyzeDir(dir: string, opts: AnalyzeOptions = {}): Promis
 
   for (const name of names) {
     const path = join(dir, name);
-    if (DUMP_FILE.test(name) || NVSMI.test(name) || WHOLE.test(name)) {
+    const base = basename(name);
+    if (DUMP_FILE.test(base) || NVSMI.test(base) || WHOLE.test(base)) {
       const info = await stat(path).catch(() => null);
       if (info === null || !info.isFile() || info.size > MAX_WHOLE_FILE) continue;
       recognised++;
       const text = await readFile(path, 'utf8');
-      if (DUMP_FILE.test(name)) {
+      if (DUMP_FILE.test(base)) {
         const d = parseStackDump(text, name);
         if (d !== null) evidence.addEvent(d);
-      } else if (NVSMI.test(name)) {
+      } else if (NVSMI.test(base)) {
         for (const line of text.split('\n')) {
           const rec = parseNvidiaSmiLine(line);
           if (rec !== null && 'index' in rec) evidence.addGpuSample(rec);

@@ -1,4 +1,5 @@
 import type { Session } from '../session/session.js';
+import { type HostsArgs, openHostsSession } from './open-hosts.js';
 import {
   localMirrorDir,
   type OpenOptions,
@@ -16,8 +17,13 @@ export interface Opened {
   label: string;
 }
 
-/** local unless --host is given; then one SSH connection carries everything */
-export async function openFromArgs(a: HostArgs, o: OpenOptions): Promise<Opened> {
+/** local unless --host is given (one SSH connection carries everything) or --hosts (one per host) */
+export async function openFromArgs(a: HostArgs & Partial<HostsArgs>, o: OpenOptions): Promise<Opened> {
+  if (a.hosts) {
+    const { session, label } = await openHostsSession({ ...a, hosts: a.hosts }, o);
+    // the run dir is the cell's folder here: its evidence is where it runs
+    return { session, localDirOf: (d) => d, label };
+  }
   if (!a.host) return { session: openLocalSession(o), localDirOf: (d) => d, label: 'local' };
   let session: Session | null = null;
   const target = await connectFromArgs(a, () => session);

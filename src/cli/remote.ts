@@ -66,7 +66,10 @@ export class ConnectFailure extends Error {
  * Connect for --host. Host-key and connection failures exit 3 (the message says which), config
  * errors 2, as the headless contract promises.
  */
-export async function connectFromArgs(a: HostArgs, session?: () => Session | null): Promise<SshTarget> {
+export async function connectFromArgs(
+  a: HostArgs,
+  session?: () => Pick<Session, 'setConnection'> | null,
+): Promise<SshTarget> {
   // ssh2 (with its WebAssembly crypto, ~14 MB resident) is loaded only for a run on a box
   const { connectSshTarget, HostKeyError, isConnectionFailure } = await import('../targets/ssh/index.js');
   try {

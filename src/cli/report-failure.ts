@@ -22,7 +22,7 @@ export function reportFailure(e: unknown): void {
     e instanceof PresetError ||
     e instanceof NotebookInUse ||
     e instanceof NotebookFormatError ||
-    /unknown lane/.test(err?.message ?? '')
+    /unknown lane|starts one torchrun agent per node/.test(err?.message ?? '')
   ) {
     process.stderr.write(`nsa-dbg: ${err.message}\n`);
     debugStack(err);

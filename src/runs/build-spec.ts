@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import type { HostsSettings } from '../hosts/hosts.js';
 import { DEFAULT_COMMAND, type Preset } from '../presets/preset.js';
 import { torchrunArgv } from '../presets/torchrun.js';
 import type { SlurmSettings } from '../slurm/sbatch.js';
@@ -29,6 +30,8 @@ export interface SpecOptions {
   nprocPerNode?: number;
   /** submit as a Slurm job across nodes (torchrun lanes only) */
   slurm?: Omit<SlurmSettings, 'launcherWords'>;
+  /** one torchrun agent per host over SSH (torchrun lanes only); the run dir is the local cell */
+  hosts?: Omit<HostsSettings, 'launcherWords'>;
 }
 
 export function defaultRunsRoot(env = process.env): string {
@@ -81,9 +84,10 @@ export function buildRunSpec(o: SpecOptions): RunSpec {
   argv.push(...preset.args);
   if (steps !== undefined && preset.stepsFlag) argv.push(preset.stepsFlag, String(steps));
   const torchrun = preset.launcher;
-  if (o.slurm && torchrun === undefined)
+  const multi = o.slurm ? '--slurm' : o.hosts ? '--hosts' : null;
+  if (multi && torchrun === undefined)
     throw new Error(
-      `--slurm starts one torchrun agent per node: lane ${preset.name} has no launcher (add launcher: { torchrun: { nproc_per_node: G } } to it)`,
+      `${multi} starts one torchrun agent per node: lane ${preset.name} has no launcher (add launcher: { torchrun: { nproc_per_node: G } } to it)`,
     );
   if (torchrun !== undefined) argv = torchrunArgv(torchrun, runDir, argv, o.nprocPerNode);
   // `{runDir}` in a lane's env value: files that belong with the evidence (NCCL flight recorder)
@@ -109,6 +113,7 @@ export function buildRunSpec(o: SpecOptions): RunSpec {
             kind: 'torchrun' as const,
             nprocPerNode: o.nprocPerNode ?? torchrun.nprocPerNode,
             ...(o.slurm ? { slurm: { ...o.slurm, launcherWords: torchrun.command.length } } : {}),
+            ...(o.hosts ? { hosts: { ...o.hosts, launcherWords: torchrun.command.length } } : {}),
           },
         }),
   };

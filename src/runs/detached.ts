@@ -11,8 +11,11 @@ import { launcherScript, type RunSpec } from './launcher.js';
 export type LaunchMode = 'tmux' | 'nohup';
 
 export interface LaunchInfo {
-  /** slurm: a batch job (src/slurm/), started by a run with `--slurm` */
-  mode: LaunchMode | 'slurm';
+  /**
+   * slurm: a batch job (src/slurm/), started by a run with `--slurm`; hosts: one agent per host
+   * (src/hosts/), and the terminal shows the cell's merged stdout.log
+   */
+  mode: LaunchMode | 'slurm' | 'hosts';
   /** tmux session name when mode is tmux */
   session?: string;
   /** the Slurm job id when mode is slurm */

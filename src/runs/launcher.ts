@@ -1,3 +1,4 @@
+import type { HostsSettings } from '../hosts/hosts.js';
 import type { DetectorSettings } from '../presets/preset.js';
 import type { SlurmSettings } from '../slurm/sbatch.js';
 import { shExports, shJoin, shQuote } from '../util/sh-quote.js';
@@ -41,6 +42,8 @@ export interface RunSpec {
     nprocPerNode: number;
     /** submitted as a Slurm job: one torchrun agent per node (src/slurm/sbatch.ts) */
     slurm?: SlurmSettings;
+    /** one torchrun agent per host over SSH (`--hosts`, src/hosts/) */
+    hosts?: HostsSettings;
   };
 }
 

@@ -1,3 +1,5 @@
+import { hostsStoppable, isHostPidFile, launchHosts } from '../hosts/hosts-run.js';
+import { isHostsTarget } from '../hosts/hosts-target.js';
 import type { StopPolicy } from '../presets/preset.js';
 import type { JobState } from '../slurm/job.js';
 import { exitCodeOfJob, SlurmJob, submitSlurmRun } from '../slurm/slurm-run.js';
@@ -52,6 +54,8 @@ export class RunController {
   launch: LaunchInfo | null = null;
   /** a Slurm run's job */
   job: SlurmJob | null = null;
+  /** a `--hosts` run: one agent per host, stopped together */
+  private hostsStarted = false;
 
   constructor(
     private readonly target: Target,
@@ -93,6 +97,12 @@ export class RunController {
       this.watchJob(jobId);
       return;
     }
+    if (spec.launcher?.hosts) {
+      if (!isHostsTarget(target)) throw new Error('a --hosts run needs a connection to each host');
+      this.launch = await launchHosts(target, spec, size);
+      await target.writeFile(`${spec.runDir}/launch.json`, `${JSON.stringify(this.launch, null, 2)}\n`);
+      return;
+    }
     if (opts.detached) {
       this.launch = await launchDetached(target, spec, size, opts.detached);
       return;
@@ -117,6 +127,10 @@ export class RunController {
     const cmd = await target.readFile(`${runDir}/command.json`);
     if (!cmd) throw new Error(`${target.label}:${runDir} is not an nsa-dbg run (no command.json)`);
     const spec = JSON.parse(cmd.toString('utf8')) as RunSpec;
+    if (spec.launcher?.hosts)
+      throw new Error(
+        `${spec.runId} ran on several hosts (--hosts): re-attaching to it is not supported; \`nsa-dbg analyze ${runDir}\` reads its evidence`,
+      );
     const rc = new RunController(target, spec, events, followerFor?.(spec) ?? watchFollower);
     rc.launch = await readLaunchInfo(target, runDir);
     if (rc.launch?.mode === 'slurm' && rc.launch.jobId) rc.watchJob(rc.launch.jobId);
@@ -177,7 +191,12 @@ export class RunController {
   private watch(dir: string, where: 'run' | 'out'): void {
     const w = this.follower(this.target, dir, (name, chunk) => {
       if (where === 'run' && name === 'pid') this.setPid(chunk.toString('utf8'));
-      else if (where === 'run' && name === 'exit_code') this.setExit(chunk.toString('utf8'));
+      else if (where === 'run' && !this.hostsStarted && isHostPidFile(this.spec, name)) {
+        // the first agent is up: the run is running (its pids are the hosts', never signalled here)
+        this.hostsStarted = true;
+        const n = Number.parseInt(chunk.toString('utf8').trim(), 10);
+        if (Number.isInteger(n)) this.events.onPid(n);
+      } else if (where === 'run' && name === 'exit_code') this.setExit(chunk.toString('utf8'));
       this.events.onFileChunk(name, chunk, where);
     });
     this.watchers.push(w);
@@ -233,6 +252,8 @@ export class RunController {
   async requestDump(): Promise<string> {
     if (this.exited) return 'the run has exited: no process to dump';
     if (this.job) return 'a Slurm job: its ranks are asked one by one once their heartbeats name their pids';
+    if (this.spec.launcher?.hosts)
+      return 'a run on several hosts: its ranks are asked one by one once their heartbeats name their pids';
     const pid = this._pid;
     if (pid === undefined) return 'the trainer has not started yet: no pid';
     const procs = await handlersFor(this.target, pid, SIGNUM.USR1!);
@@ -274,6 +295,17 @@ export class RunController {
         onStep: opts.onStep,
       });
     }
+    if (this.spec.launcher?.hosts && isHostsTarget(this.target)) {
+      return stopRun({
+        target: this.target,
+        run: hostsStoppable(this.target, this.spec),
+        outDir: this.spec.outDir,
+        policy,
+        stalled: opts.stalled,
+        exited: () => this.exited,
+        onStep: opts.onStep,
+      });
+    }
     const pid = this._pid ?? (await this.waitForPid(2000));
     if (pid === undefined) {
       this.pty?.close();
@@ -295,6 +327,8 @@ export class RunController {
   async kill(): Promise<void> {
     if (this.exited) return;
     if (this.job) return this.job.stoppable().kill();
+    if (this.spec.launcher?.hosts && isHostsTarget(this.target))
+      return hostsStoppable(this.target, this.spec).kill();
     if (this._pid === undefined) return;
     await killTree(this.target, this._pid);
   }

@@ -11,6 +11,8 @@ export interface StoppableRun {
   interrupt(): Promise<void>;
   /** SIGKILL of everything the run started */
   kill(): Promise<void>;
+  /** `.HALT` where the trainer polls it, when that is more than one out dir (every host's) */
+  halt?(): Promise<void>;
 }
 
 /** the trainer's process on a target, and its whole tree for the kill */
@@ -58,7 +60,8 @@ export async function stopRun(ctx: StopContext): Promise<StopStep | 'already-exi
   if (ctx.exited() || !(await ctx.run.isAlive())) return 'already-exited';
   if (ctx.policy.halt && !ctx.stalled) {
     ctx.onStep?.('halt');
-    await ctx.target.writeFile(`${ctx.outDir}/.HALT`, 'halt: manual_stop\n');
+    if (ctx.run.halt) await ctx.run.halt();
+    else await ctx.target.writeFile(`${ctx.outDir}/.HALT`, 'halt: manual_stop\n');
     if (await waitExit(ctx, ctx.policy.haltWaitS)) return 'halt';
   }
   ctx.onStep?.('sigint');

@@ -23,6 +23,11 @@ const MAX_DUMP_TEXTS = 8;
 const MAX_DUMP_BYTES = 1 << 20;
 /** small files whose whole content is evidence (re-read as they grow) */
 const WHOLE_FILES = /^(\.HALT|\.anomaly_type|exit_code|metrics\.json|env\.json|mem_.*\.json)$/;
+/** a host's files that reach the model merged at the top of the cell, or that are one agent's only */
+const HOST_FILES_READ_AT_TOP = new Set(['stdout.log', NODES_FILE, 'exit_code', 'pid']);
+
+/** dumps sort by their own name (`stackdump_<second>.txt`), wherever in the cell they are */
+const dumpOrder = (path: string) => path.slice(path.lastIndexOf('/') + 1);
 
 /**
  * Everything one run's evidence says, updated chunk by chunk: the same parsers and the same
@@ -81,6 +86,11 @@ export class LiveModel {
 
   onFileChunk(name: string, chunk: Buffer, nowMs: number): void {
     this.version++;
+    const slash = name.lastIndexOf('/');
+    if (slash >= 0) {
+      this.onHostFile(name, name.slice(slash + 1), chunk, nowMs);
+      return;
+    }
     if (name === 'stdout.log') {
       for (const line of this.stdoutSplit.push(chunk)) this.onStdoutLine(line);
     } else if (/^heartbeat_rank\d+\.jsonl$/.test(name)) {
@@ -91,17 +101,7 @@ export class LiveModel {
       }
       for (const b of r.push(chunk)) this.onBeat(b, nowMs);
     } else if (DUMP_FILE.test(name)) {
-      const before = this.dumpTexts.get(name) ?? '';
-      const text = before.length >= MAX_DUMP_BYTES ? before : before + chunk.toString('utf8');
-      this.dumpTexts.delete(name);
-      this.dumpTexts.set(name, text);
-      if (this.dumpTexts.size > MAX_DUMP_TEXTS) this.dumpTexts.delete(this.dumpTexts.keys().next().value!);
-      const d = parseStackDump(text, name);
-      if (d) this.evidence.addEvent(d);
-      if (d && name >= this.newestDumpName) {
-        this.newestDumpName = name;
-        this.dump = toDumpView(d);
-      }
+      this.onDumpChunk(name, chunk);
     } else if (name === NODES_FILE) {
       this.evidence.nodes.push(chunk.toString('utf8'));
     } else if (name === PROBES_FILE) {
@@ -110,6 +110,36 @@ export class LiveModel {
       // handed to the evidence once complete (finish): a growing file must not count twice
       this.wholeFiles.set(name, (this.wholeFiles.get(name) ?? '') + chunk.toString('utf8'));
     }
+    this.syncSkipped();
+  }
+
+  /** a dump file grew: re-parse it whole (it is named by its path in the cell: hosts' names repeat) */
+  private onDumpChunk(name: string, chunk: Buffer): void {
+    const before = this.dumpTexts.get(name) ?? '';
+    const text = before.length >= MAX_DUMP_BYTES ? before : before + chunk.toString('utf8');
+    this.dumpTexts.delete(name);
+    this.dumpTexts.set(name, text);
+    if (this.dumpTexts.size > MAX_DUMP_TEXTS) this.dumpTexts.delete(this.dumpTexts.keys().next().value!);
+    const d = parseStackDump(text, name);
+    if (d) this.evidence.addEvent(d);
+    if (d && dumpOrder(name) >= dumpOrder(this.newestDumpName)) {
+      this.newestDumpName = name;
+      this.dump = toDumpView(d);
+    }
+  }
+
+  /**
+   * A file of one host of a `--hosts` run (`hosts/<alias>/<name>`): its heartbeats, dumps and
+   * artifacts count like the run's own; its stdout and node records reach the model merged at the
+   * top of the cell (src/hosts/hosts-follower.ts), and its exit status is that of one agent only.
+   */
+  private onHostFile(path: string, base: string, chunk: Buffer, nowMs: number): void {
+    if (HOST_FILES_READ_AT_TOP.has(base)) return;
+    // heartbeats are named by global rank: one host's never shadows another's
+    if (/^heartbeat_rank\d+\.jsonl$/.test(base)) this.onFileChunk(base, chunk, nowMs);
+    else if (DUMP_FILE.test(base)) this.onDumpChunk(path, chunk);
+    else if (WHOLE_FILES.test(base))
+      this.wholeFiles.set(path, (this.wholeFiles.get(path) ?? '') + chunk.toString('utf8'));
     this.syncSkipped();
   }
 
@@ -222,7 +252,10 @@ export class LiveModel {
     for (const line of this.stdoutSplit.flush()) this.onStdoutLine(line);
     for (const e of this.stdoutParser.flush()) this.onEvent(e);
     for (const line of this.probeSplit.flush()) this.onProbeLine(line);
-    for (const [name, text] of this.wholeFiles) this.evidence.noteFile(name, text);
+    // in the order `analyze` reads them: the cell's own files, then each host's (by path)
+    const order = (n: string) => `${n.includes('/') ? 1 : 0}${n}`;
+    const whole = [...this.wholeFiles].sort(([a], [b]) => (order(a) < order(b) ? -1 : 1));
+    for (const [name, text] of whole) this.evidence.noteFile(name, text);
     this.syncSkipped();
   }
 

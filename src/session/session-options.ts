@@ -13,6 +13,8 @@ export interface SessionOptions {
   spec: Omit<SpecOptions, 'preset'>;
   /** nvidia-smi argv on the target for a run (the demo passes its shim, which needs the run's dirs) */
   smi: (spec: RunSpec) => string[];
+  /** where nvidia-smi runs, when not on `target` (a `--hosts` run: the first host) */
+  gpuTarget?: Target;
   simulated: boolean;
   /** publish at most this often (ms); 50 = 20 Hz */
   publishMs?: number;

@@ -195,7 +195,7 @@ export class Session implements SessionController {
     this.poller?.stop();
     const seen = new WeakSet<GpuSample>();
     const model = this.model;
-    this.poller = new GpuPoller(this.o.target, this.o.smi(spec), (u) => {
+    this.poller = new GpuPoller(this.o.gpuTarget ?? this.o.target, this.o.smi(spec), (u) => {
       this.gpu = u;
       // each sample once into the evidence (the report's GPU section), however often it is re-sent
       for (const g of u.gpus) {

@@ -1,8 +1,10 @@
 /**
- * What changes in a session when the run is a Slurm job: stdout.log carries srun's task labels, the
- * ranks' processes are reached on their compute nodes through `srun --overlap`, and the job's state
- * goes into the header.
+ * What changes in a session when the run spans nodes: stdout.log carries a label per agent (srun's
+ * task labels for a Slurm job, the host's index for `--hosts`), the ranks' processes are reached on
+ * their nodes (through `srun --overlap`, or the host's SSH connection), and a Slurm job's state goes
+ * into the header.
  */
+import { isHostsTarget } from '../hosts/hosts-target.js';
 import type { Preset } from '../presets/preset.js';
 import type { SpecOptions } from '../runs/build-spec.js';
 import type { RunSpec } from '../runs/launcher.js';
@@ -18,10 +20,10 @@ export function slurmModelOptions(
 ): { srun?: boolean; nprocPerNode?: number } {
   if ('spec' in from) {
     const l = from.spec.launcher;
-    return l?.slurm ? { srun: true, nprocPerNode: l.nprocPerNode } : {};
+    return l?.slurm || l?.hosts ? { srun: true, nprocPerNode: l.nprocPerNode } : {};
   }
   const { options, preset } = from;
-  if (!options.slurm || !preset.launcher) return {};
+  if (!(options.slurm || options.hosts) || !preset.launcher) return {};
   return { srun: true, nprocPerNode: options.nprocPerNode ?? preset.launcher.nprocPerNode };
 }
 
@@ -30,15 +32,17 @@ const singleNode = (nodes: string | null | undefined) => (nodes && !/[[,]/.test(
 
 /** the target the run's checks use: the session's, or for a Slurm job one that reaches its nodes */
 export function checksTarget(base: Target, run: RunController, model: LiveModel): Target {
+  const nodeOfPid = (pid: number) => {
+    let rank: number | undefined;
+    for (const [r, p] of model.rankPids) if (p === pid) rank = r;
+    return model.evidence.nodes.nodeOfPid(pid, rank);
+  };
+  if (run.spec.launcher?.hosts && isHostsTarget(base)) return base.routed(nodeOfPid);
   if (!run.spec.launcher?.slurm) return base;
   return new SrunTarget(
     base,
     () => run.job?.jobId ?? null,
-    (pid) => {
-      let rank: number | undefined;
-      for (const [r, p] of model.rankPids) if (p === pid) rank = r;
-      return model.evidence.nodes.nodeOfPid(pid, rank) ?? singleNode(run.job?.state?.nodes);
-    },
+    (pid) => nodeOfPid(pid) ?? singleNode(run.job?.state?.nodes),
   );
 }
 

@@ -80,7 +80,7 @@ const WORKER_WATCH = [
   "      r=$(printf '%s\\n' \"$env\" | sed -n 's/^RANK=//p')",
   "      l=$(printf '%s\\n' \"$env\" | sed -n 's/^LOCAL_RANK=//p')",
   '      [ -n "$r" ] && [ -n "$l" ] || continue',
-  '      printf \'{"task": %s, "node": "%s", "rank": %s, "localRank": %s, "pid": %s}\\n\' "$SLURM_PROCID" "$node" "$r" "$l" "$p" >> @OUT@',
+  '      printf \'{"task": %s, "node": "%s", "rank": %s, "localRank": %s, "pid": %s}\\n\' "$task" "$node" "$r" "$l" "$p" >> @OUT@',
   '      seen="$seen$p "; n=$((n + 1))',
   '    done',
   '    sleep 1; i=$((i + 1))',
@@ -89,26 +89,58 @@ const WORKER_WATCH = [
 ].join('\n');
 
 /**
- * What each srun task runs: note where it is, start a small watcher that records each worker
- * torchrun starts (its RANK and LOCAL_RANK from its own environment, so ranks are placed on nodes
- * whatever order the rendezvous gave), then become the torchrun agent (exec: srun's signals reach
- * torchrun itself, which passes SIGINT/SIGTERM on to its workers).
+ * Where one torchrun agent sits and how it finds its peers, as shell words for its script. Under
+ * Slurm they come from the task's environment; for `--hosts` nsa-dbg knows them when it writes the
+ * script (src/hosts/).
  */
-export function nodeScript(spec: RunSpec, s: SlurmSettings): string {
+export interface AgentPlace {
+  /** the agent's index (srun task / host), a shell word */
+  task: string;
+  /** the node's name as the evidence will show it, a shell word */
+  node: string;
+  /** the number of agents, a shell word */
+  nnodes: string;
+  /** host:port of the c10d rendezvous, a shell word */
+  endpoint: string;
+  /** the rendezvous id, a shell word */
+  id: string;
+}
+
+export const SLURM_PLACE: AgentPlace = {
+  task: '"$SLURM_PROCID"',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion
+  node: '"${SLURMD_NODENAME:-$(hostname)}"',
+  nnodes: '"$SLURM_NTASKS"',
+  endpoint: '"$NSA_DBG_RDZV"',
+  id: '"$SLURM_JOB_ID"',
+};
+
+/**
+ * What each agent runs (an srun task, or one host of `--hosts`): note where it is, start a small
+ * watcher that records each worker torchrun starts (its RANK and LOCAL_RANK from its own
+ * environment, so ranks are placed on nodes whatever order the rendezvous gave), then become the
+ * torchrun agent (exec: srun's signals reach torchrun itself, which passes SIGINT/SIGTERM on to its
+ * workers).
+ */
+export function nodeScript(
+  spec: RunSpec,
+  s: Pick<SlurmSettings, 'launcherWords'>,
+  place = SLURM_PLACE,
+): string {
   const out = `${shQuote(spec.runDir)}/${NODES_FILE}`;
   const cmd = spec.argv.slice(0, s.launcherWords);
   const rest = spec.argv.slice(s.launcherWords);
   const nproc = spec.launcher?.nprocPerNode ?? 1;
   return [
     '#!/bin/sh',
-    `# one torchrun agent of nsa-dbg run ${spec.runId}, started by srun from ${SBATCH_FILE}`,
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion
-    'node="${SLURMD_NODENAME:-$(hostname)}"',
+    `# one torchrun agent of nsa-dbg run ${spec.runId}${place === SLURM_PLACE ? `, started by srun from ${SBATCH_FILE}` : ''}`,
+    `task=${place.task}`,
+    `node=${place.node}`,
     'agent=$$',
-    `printf '{"task": %s, "node": "%s", "pid": %s}\\n' "$SLURM_PROCID" "$node" "$agent" >> ${out}`,
+    `printf '{"task": %s, "node": "%s", "pid": %s}\\n' "$task" "$node" "$agent" >> ${out}`,
     "# torchrun's workers are its children: each is recorded once with its ranks (for 10 min at most)",
     WORKER_WATCH.replace('@NPROC@', String(nproc)).replace('@OUT@', out),
-    `exec ${shJoin(cmd)} --nnodes "$SLURM_NTASKS" --rdzv_backend c10d --rdzv_endpoint "$NSA_DBG_RDZV" --rdzv_id "$SLURM_JOB_ID" ${shJoin(rest)}`,
+    `exec ${shJoin(cmd)} --nnodes ${place.nnodes} --rdzv_backend c10d --rdzv_endpoint ${place.endpoint} --rdzv_id ${place.id} ${shJoin(rest)}`,
     '',
   ].join('\n');
 }

@@ -1,9 +1,10 @@
 /**
- * The ranks of a Slurm job live on compute nodes that nsa-dbg does not log into: process facts and
- * signals reach them through `srun --overlap --jobid J -w NODE`, a step inside the job's own
- * allocation (Slurm ≥ 20.11), so the cluster's rules for who may touch what still hold. Everything
- * else (files on the shared filesystem, squeue, writing .HALT) goes to the target as before.
- * Signals only ever go to worker pids from the ranks' heartbeats: never to srun or a torchrun agent.
+ * The ranks of a multi-node run live on nodes other than the one the session's target reaches:
+ * process facts (/proc reads) and signals for a worker pid run on its node, everything else (the
+ * run's files, squeue, the probe file) goes to the base target as before. How a command reaches a
+ * node is the launcher's business: `srun --overlap` inside a Slurm job's allocation (SrunTarget
+ * below), or the host's own SSH connection for `--hosts`. Signals only ever go to worker pids from
+ * the ranks' heartbeats: never to srun or a torchrun agent.
  */
 import type {
   ExecResult,
@@ -19,29 +20,28 @@ import type {
 const PROC_PATH = /^\/proc\/(\d+)\//;
 const SIGNAL_NAME = /^[A-Z0-9]+$/;
 
-export class SrunTarget implements Target {
+export class NodeRoutedTarget implements Target {
   readonly kind: Target['kind'];
   readonly label: string;
 
   constructor(
-    private readonly base: Target,
-    private readonly jobId: () => string | null,
+    protected readonly base: Target,
+    /** run argv on a node; null when the node cannot be reached (yet) */
+    private readonly runOnNode: (node: string, argv: string[]) => Promise<ExecResult | null>,
     /** the node a worker pid runs on, null when it is not known (yet) */
     private readonly nodeOf: (pid: number) => string | null,
+    /** for messages: what the nodes belong to */
+    private readonly what: () => string = () => 'the run',
+    label = base.label,
   ) {
     this.kind = base.kind;
-    this.label = base.label;
+    this.label = label;
   }
 
-  /** run argv on the node of `pid` inside the job; null when the job or the node is not known */
+  /** run argv on the node of `pid`; null when the node is not known */
   private async onNodeOf(pid: number, argv: string[]): Promise<ExecResult | null> {
-    const job = this.jobId();
     const node = this.nodeOf(pid);
-    if (job === null || node === null) return null;
-    return this.base.exec(
-      ['srun', '--overlap', '--jobid', job, '-w', node, '-N', '1', '-n', '1', '--quiet', ...argv],
-      { timeoutMs: 30_000 },
-    );
+    return node === null ? null : this.runOnNode(node, argv);
   }
 
   async readFile(path: string): Promise<Buffer | null> {
@@ -60,7 +60,7 @@ export class SrunTarget implements Target {
     const name = sig.replace(/^SIG/, '');
     if (!SIGNAL_NAME.test(name)) throw new Error(`not a signal name: ${sig}`);
     const r = await this.onNodeOf(pid, ['kill', `-${name}`, String(pid)]);
-    if (r === null) throw new Error(`pid ${pid}: its node in job ${this.jobId() ?? '?'} is not known yet`);
+    if (r === null) throw new Error(`pid ${pid}: its node in ${this.what()} is not known yet`);
     if (r.code !== 0) throw new Error(`kill -${name} ${pid} on its node failed: ${r.stderr.trim()}`);
   }
 
@@ -72,7 +72,17 @@ export class SrunTarget implements Target {
   spawnPty(opts: SpawnPtyOptions): Promise<PtyHandle> {
     return this.base.spawnPty(opts);
   }
-  exec(argv: string[], opts?: { cwd?: string; env?: Record<string, string>; timeoutMs?: number }) {
+  async exec(
+    argv: string[],
+    opts?: { cwd?: string; env?: Record<string, string>; timeoutMs?: number },
+  ): Promise<ExecResult> {
+    // `py-spy dump --pid N` reads a process from outside: it must run where the process is
+    const pid = argv[0] === 'py-spy' ? Number(argv[argv.indexOf('--pid') + 1]) : Number.NaN;
+    if (Number.isInteger(pid) && pid > 0) {
+      const r = await this.onNodeOf(pid, argv);
+      if (r === null) return { code: 1, stdout: '', stderr: `pid ${pid}: its node is not known yet` };
+      return r;
+    }
     return this.base.exec(argv, opts);
   }
   stream(argv: string[], onStdout: (chunk: Buffer) => void, opts?: StreamOptions): StreamHandle {
@@ -89,5 +99,27 @@ export class SrunTarget implements Target {
   }
   close(): Promise<void> {
     return this.base.close();
+  }
+}
+
+/**
+ * A Slurm job's nodes, reached through `srun --overlap --jobid J -w NODE`: a step inside the job's
+ * own allocation (Slurm ≥ 20.11), so the cluster's rules for who may touch what still hold.
+ */
+export class SrunTarget extends NodeRoutedTarget {
+  constructor(base: Target, jobId: () => string | null, nodeOf: (pid: number) => string | null) {
+    super(
+      base,
+      async (node, argv) => {
+        const job = jobId();
+        if (job === null) return null;
+        return base.exec(
+          ['srun', '--overlap', '--jobid', job, '-w', node, '-N', '1', '-n', '1', '--quiet', ...argv],
+          { timeoutMs: 30_000 },
+        );
+      },
+      nodeOf,
+      () => `job ${jobId() ?? '?'}`,
+    );
   }
 }

@@ -81,6 +81,30 @@ describe('expected failures', () => {
     expect(debug.stderr).toMatch(/\n\s+at .*\.js:\d+/);
   });
 
+  it('--hosts used wrongly: exit 2 before any host is reached, saying what to give', async () => {
+    const run = (more: string[]) =>
+      cli(['run', '--headless', '--json', '--lane', 'ddp-gloo', ...more, '--', 'true']);
+    expectPlain(await run(['--hosts', 'gpu1']), 2, /--hosts takes two or more hosts/);
+    expectPlain(await run(['--hosts', 'gpu1,gpu1']), 2, /gpu1 is given twice/);
+    expectPlain(await run(['--hosts', 'gpu1,gpu2', '--slurm']), 2, /either --hosts or --slurm/);
+    expectPlain(await run(['--hosts', 'gpu1,gpu2', '--host', 'gpu1']), 2, /either --host .* or --hosts/);
+    expectPlain(await run(['--rdzv-host', '10.0.0.1']), 2, /--rdzv-host needs --hosts/);
+    expectPlain(await run(['--rdzv-port', '29400']), 2, /--rdzv-port needs --slurm or --hosts/);
+    // a lane that does not start torchrun: refused before connecting (these hosts do not exist)
+    const r = await cli([
+      'run',
+      '--headless',
+      '--json',
+      '--lane',
+      'baseline',
+      '--hosts',
+      'nohost-1,nohost-2',
+      '--',
+      'true',
+    ]);
+    expectPlain(r, 2, /lane baseline has no launcher/);
+  });
+
   it('attach to a run that is not on the box: exit 2 at once, though the link is open', async () => {
     const runs = mkdtempSync(join(tmpdir(), 'nsa-remote-runs-'));
     const r = await cli([

@@ -1,6 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { recordRun } from '../../notebook/record.js';
 import { evidenceDirOf, NotebookStore } from '../../notebook/store.js';
+import { parseHostList } from '../../hosts/hosts.js';
 import { runHeadless } from '../../session/headless.js';
 import { DEFAULT_RDZV_PORT } from '../../slurm/sbatch.js';
 import type { CliDeps } from '../deps.js';
@@ -27,6 +28,8 @@ interface RunArgs extends HostArgs {
   time?: string;
   'sbatch-arg'?: string[];
   'rdzv-port'?: number;
+  hosts?: string;
+  'rdzv-host'?: string;
   '--'?: string[];
 }
 
@@ -79,12 +82,23 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
             array: true,
             describe: 'with --slurm: one more sbatch option, e.g. --sbatch-arg=--account=ml (repeatable)',
           })
+          .option('hosts', {
+            type: 'string',
+            describe:
+              'run across these hosts (ssh aliases, comma-separated, each resolved like --host): one torchrun agent per host, the rendezvous on the first; the lane needs launcher: torchrun',
+          })
+          .option('rdzv-host', {
+            type: 'string',
+            describe:
+              'with --hosts: the first host’s address as the others reach it (default: the address its sshd was reached on)',
+          })
           .option('rdzv-port', {
             type: 'number',
-            describe: 'with --slurm: the c10d rendezvous port on the first node (default 29500)',
+            describe: 'with --slurm or --hosts: the c10d rendezvous port on the first node (default 29500)',
           })
           .example('$0 run --lane batched-prefill --steps 200 -- python -u scripts/train_showcase.py', '')
           .example('$0 run --slurm --nodes 2 --partition gpu --lane ddp -- python -u train.py', '')
+          .example('$0 run --hosts gpu1,gpu2 --lane ddp -- python -u train.py', '')
           .example('$0 run --headless --json --host gpu1 --lane baseline --demo --steps 20', ''),
       ) as never,
     handler: async (a) => {
@@ -101,11 +115,9 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
         process.exitCode = 2;
         return;
       }
-      const slurmOnly = (['nodes', 'partition', 'time', 'sbatch-arg', 'rdzv-port'] as const).filter(
-        (k) => a[k] !== undefined,
-      );
-      if (!a.slurm && slurmOnly.length) {
-        process.stderr.write(`nsa-dbg: --${slurmOnly[0]} needs --slurm\n`);
+      const usage = runUsageError(a);
+      if (usage) {
+        process.stderr.write(`nsa-dbg: ${usage}\n`);
         process.exitCode = 2;
         return;
       }
@@ -126,7 +138,10 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
           stepMs: a['step-ms'],
           ranks: a.ranks,
           command: command.length ? command : undefined,
-          runsRoot: a['runs-dir'] ?? (notebook && !a.host ? evidenceDirOf(notebook.file) : undefined),
+          // with --hosts, --runs-dir is each host's and the cell's folder is here
+          runsRoot:
+            (a.hosts ? undefined : a['runs-dir']) ??
+            (notebook && !a.host ? evidenceDirOf(notebook.file) : undefined),
           outDir: a['out-dir'],
           cwd: a.cwd,
           ...(a.slurm
@@ -178,4 +193,24 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
       }
     },
   };
+}
+
+/** flags that only make sense together, checked before anything connects or runs */
+function runUsageError(a: RunArgs): string | null {
+  const slurmOnly = (['nodes', 'partition', 'time', 'sbatch-arg'] as const).filter((k) => a[k] !== undefined);
+  if (!a.slurm && slurmOnly.length) return `--${slurmOnly[0]} needs --slurm`;
+  if (a['rdzv-port'] !== undefined && !a.slurm && !a.hosts) return '--rdzv-port needs --slurm or --hosts';
+  if (a['rdzv-host'] !== undefined && !a.hosts) return '--rdzv-host needs --hosts';
+  if (a.hosts !== undefined) {
+    if (a.slurm) return 'give either --hosts or --slurm, not both';
+    if (a.host) return 'give either --host (one box) or --hosts (several), not both';
+    if (a.demo) return '--hosts runs a torchrun lane’s command: give it after --, not --demo';
+    if (a['out-dir']) return '--hosts keeps each host’s evidence in its run dir: --out-dir is not supported';
+    try {
+      parseHostList(a.hosts);
+    } catch (e) {
+      return (e as Error).message;
+    }
+  }
+  return null;
 }

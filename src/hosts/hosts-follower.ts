@@ -1,0 +1,129 @@
+/**
+ * The evidence of a `--hosts` run, in the cell's folder on this machine:
+ *
+ *   hosts/<alias>/…   each host's run dir, mirrored byte for byte as it grows (src/runs/mirror.ts)
+ *   stdout.log        every host's output, line by line as it arrived, each line labelled with the
+ *                     host's index the way `srun --label` labels a task's (`1: [default0]:…`), so a
+ *                     `[defaultN]` is told apart by host and read by the same parser as a Slurm job
+ *   nodes.jsonl       the hosts' node records (where each rank runs), merged the same way
+ *   exit_code         once every host's agent has ended: the first non-zero status, else 0
+ *   probes.jsonl      nsa-dbg's own stack requests and /proc checks (written here directly)
+ *
+ * The engine reads the merged files at the top (one tail of this folder, as for any run) and the
+ * heartbeats and dumps under hosts/ as they are mirrored; `analyze` of the folder reads the same
+ * files in the same order, so the live and offline verdicts agree.
+ */
+import { appendFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { EvidenceMirror } from '../runs/mirror.js';
+import type { Follower } from '../runs/run-controller.js';
+import { RunWatcher } from '../runs/run-watcher.js';
+import type { Target } from '../targets/target.js';
+import { debugLog } from '../util/debug-log.js';
+import { HOSTS_DIR, type HostEntry, mirrorSubdir } from './hosts.js';
+
+/** host files merged at the top of the cell, line by line */
+const MERGED = new Set(['stdout.log', 'nodes.jsonl']);
+
+export interface FollowedHost {
+  entry: HostEntry;
+  target: Target;
+  /** the host's run dir */
+  runDir: string;
+}
+
+export class HostsFollower implements Follower {
+  private readonly mirrors: EvidenceMirror[] = [];
+  private top: RunWatcher | null = null;
+  /** per host and merged file: bytes after the last newline */
+  private readonly partial = new Map<string, Buffer>();
+  private readonly exitCodes = new Map<number, string>();
+  private exitWritten = false;
+
+  constructor(
+    private readonly local: Target,
+    private readonly cellDir: string,
+    private readonly hosts: FollowedHost[],
+    private readonly onChunk: (name: string, chunk: Buffer) => void,
+  ) {}
+
+  async start(): Promise<void> {
+    mkdirSync(join(this.cellDir, HOSTS_DIR), { recursive: true });
+    this.top = new RunWatcher(this.local, this.cellDir, this.onChunk);
+    this.top.start();
+    await Promise.all(
+      this.hosts.map((h, i) => {
+        const sub = mirrorSubdir(h.entry);
+        const m = new EvidenceMirror(h.target, h.runDir, join(this.cellDir, sub), {
+          onChunk: (name, chunk) => this.fromHost(i, name, chunk),
+          onError: (e) => debugLog(`mirror of ${h.entry.alias}: ${e.message}`),
+        });
+        this.mirrors.push(m);
+        return m.start();
+      }),
+    );
+  }
+
+  private fromHost(i: number, name: string, chunk: Buffer): void {
+    if (MERGED.has(name)) this.merge(i, name, chunk);
+    else if (name === 'exit_code') this.noteExit(i, chunk);
+    this.onChunk(`${mirrorSubdir(this.hosts[i]!.entry)}/${name}`, chunk);
+  }
+
+  /** append the complete lines of a host's chunk to the merged file, labelled with the host */
+  private merge(i: number, name: string, chunk: Buffer): void {
+    const key = `${i}/${name}`;
+    const data = Buffer.concat([this.partial.get(key) ?? Buffer.alloc(0), chunk]);
+    const end = data.lastIndexOf(10);
+    this.partial.set(key, data.subarray(end + 1));
+    if (end < 0) return;
+    this.appendLines(i, name, data.subarray(0, end + 1));
+  }
+
+  private appendLines(i: number, name: string, lines: Buffer): void {
+    const parts: Buffer[] = [];
+    const label = Buffer.from(name === 'stdout.log' ? `${i}: ` : '');
+    let start = 0;
+    while (start < lines.length) {
+      const nl = lines.indexOf(10, start);
+      const stop = nl < 0 ? lines.length : nl + 1;
+      parts.push(label, lines.subarray(start, stop));
+      start = stop;
+    }
+    if (lines[lines.length - 1] !== 10) parts.push(Buffer.from('\n'));
+    appendFileSync(join(this.cellDir, name), Buffer.concat(parts));
+  }
+
+  private noteExit(i: number, chunk: Buffer): void {
+    this.exitCodes.set(i, (this.exitCodes.get(i) ?? '') + chunk.toString('utf8'));
+    this.writeExitWhenAllEnded();
+  }
+
+  /** the run has ended once every host's agent has: its status is the first failure, else 0 */
+  private writeExitWhenAllEnded(): void {
+    if (this.exitWritten) return;
+    const codes: number[] = [];
+    for (let i = 0; i < this.hosts.length; i++) {
+      const text = this.exitCodes.get(i);
+      if (text === undefined || !text.endsWith('\n')) return;
+      const n = Number.parseInt(text.trim(), 10);
+      codes.push(Number.isFinite(n) ? n : 1);
+    }
+    this.exitWritten = true;
+    const path = join(this.cellDir, 'exit_code');
+    writeFileSync(`${path}.tmp`, `${codes.find((c) => c !== 0) ?? 0}\n`);
+    renameSync(`${path}.tmp`, path);
+  }
+
+  /** every host's files caught up and their last partial lines merged, then the top drained */
+  async stop(): Promise<void> {
+    await Promise.all(this.mirrors.map((m) => m.close().catch((e) => debugLog(`mirror close: ${e}`))));
+    for (const [key, rest] of this.partial) {
+      if (rest.length === 0) continue;
+      const [i, name] = [Number(key.slice(0, key.indexOf('/'))), key.slice(key.indexOf('/') + 1)];
+      this.appendLines(i, name, rest);
+    }
+    this.partial.clear();
+    await this.top?.stop();
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * Starting and stopping the agents of a `--hosts` run. Each host's agent is started detached (tmux
+ * or setsid+nohup, like any remote run), so a dropped link or a killed nsa-dbg never signals it. A
+ * stop acts on every host at once: `.HALT` into each out dir, SIGINT to each torchrun agent (it
+ * passes the signal on to its workers), then SIGKILL of each agent's process tree.
+ */
+import { join } from 'node:path';
+import { type LaunchInfo, launchDetached } from '../runs/detached.js';
+import type { RunSpec } from '../runs/launcher.js';
+import { killTree, type StoppableRun } from '../runs/stop.js';
+import type { Target } from '../targets/target.js';
+import { debugLog } from '../util/debug-log.js';
+import {
+  HOST_NODE_SCRIPT,
+  type HostsSettings,
+  hostLauncherSpec,
+  hostNodeScript,
+  hostRunDir,
+  hostSpec,
+  mirrorSubdir,
+} from './hosts.js';
+import type { FollowedHost } from './hosts-follower.js';
+import type { HostsTarget } from './hosts-target.js';
+
+export interface HostsLaunch extends LaunchInfo {
+  mode: 'hosts';
+  hosts: Array<{ alias: string; runDir: string; launch: LaunchInfo }>;
+}
+
+export function hostsOf(spec: RunSpec): HostsSettings | undefined {
+  return spec.launcher?.hosts;
+}
+
+/** each host with its connection and run dir, for the follower */
+export function followedHosts(target: HostsTarget, spec: RunSpec): FollowedHost[] {
+  const s = hostsOf(spec)!;
+  return s.hosts.map((entry) => ({ entry, target: target.of(entry), runDir: hostRunDir(spec, entry) }));
+}
+
+/**
+ * Write each host's run dir (command.json, node.sh, run.sh) and start its agent. The rendezvous host
+ * goes first; the others follow at once (c10d waits for all of them).
+ */
+export async function launchHosts(
+  target: HostsTarget,
+  spec: RunSpec,
+  size: { cols: number; rows: number },
+): Promise<HostsLaunch> {
+  const s = hostsOf(spec)!;
+  const out: HostsLaunch = { mode: 'hosts', hosts: [] };
+  for (let i = 0; i < s.hosts.length; i++) {
+    const entry = s.hosts[i]!;
+    const t = target.of(entry);
+    const host = hostSpec(spec, s, i);
+    await t.writeFile(`${host.runDir}/command.json`, `${JSON.stringify(host, null, 2)}\n`);
+    await t.writeFile(`${host.runDir}/${HOST_NODE_SCRIPT}`, hostNodeScript(host, s, i));
+    const launch = await launchDetached(t, hostLauncherSpec(host), size, 'auto').catch((e: Error) => {
+      throw new Error(`could not start the agent on ${entry.alias}: ${e.message}`);
+    });
+    debugLog(`hosts: agent ${i} on ${entry.alias} (${launch.mode}) in ${host.runDir}`);
+    out.hosts.push({ alias: entry.alias, runDir: host.runDir, launch });
+  }
+  return out;
+}
+
+/** the torchrun agent's pid on each host (its run dir's `pid`), where it has one yet */
+async function agentPids(target: HostsTarget, spec: RunSpec): Promise<Array<{ t: Target; pid: number }>> {
+  const found = await Promise.all(
+    followedHosts(target, spec).map(async (h) => {
+      const b = await h.target.readFile(`${h.runDir}/pid`).catch(() => null);
+      const pid = b ? Number.parseInt(b.toString('utf8').trim(), 10) : Number.NaN;
+      return Number.isInteger(pid) && pid > 0 ? { t: h.target, pid } : null;
+    }),
+  );
+  return found.filter((x): x is { t: Target; pid: number } => x !== null);
+}
+
+/** what a stop acts on: every host's agent */
+export function hostsStoppable(target: HostsTarget, spec: RunSpec): StoppableRun {
+  return {
+    isAlive: async () => {
+      const alive = await Promise.all(
+        (await agentPids(target, spec)).map((a) => a.t.isAlive(a.pid).catch(() => false)),
+      );
+      return alive.some(Boolean);
+    },
+    interrupt: async () => {
+      await Promise.all(
+        (await agentPids(target, spec)).map((a) => a.t.signal(a.pid, 'INT').catch(() => undefined)),
+      );
+    },
+    kill: async () => {
+      await Promise.all((await agentPids(target, spec)).map((a) => killTree(a.t, a.pid)));
+    },
+    halt: async () => {
+      await Promise.all(
+        followedHosts(target, spec).map((h) =>
+          h.target.writeFile(`${h.runDir}/.HALT`, 'halt: manual_stop\n').catch(() => undefined),
+        ),
+      );
+    },
+  };
+}
+
+/** a chunk's name is a host's `pid` file (`hosts/<alias>/pid`): an agent has started */
+export function isHostPidFile(spec: RunSpec, name: string): boolean {
+  const s = hostsOf(spec);
+  return !!s && s.hosts.some((h) => name === join(mirrorSubdir(h), 'pid'));
+}

@@ -1,0 +1,108 @@
+/**
+ * `--hosts A,B,…`: one cell across several boxes without a scheduler, the way it is done by hand:
+ * one detached torchrun agent per host, all meeting at a c10d rendezvous on the first host with the
+ * run id as the rendezvous id. Each host gets a run dir of its own (a plain nsa-dbg run dir: its
+ * launcher, pid, exit_code, stdout.log, the ranks' heartbeats and dumps), and the cell's folder on
+ * this machine holds a byte-exact mirror of each under `hosts/<alias>/` beside what the engine reads
+ * of the whole run (src/hosts/hosts-follower.ts).
+ */
+import type { RunSpec } from '../runs/launcher.js';
+import { type AgentPlace, nodeScript } from '../slurm/sbatch.js';
+import { shQuote } from '../util/sh-quote.js';
+
+/** one host of a `--hosts` run */
+export interface HostEntry {
+  /** as given on the command line (an ssh alias, user@host, …): the node's name in the evidence */
+  alias: string;
+  /** where run dirs live on that host (its ~/.nsa-dbg/runs, or --runs-dir) */
+  runsRoot: string;
+  /** the working directory there */
+  cwd: string;
+}
+
+export interface HostsSettings {
+  hosts: HostEntry[];
+  /** host:port of the c10d rendezvous, on the first host */
+  rdzvEndpoint: string;
+  /** how many words of the torchrun argv are the command itself (`python3 -m torch.distributed.run`) */
+  launcherWords: number;
+}
+
+/** the subfolder of the cell that mirrors the host's run dir */
+export const HOSTS_DIR = 'hosts';
+
+/** a file name for an alias (`gpu-1`, `user@box:2222` → `user@box_2222`) */
+export function safeAlias(alias: string): string {
+  return alias.replace(/[^\w.@-]/g, '_');
+}
+
+export function hostRunDir(spec: Pick<RunSpec, 'runId'>, h: HostEntry): string {
+  return `${h.runsRoot}/${spec.runId}-${safeAlias(h.alias)}`;
+}
+
+/** `hosts/<alias>` of the cell, relative */
+export function mirrorSubdir(h: Pick<HostEntry, 'alias'>): string {
+  return `${HOSTS_DIR}/${safeAlias(h.alias)}`;
+}
+
+/**
+ * The run as host `i` runs it: the same command and env with the cell's paths moved to the host's
+ * run dir (torchrun's --log_dir, `{runDir}` in a lane's env), and the torchrun agent started by the
+ * host's node script.
+ */
+export function hostSpec(spec: RunSpec, s: HostsSettings, i: number): RunSpec {
+  const h = s.hosts[i]!;
+  const dir = hostRunDir(spec, h);
+  const move = (v: string) => (v.startsWith(spec.runDir) ? dir + v.slice(spec.runDir.length) : v);
+  const { hosts: _hosts, ...launcher } = spec.launcher!;
+  return {
+    ...spec,
+    runDir: dir,
+    outDir: dir,
+    cwd: h.cwd,
+    argv: spec.argv.map(move),
+    env: Object.fromEntries(Object.entries(spec.env).map(([k, v]) => [k, move(v)])),
+    launcher,
+  };
+}
+
+export const HOST_NODE_SCRIPT = 'node.sh';
+
+/** the node script of host `i`: where it sits, and the rendezvous (src/slurm/sbatch.ts) */
+export function hostNodeScript(host: RunSpec, s: HostsSettings, i: number): string {
+  const place: AgentPlace = {
+    task: String(i),
+    node: shQuote(s.hosts[i]!.alias),
+    nnodes: String(s.hosts.length),
+    endpoint: shQuote(s.rdzvEndpoint),
+    id: shQuote(host.runId),
+  };
+  return nodeScript(host, s, place);
+}
+
+/** what the host's launcher runs: its node script (which execs the torchrun agent) */
+export function hostLauncherSpec(host: RunSpec): RunSpec {
+  return { ...host, argv: ['sh', `${host.runDir}/${HOST_NODE_SCRIPT}`] };
+}
+
+/**
+ * `a,b` → ['a', 'b']: at least two distinct hosts (one host is `--host`).
+ * Throws a message for the user otherwise.
+ */
+export function parseHostList(text: string): string[] {
+  const list = text
+    .split(',')
+    .map((h) => h.trim())
+    .filter(Boolean);
+  if (list.length < 2) throw new Error(`--hosts takes two or more hosts, comma-separated (got "${text}")`);
+  const seen = new Set<string>();
+  for (const h of list) {
+    // an alias is written into the node records (JSON) and the node script as it is
+    if (!/^[\w.@:[\]-]+$/.test(h))
+      throw new Error(`--hosts: ${h} is not a host name (an ssh alias, host, user@host or user@host:port)`);
+    const k = safeAlias(h);
+    if (seen.has(k)) throw new Error(`--hosts: ${h} is given twice`);
+    seen.add(k);
+  }
+  return list;
+}

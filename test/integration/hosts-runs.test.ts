@@ -1,0 +1,162 @@
+/**
+ * `nsa-dbg run --hosts a,b` against two real sshd's on 127.0.0.1 (two aliases, two ports): two
+ * hosts, one torchrun agent each, 2 ranks per agent, meeting at a c10d rendezvous on the first host.
+ * The gloo DDP trainer of the many-ranks tests (test/fixtures/trainers/ddp_ranks.py): a run that
+ * passes, a rank on the second host that stalls, a rank that crashes first. Each host's run dir is
+ * its own (a sibling per host under the same runs root), mirrored byte for byte under the cell's
+ * hosts/<alias>/, and `analyze` of the cell's folder gives the live verdict.
+ *
+ * Needs sshd (openssh-server) and /usr/bin/python3 with torch (.ci/run installs them).
+ */
+
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseNodeLine } from '../../src/slurm/node-map.js';
+import { runCli } from '../helpers/cli.js';
+import { freePort } from '../helpers/ports.js';
+import { startSshd, type TestSshd } from '../helpers/sshd.js';
+
+const TRAINER = join(import.meta.dirname, '..', 'fixtures', 'trainers', 'ddp_ranks.py');
+const work = mkdtempSync(join(tmpdir(), 'nsa-dbg-hosts-'));
+let a: TestSshd;
+let b: TestSshd;
+/** one ssh config naming both hosts */
+let sshConfig: string;
+
+beforeAll(async () => {
+  [a, b] = await Promise.all([startSshd(), startSshd()]);
+  a.trustHostKey();
+  b.trustHostKey();
+  sshConfig = join(work, 'ssh_config');
+  const host = (alias: string, s: TestSshd) =>
+    [
+      `Host ${alias}`,
+      '  HostName 127.0.0.1',
+      `  Port ${s.port}`,
+      `  User ${s.user}`,
+      `  IdentityFile ${s.userKey}`,
+      `  UserKnownHostsFile ${s.knownHostsPath}`,
+      '',
+    ].join('\n');
+  writeFileSync(sshConfig, host('node-a', a) + host('node-b', b));
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all([a?.stop(), b?.stop()]);
+  rmSync(work, { recursive: true, force: true });
+});
+
+const LANE = `name: t-ddp2
+description: 2 ranks per node under torchrun
+launcher:
+  torchrun:
+    command: /usr/bin/python3 -m torch.distributed.run
+    nproc_per_node: 2
+    args: ["--redirects", "2", "--tee", "2"]
+stepsFlag: ""
+detector: { floorS: 3, spinConfirmS: 4, maxStepS: 60 }
+stop: { halt: false, sigintWaitS: 8 }
+acceptance: { finiteLoss: true, noStall: true }
+`;
+
+// biome-ignore lint/suspicious/noExplicitAny: the CLI's JSON, read field by field
+type Json = Record<string, any>;
+
+/** `run --hosts node-a,node-b --headless --json`, then `analyze` of the cell's folder */
+async function headless(mode: string): Promise<{ code: number | null; live: Json; offline: Json }> {
+  const cwd = join(work, mode);
+  mkdirSync(join(cwd, '.nsa-dbg', 'presets'), { recursive: true });
+  writeFileSync(join(cwd, '.nsa-dbg', 'presets', 't-ddp2.yaml'), LANE);
+  const env = { NSA_DBG_HOME: join(cwd, 'home') };
+  const args = ['run', '--headless', '--json', '--lane', 't-ddp2', '--ssh-config', sshConfig];
+  args.push('--hosts', 'node-a,node-b', '--runs-dir', join(cwd, 'remote'));
+  args.push('--cwd', cwd, '--rdzv-port', String(await freePort()));
+  const run = await runCli([...args, '--', 'python3', '-u', TRAINER, mode], { cwd, env, timeoutMs: 170_000 });
+  expect(run.stderr).not.toMatch(/at .*\.js:\d+/);
+  const live = JSON.parse(run.stdout.trim().split('\n').pop() || '{}') as Json;
+  expect(live.localDir, run.stderr).toBeTruthy();
+  const an = await runCli(['analyze', live.localDir, '--json'], { cwd, env });
+  return { code: run.code, live: { ...live, cwd }, offline: JSON.parse(an.stdout) };
+}
+
+/** each host's run dir (a sibling per host under --runs-dir) and its mirror under the cell */
+function hostDirs(live: Json): Array<{ alias: string; remote: string; mirror: string }> {
+  const cell = live.localDir as string;
+  const runId = cell.split('/').pop()!;
+  return ['node-a', 'node-b'].map((alias) => ({
+    alias,
+    remote: join(live.cwd as string, 'remote', `${runId}-${alias}`),
+    mirror: join(cell, 'hosts', alias),
+  }));
+}
+
+describe('--hosts: 2 hosts × 2 ranks over two real sshd’s', () => {
+  it('passes: an agent per host at one rendezvous, ranks placed on their hosts, mirrors byte-exact, analyze agrees', async () => {
+    const { code, live, offline } = await headless('ok');
+    expect(code).toBe(0);
+    expect(live.verdict).toBe('pass');
+    expect(live.ranks).toEqual([0, 1, 2, 3]);
+    const cell = live.localDir as string;
+    const recs = readFileSync(join(cell, 'nodes.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map(parseNodeLine);
+    const workers = recs.filter((r): r is Extract<typeof r, { rank: number }> => r !== null && 'rank' in r);
+    expect(workers.map((w) => w.rank).sort()).toEqual([0, 1, 2, 3]);
+    for (const alias of ['node-a', 'node-b'])
+      expect(
+        workers
+          .filter((w) => w.node === alias)
+          .map((w) => w.localRank)
+          .sort(),
+      ).toEqual([0, 1]);
+    // the merged stdout labels each line with its host, as srun --label does with its tasks
+    const out = readFileSync(join(cell, 'stdout.log'), 'utf8');
+    expect(out).toMatch(/^0: step 0001 \| loss/m);
+    expect(out).toMatch(/^1: /m);
+    const cmd = JSON.parse(readFileSync(join(cell, 'command.json'), 'utf8'));
+    for (const h of hostDirs(live)) {
+      const remoteFiles = readdirSync(h.remote).filter((n) => !n.includes('.tmp') && n !== 'torchrun-logs');
+      expect(remoteFiles).toEqual(expect.arrayContaining(['stdout.log', 'exit_code', 'pid', 'node.sh']));
+      for (const n of remoteFiles)
+        expect(
+          readFileSync(join(h.mirror, n)).equals(readFileSync(join(h.remote, n))),
+          `${h.alias}/${n}`,
+        ).toBe(true);
+      // each agent meets the others at the first host, with the run id as the rendezvous id
+      expect(readFileSync(join(h.remote, 'node.sh'), 'utf8')).toMatch(
+        new RegExp(
+          `--nnodes 2 --rdzv_backend c10d --rdzv_endpoint '?127\\.0\\.0\\.1:\\d+'? --rdzv_id '?${cmd.runId}'? `,
+        ),
+      );
+    }
+    expect(offline.verdict).toBe('pass');
+    expect(offline.stepsReached).toBe(live.stepsReached);
+  }, 200_000);
+
+  it('a rank on the second host stalls: the verdict names the host, rank and frame; its dump came over ssh', async () => {
+    const { code, live, offline } = await headless('stall');
+    expect(code).toBe(1);
+    expect(live.verdict).toBe('hang');
+    expect(live.stall).toMatchObject({ rank: 3, node: 'node-b' });
+    expect(live.stall.rootCause).toMatchObject({ rank: 3 });
+    expect(live.stall.frame).toMatchObject({ function: 'backward' });
+    const written = live.dumpRequests.filter((r: Json) => r.outcome === 'written');
+    const r3 = written.find((r: Json) => r.rank === 3);
+    // the stalled rank answered its SIGUSR1 (sent on its host over its own ssh connection), and the
+    // dump is filed from that host's mirror
+    expect(r3?.file).toMatch(/^hosts\/node-b\/stackdump_\d+\.txt$/);
+    expect(offline.verdict).toBe('hang');
+    expect(offline.stall).toEqual(live.stall);
+  }, 200_000);
+
+  it('a rank that crashes first is named with its host, not torchrun’s first observed failure', async () => {
+    const { code, live, offline } = await headless('crash');
+    expect(code).toBe(1);
+    expect(live.verdict).toBe('crash');
+    expect(live.crash).toMatchObject({ rank: 3, exception: 'ValueError', node: 'node-b' });
+    expect(offline.crash).toEqual(live.crash);
+  }, 200_000);
+});

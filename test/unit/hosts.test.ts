@@ -1,0 +1,159 @@
+/**
+ * The pieces of a `--hosts` run: the host list, each host's copy of the run (paths moved to its run
+ * dir), its node script, and the follower that mirrors each host and merges their output, run on
+ * real directories of this machine standing in for the hosts' run dirs (LocalTarget is the real
+ * target: an SSH host differs only in how bytes travel, which test/integration/hosts-runs covers).
+ */
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type HostsSettings, hostNodeScript, hostSpec, parseHostList } from '../../src/hosts/hosts.js';
+import { HostsFollower } from '../../src/hosts/hosts-follower.js';
+import type { RunSpec } from '../../src/runs/launcher.js';
+import { LiveModel } from '../../src/session/live-model.js';
+import { LocalTarget } from '../../src/targets/local.js';
+import { waitUntil } from '../helpers/wait.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function tmp(): string {
+  const d = mkdtempSync(join(tmpdir(), 'nsa-hosts-'));
+  dirs.push(d);
+  return d;
+}
+
+const settings: HostsSettings = {
+  hosts: [
+    { alias: 'gpu-a', runsRoot: '/home/u/.nsa-dbg/runs', cwd: '/home/u' },
+    { alias: 'ops@gpu-b:2222', runsRoot: '/scratch/runs', cwd: '/scratch' },
+  ],
+  rdzvEndpoint: '10.0.0.7:29500',
+  launcherWords: 3,
+};
+
+const spec: RunSpec = {
+  runId: '20261122-221000-ddp-ab12',
+  runDir: '/local/runs/20261122-221000-ddp-ab12',
+  argv: [
+    'python3',
+    '-m',
+    'torch.distributed.run',
+    '--nproc_per_node',
+    '2',
+    '--log_dir',
+    '/local/runs/20261122-221000-ddp-ab12/torchrun-logs',
+    'train.py',
+  ],
+  env: { TORCH_NCCL_DEBUG_INFO_TEMP_FILE: '/local/runs/20261122-221000-ddp-ab12/nccl_trace_', A: 'b c' },
+  cwd: '/local',
+  lane: 'ddp',
+  outDir: '/local/runs/20261122-221000-ddp-ab12',
+  createdAt: '2026-11-22T22:10:00.000Z',
+  launcher: { kind: 'torchrun', nprocPerNode: 2, hosts: settings },
+};
+
+describe('host list', () => {
+  it('takes two or more distinct hosts', () => {
+    expect(parseHostList('a, b,c')).toEqual(['a', 'b', 'c']);
+    expect(() => parseHostList('a')).toThrow(/two or more/);
+    expect(() => parseHostList('a,a')).toThrow(/a is given twice/);
+    // the name goes into the node records (JSON) and the node script as it is
+    expect(() => parseHostList('a,b"c')).toThrow(/b"c is not a host name/);
+  });
+});
+
+describe('each host’s copy of the run', () => {
+  it('moves the cell’s paths to the host’s run dir and runs there', () => {
+    const b = hostSpec(spec, settings, 1);
+    expect(b.runDir).toBe('/scratch/runs/20261122-221000-ddp-ab12-ops@gpu-b_2222');
+    expect(b.outDir).toBe(b.runDir);
+    expect(b.cwd).toBe('/scratch');
+    expect(b.argv[6]).toBe(`${b.runDir}/torchrun-logs`);
+    expect(b.env.TORCH_NCCL_DEBUG_INFO_TEMP_FILE).toBe(`${b.runDir}/nccl_trace_`);
+    expect(b.env.A).toBe('b c');
+    // the host's own command.json is a one-agent run: no hosts in it
+    expect(b.launcher).toEqual({ kind: 'torchrun', nprocPerNode: 2 });
+  });
+
+  it('its node script records where it runs and meets the others at the first host', () => {
+    const b = hostSpec(spec, settings, 1);
+    const script = hostNodeScript(b, settings, 1);
+    expect(script).toContain('task=1\n');
+    expect(script).toContain('node=ops@gpu-b:2222\n');
+    expect(script).toContain(
+      `exec python3 -m torch.distributed.run --nnodes 2 --rdzv_backend c10d --rdzv_endpoint 10.0.0.7:29500 --rdzv_id ${spec.runId} --nproc_per_node 2`,
+    );
+    expect(script).toContain(`>> ${b.runDir}/nodes.jsonl`);
+  });
+});
+
+describe('HostsFollower', () => {
+  it('mirrors each host byte for byte, merges output line by line with the host’s label, ends when all agents have', async () => {
+    const cell = tmp();
+    const [ha, hb] = [tmp(), tmp()];
+    const local = new LocalTarget();
+    const seen: string[] = [];
+    const f = new HostsFollower(
+      local,
+      cell,
+      [
+        { entry: settings.hosts[0]!, target: local, runDir: ha },
+        { entry: settings.hosts[1]!, target: local, runDir: hb },
+      ],
+      (name) => seen.push(name),
+    );
+    writeFileSync(join(ha, 'stdout.log'), 'step 0001 | loss 1.0\n[default1]:half');
+    writeFileSync(join(hb, 'stdout.log'), '[default0]:hello from b\n');
+    await f.start();
+    await waitUntil(() => readIf(join(cell, 'stdout.log')).includes('hello from b'), { what: 'b merged' });
+    // a line split across writes is merged once whole, with its label once
+    appendFileSync(join(ha, 'stdout.log'), ' a line\n');
+    await waitUntil(() => readIf(join(cell, 'stdout.log')).includes('half a line'), { what: 'a merged' });
+    writeFileSync(join(ha, 'exit_code'), '0\n');
+    appendFileSync(join(hb, 'stdout.log'), 'no newline at the end');
+    await waitUntil(() => seen.includes('hosts/gpu-a/exit_code'), { what: "a's exit seen" });
+    expect(readIf(join(cell, 'exit_code'))).toBe(''); // b's agent is still running
+    writeFileSync(join(hb, 'exit_code'), '1\n');
+    await waitUntil(() => readIf(join(cell, 'exit_code')) === '1\n', { what: 'the run’s exit' });
+    await f.stop();
+    const merged = readFileSync(join(cell, 'stdout.log'), 'utf8').split('\n');
+    expect(merged).toContain('0: step 0001 | loss 1.0');
+    expect(merged).toContain('0: [default1]:half a line');
+    expect(merged).toContain('1: [default0]:hello from b');
+    // the last partial line is merged at the stop
+    expect(merged).toContain('1: no newline at the end');
+    const mirrorB = join(cell, 'hosts', 'ops@gpu-b_2222');
+    expect(readFileSync(join(mirrorB, 'stdout.log')).equals(readFileSync(join(hb, 'stdout.log')))).toBe(true);
+    expect(seen).toContain('hosts/ops@gpu-b_2222/stdout.log');
+    // the merged files reach the engine from the top of the cell, like any run's
+    expect(seen).toContain('stdout.log');
+    expect(seen).toContain('exit_code');
+  });
+});
+
+describe('LiveModel of a --hosts cell', () => {
+  it('two hosts’ dumps of the same second are two dumps; a host’s own exit is not the run’s', () => {
+    const m = new LiveModel({ srun: true, nprocPerNode: 2 });
+    const dump = (who: string) =>
+      `Signal 10 at 2026-11-22T22:10:00Z\n\n--- Thread: MainThread (1) ---\n  File "${who}.py", line 3, in f\n    x()\n`;
+    m.onFileChunk('hosts/a/stackdump_1795315501.txt', Buffer.from(dump('a')), 0);
+    m.onFileChunk('hosts/b/stackdump_1795315501.txt', Buffer.from(dump('b')), 0);
+    m.onFileChunk('hosts/b/exit_code', Buffer.from('1\n'), 0);
+    m.finish();
+    const files = m.evidence.dumpEvents().map((d) => d.file);
+    expect(files.sort()).toEqual(['hosts/a/stackdump_1795315501.txt', 'hosts/b/stackdump_1795315501.txt']);
+    expect(m.result({ nowMs: 0, processAlive: false }).exitCode ?? null).toBeNull();
+  });
+});
+
+function readIf(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
