@@ -414,7 +414,8 @@ export class Session implements SessionController {
       return `Slurm job ${this.run.job.jobId} keeps running (K cancels it); re-attach with: nsa-dbg attach ${this.run.spec.runId}`;
     if (this.o.leaveRunningOnQuit)
       return `The run keeps running on ${this.o.target.label} (detached); re-attach with: nsa-dbg attach ${this.run.spec.runId}`;
-    return `The run will be stopped (${this.preset.stop.halt ? '.HALT, then ' : ''}SIGINT, then SIGKILL). Evidence stays in ${this.run.spec.runDir}`;
+    const hosts = this.run.spec.launcher?.hosts?.hosts.map((h) => h.alias);
+    return `The run will be stopped${hosts ? ` on every host (${hosts.join(', ')})` : ''} (${this.preset.stop.halt ? '.HALT, then ' : ''}SIGINT, then SIGKILL). Evidence stays in ${this.run.spec.runDir}`;
   }
 
   /** a second `q` while the stop ladder runs: SIGKILL the trainer's whole tree now */

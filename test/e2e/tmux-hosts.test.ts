@@ -1,0 +1,90 @@
+/**
+ * The dashboard of a `--hosts` run in real tmux: two real sshd's on 127.0.0.1 as two hosts, one
+ * torchrun agent each, 2 ranks per agent (test/fixtures/trainers/ddp_ranks.py, the last rank stalls
+ * in its backward). The header names the hosts, the rank table groups ranks by host, the culprit
+ * is named with its host, and quitting stops both hosts' agents.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/ports.js';
+import { startSshd, type TestSshd } from '../helpers/sshd.js';
+import { TmuxSession } from '../helpers/tmux.js';
+
+const BIN = join(import.meta.dirname, '..', '..', 'bin', 'nsa-dbg');
+const TRAINER = join(import.meta.dirname, '..', 'fixtures', 'trainers', 'ddp_ranks.py');
+let tmux: TmuxSession | null = null;
+let a: TestSshd;
+let b: TestSshd;
+const work = mkdtempSync(join(tmpdir(), 'nsa-e2e-hosts-'));
+
+beforeAll(async () => {
+  [a, b] = await Promise.all([startSshd(), startSshd()]);
+  a.trustHostKey();
+  b.trustHostKey();
+}, 60_000);
+afterEach(() => {
+  tmux?.kill();
+  tmux = null;
+});
+afterAll(async () => {
+  await Promise.all([a?.stop(), b?.stop()]);
+});
+
+const LANE = `name: t-ddp2
+description: 2 ranks per node under torchrun
+launcher:
+  torchrun:
+    command: /usr/bin/python3 -m torch.distributed.run
+    nproc_per_node: 2
+    args: ["--redirects", "2", "--tee", "2"]
+stepsFlag: ""
+detector: { floorS: 3, spinConfirmS: 4, maxStepS: 60 }
+stop: { halt: false, sigintWaitS: 8 }
+`;
+
+describe('--hosts in real tmux at 120×40', () => {
+  it('2 hosts × 2 ranks: ranks grouped by host, the stalled rank named with its host, q stops both hosts', async () => {
+    expect(TmuxSession.available(), 'tmux is required: apt-get install -y tmux').toBe(true);
+    const host = (alias: string, s: TestSshd) =>
+      `Host ${alias}\n  HostName 127.0.0.1\n  Port ${s.port}\n  User ${s.user}\n  IdentityFile ${s.userKey}\n  UserKnownHostsFile ${s.knownHostsPath}\n`;
+    const config = join(work, 'ssh_config');
+    writeFileSync(config, host('node-a', a) + host('node-b', b));
+    mkdirSync(join(work, '.nsa-dbg', 'presets'), { recursive: true });
+    writeFileSync(join(work, '.nsa-dbg', 'presets', 't-ddp2.yaml'), LANE);
+    const remote = join(work, 'remote');
+    tmux = new TmuxSession('hosts', 120, 40);
+    tmux.start(
+      `cd ${work} && node ${BIN} run --lane t-ddp2 --hosts node-a,node-b --ssh-config ${config} --runs-dir ${remote} --cwd ${work} --rdzv-port ${await freePort()} -- python3 -u ${TRAINER} stall`,
+      { NSA_DBG_HOME: join(work, 'home') },
+    );
+    const named = await tmux.waitFor(
+      (s) => /node-b/.test(s) && /ROOT CAUSE rank 3/.test(s),
+      'the stalled rank named on its host',
+      120_000,
+    );
+    // the header names the hosts; the table groups ranks by host, local rank beside global
+    expect(named).toMatch(/^nsa-dbg node-a,node-b · lane t-ddp2/m);
+    expect(named).toMatch(/ROOT CAUSE rank 3 on node-b/);
+    const rows = named.split('\n').filter((l) => /^node-[ab] +\d +>?r\d/.test(l));
+    expect(rows.map((l) => l.replace(/ +/g, ' ').split(' ').slice(0, 3).join(' '))).toEqual([
+      'node-a 0 r0',
+      'node-a 1 r1',
+      'node-b 0 r2',
+      'node-b 1 >r3',
+    ]);
+    expect(named).toMatch(/^A r3: backward [^\n]*ODD ONE OUT/m);
+
+    tmux.key('q');
+    await tmux.waitFor((s) => /quit/i.test(s) && /\by\/n\b|\[y\]/i.test(s), 'quit confirm');
+    tmux.key('y');
+    await tmux.waitFor((s) => s.includes('[app exited 0]'), 'exit', 60_000);
+    // the stop reached both hosts: each agent ended and its launcher recorded how
+    const dirs = readdirSync(remote);
+    expect(dirs.map((d) => d.replace(/^.*-(node-[ab])$/, '$1')).sort()).toEqual(['node-a', 'node-b']);
+    for (const d of dirs) expect(readFileSync(join(remote, d, 'exit_code'), 'utf8')).toMatch(/^\d+\n$/);
+    const cell = join(work, 'home', 'runs', dirs[0]!.replace(/-node-[ab]$/, ''));
+    expect(readFileSync(join(cell, 'exit_code'), 'utf8')).toMatch(/^\d+\n$/);
+  }, 240_000);
+});
