@@ -53,7 +53,7 @@ export async function launchHosts(
     const t = target.of(entry);
     const host = hostSpec(spec, s, i);
     await t.writeFile(`${host.runDir}/command.json`, `${JSON.stringify(host, null, 2)}\n`);
-    await t.writeFile(`${host.runDir}/${HOST_NODE_SCRIPT}`, hostNodeScript(host, s, i));
+    await t.writeFile(`${host.runDir}/${HOST_NODE_SCRIPT}`, hostNodeScript(spec, s, i));
     const launch = await launchDetached(t, hostLauncherSpec(host), size, 'auto').catch((e: Error) => {
       throw new Error(`could not start the agent on ${entry.alias}: ${e.message}`);
     });

@@ -57,6 +57,8 @@ export function hostSpec(spec: RunSpec, s: HostsSettings, i: number): RunSpec {
   const { hosts: _hosts, ...launcher } = spec.launcher!;
   return {
     ...spec,
+    // its own id (= its dir's name): the host's tmux session and `attach --host` listing tell it apart
+    runId: `${spec.runId}-${safeAlias(h.alias)}`,
     runDir: dir,
     outDir: dir,
     cwd: h.cwd,
@@ -68,16 +70,19 @@ export function hostSpec(spec: RunSpec, s: HostsSettings, i: number): RunSpec {
 
 export const HOST_NODE_SCRIPT = 'node.sh';
 
-/** the node script of host `i`: where it sits, and the rendezvous (src/slurm/sbatch.ts) */
-export function hostNodeScript(host: RunSpec, s: HostsSettings, i: number): string {
+/**
+ * The node script of host `i` (src/slurm/sbatch.ts) with its place written in, and the rendezvous:
+ * the first host, the cell's run id as the rendezvous id.
+ */
+export function hostNodeScript(cell: RunSpec, s: HostsSettings, i: number): string {
   const place: AgentPlace = {
     task: String(i),
     node: shQuote(s.hosts[i]!.alias),
     nnodes: String(s.hosts.length),
     endpoint: shQuote(s.rdzvEndpoint),
-    id: shQuote(host.runId),
+    id: shQuote(cell.runId),
   };
-  return nodeScript(host, s, place);
+  return nodeScript(hostSpec(cell, s, i), s, place);
 }
 
 /** what the host's launcher runs: its node script (which execs the torchrun agent) */

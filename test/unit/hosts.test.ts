@@ -70,6 +70,8 @@ describe('each host’s copy of the run', () => {
   it('moves the cell’s paths to the host’s run dir and runs there', () => {
     const b = hostSpec(spec, settings, 1);
     expect(b.runDir).toBe('/scratch/runs/20261122-221000-ddp-ab12-ops@gpu-b_2222');
+    // its own id, as its dir is named: tmux sessions and listings on a shared box stay apart
+    expect(b.runId).toBe('20261122-221000-ddp-ab12-ops@gpu-b_2222');
     expect(b.outDir).toBe(b.runDir);
     expect(b.cwd).toBe('/scratch');
     expect(b.argv[6]).toBe(`${b.runDir}/torchrun-logs`);
@@ -81,7 +83,7 @@ describe('each host’s copy of the run', () => {
 
   it('its node script records where it runs and meets the others at the first host', () => {
     const b = hostSpec(spec, settings, 1);
-    const script = hostNodeScript(b, settings, 1);
+    const script = hostNodeScript(spec, settings, 1);
     expect(script).toContain('task=1\n');
     expect(script).toContain('node=ops@gpu-b:2222\n');
     expect(script).toContain(

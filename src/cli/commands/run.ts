@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
+import { parseHostList } from '../../hosts/hosts.js';
 import { recordRun } from '../../notebook/record.js';
 import { evidenceDirOf, NotebookStore } from '../../notebook/store.js';
-import { parseHostList } from '../../hosts/hosts.js';
 import { runHeadless } from '../../session/headless.js';
 import { DEFAULT_RDZV_PORT } from '../../slurm/sbatch.js';
 import type { CliDeps } from '../deps.js';
