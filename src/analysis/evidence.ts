@@ -291,6 +291,12 @@ export class Evidence {
   }
 
   /** dumps seen so far, in arrival order */
+  /** the first worker torchrun reported failed (`failed (exitcode: N) local_rank: R`), if any */
+  firstWorkerFailure(): { rank: number; exitCode: number } | null {
+    const f = this.s.torchrunFailed[0];
+    return f ? { rank: f.rank, exitCode: f.exitCode } : null;
+  }
+
   dumpEvents(): DumpEvent[] {
     return [...this.s.dumps.values()];
   }

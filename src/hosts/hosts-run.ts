@@ -104,6 +104,11 @@ export function hostsStoppable(target: HostsTarget, spec: RunSpec): StoppableRun
 
 /** a chunk's name is a host's `pid` file (`hosts/<alias>/pid`): an agent has started */
 export function isHostPidFile(spec: RunSpec, name: string): boolean {
+  return hostOfFile(spec, name, 'pid') !== null;
+}
+
+/** the host whose run-dir file `file` a chunk's name is (`hosts/<alias>/<file>`), or null */
+export function hostOfFile(spec: RunSpec, name: string, file: string): string | null {
   const s = hostsOf(spec);
-  return !!s && s.hosts.some((h) => name === join(mirrorSubdir(h), 'pid'));
+  return s?.hosts.find((h) => name === join(mirrorSubdir(h), file))?.alias ?? null;
 }

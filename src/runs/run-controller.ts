@@ -1,4 +1,4 @@
-import { hostsStoppable, isHostPidFile, launchHosts } from '../hosts/hosts-run.js';
+import { hostOfFile, hostsStoppable, isHostPidFile, launchHosts } from '../hosts/hosts-run.js';
 import { isHostsTarget } from '../hosts/hosts-target.js';
 import type { StopPolicy } from '../presets/preset.js';
 import type { JobState } from '../slurm/job.js';
@@ -35,6 +35,8 @@ export interface RunEvents {
   onPtyData?(data: string): void;
   /** a Slurm run's job changed state (PENDING and why, RUNNING where, how it ended) */
   onJob?(state: JobState): void;
+  /** a `--hosts` run: one host's agent ended (the run goes on until every agent has) */
+  onHostExit?(alias: string, code: number): void;
 }
 
 /** after a job ends, how long the batch script's own exit_code may take to reach the followers */
@@ -56,6 +58,8 @@ export class RunController {
   job: SlurmJob | null = null;
   /** a `--hosts` run: one agent per host, stopped together */
   private hostsStarted = false;
+  /** a `--hosts` run: what each host's exit_code holds so far */
+  private readonly hostExitText = new Map<string, string>();
 
   constructor(
     private readonly target: Target,
@@ -197,12 +201,23 @@ export class RunController {
         const n = Number.parseInt(chunk.toString('utf8').trim(), 10);
         if (Number.isInteger(n)) this.events.onPid(n);
       } else if (where === 'run' && name === 'exit_code') this.setExit(chunk.toString('utf8'));
+      else if (where === 'run' && this.spec.launcher?.hosts) this.noteHostExit(name, chunk);
       this.events.onFileChunk(name, chunk, where);
     });
     this.watchers.push(w);
     void Promise.resolve()
       .then(() => w.start())
       .catch((e: unknown) => debugLog(`follower of ${dir} failed: ${(e as Error)?.stack ?? e}`));
+  }
+
+  private noteHostExit(name: string, chunk: Buffer): void {
+    const alias = hostOfFile(this.spec, name, 'exit_code');
+    if (alias === null) return;
+    const text = (this.hostExitText.get(alias) ?? '') + chunk.toString('utf8');
+    this.hostExitText.set(alias, text);
+    const code = Number.parseInt(text.trim(), 10);
+    // the launcher writes it whole (tmp + rename): a line with a number is the agent's status
+    if (text.endsWith('\n') && Number.isFinite(code)) this.events.onHostExit?.(alias, code);
   }
 
   private setPid(text: string): void {

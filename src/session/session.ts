@@ -8,6 +8,7 @@ import { RunController } from '../runs/run-controller.js';
 import type { JobState } from '../slurm/job.js';
 import type { PtyHandle } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
+import { FailureGrace, spansNodes } from './failure-grace.js';
 import { GpuPoller, type GpuUpdate } from './gpu-poller.js';
 import { LiveModel } from './live-model.js';
 import { RunChecks } from './run-checks.js';
@@ -48,6 +49,8 @@ export class Session implements SessionController {
   private dirty = true;
   private timers: NodeJS.Timeout[] = [];
   private probeTimer: NodeJS.Timeout | null = null;
+  /** a run across nodes: the grace for the rest after a worker failed */
+  private readonly failureGrace = new FailureGrace();
   private disposed = false;
   private poller: GpuPoller | null = null;
   /** the current run's checks on the box (stall prober, hot frames, the confirmed hang) */
@@ -104,6 +107,7 @@ export class Session implements SessionController {
     this.checks?.stop();
     this.checks = null;
     this.stopping = null;
+    this.failureGrace.clear();
     this.stoppedByUser = false;
     this.lastResult = null;
     // `let`: an attach swaps in a model with the run's own detector settings before any replay
@@ -130,6 +134,10 @@ export class Session implements SessionController {
         // a Slurm run has no pid file: it runs once the job does
         if (s.state === 'RUNNING' && this.phase === 'starting') this.phase = 'running';
         this.dirty = true;
+      },
+      onHostExit: (alias: string, code: number) => {
+        debugLog(`host ${alias}: agent exited ${code}`);
+        if (code !== 0) this.afterWorkerFailure(run, `${alias}: its agent exited ${code}`);
       },
       onExit: (code: number | null) => {
         debugLog(`run exited ${code}`);
@@ -184,6 +192,22 @@ export class Session implements SessionController {
     await run.start(size, { detached: this.o.detached });
   }
 
+  /**
+   * A run across nodes with a failed worker (or agent): the rest get a grace to end on their own,
+   * then are stopped (src/session/failure-grace.ts). The verdict stays the crash's.
+   */
+  private afterWorkerFailure(run: RunController, what: string): void {
+    if (this.failureGrace.armed || run.exited || !spansNodes(run.spec)) return;
+    this.setNotice(
+      `${what}; the rest of the run is stopped if it has not ended in ${this.failureGrace.seconds} s`,
+    );
+    this.failureGrace.arm(() => {
+      if (this.run !== run || run.exited || this.phase === 'stopping') return;
+      debugLog(`run ${run.spec.runId}: ${what} ${this.failureGrace.seconds} s ago; stopping the rest`);
+      void this.stopCurrent(false, { skipHalt: true });
+    });
+  }
+
   private startChecks(run: RunController): void {
     this.checks = new RunChecks(checksTarget(this.o.target, run, this.model), run, this.model, () => {
       this.dirty = true;
@@ -228,6 +252,9 @@ export class Session implements SessionController {
 
   private tick(): void {
     if (this.stopping) this.setNotice(stopText(this.stopping, Date.now()));
+    const failed = this.run && !this.failureGrace.armed ? this.model.evidence.firstWorkerFailure() : null;
+    if (failed && this.run)
+      this.afterWorkerFailure(this.run, `rank ${failed.rank} failed (exit ${failed.exitCode})`);
     this.dirty = true;
   }
 
@@ -336,8 +363,11 @@ export class Session implements SessionController {
     }
   }
 
-  /** stop by the lane's policy; a stalled run skips .HALT (a hung step never polls it) */
-  private async stopCurrent(byUser = true): Promise<void> {
+  /**
+   * stop by the lane's policy; a stalled run skips .HALT (a hung step never polls it), and so does
+   * one whose ranks are stuck waiting for a failed host (`skipHalt`)
+   */
+  private async stopCurrent(byUser = true, opts: { skipHalt?: boolean } = {}): Promise<void> {
     const run = this.run;
     if (!run || run.exited) return;
     // a user's stop makes the verdict `stopped`; a stop after a confirmed stall keeps `hang`
@@ -349,7 +379,7 @@ export class Session implements SessionController {
     // overwritten by a late answer
     await this.checks?.stopQuietly();
     // a confirmed hang never polls .HALT: straight to SIGINT, then SIGKILL
-    const stalled = this.model.confirmedStall(Date.now()) !== null;
+    const stalled = opts.skipHalt === true || this.model.confirmedStall(Date.now()) !== null;
     debugLog(`run ${run.spec.runId}: stopping (stalled=${stalled}, byUser=${byUser})`);
     const policy = this.preset.stop;
     const how = await run.stop(policy, {
@@ -444,6 +474,7 @@ export class Session implements SessionController {
     this.timers = [];
     if (this.probeTimer) clearTimeout(this.probeTimer);
     this.probeTimer = null;
+    this.failureGrace.clear();
     this.checks?.stop();
     this.poller?.stop();
     await this.run?.dispose();

@@ -159,4 +159,15 @@ describe('--hosts: 2 hosts × 2 ranks over two real sshd’s', () => {
     expect(live.crash).toMatchObject({ rank: 3, exception: 'ValueError', node: 'node-b' });
     expect(offline.crash).toEqual(live.crash);
   }, 200_000);
+
+  it('a rank that fails before joining: the other host is stopped after the grace, not left waiting 30 min', async () => {
+    const t0 = Date.now();
+    const { code, live, offline } = await headless('early');
+    expect(code).toBe(1);
+    expect(live.verdict).toBe('crash');
+    expect(live.crash).toMatchObject({ rank: 3, exception: 'FileNotFoundError', node: 'node-b' });
+    expect(offline.crash).toEqual(live.crash);
+    // node-a's ranks sat in init_process_group (gloo waits 30 min): the grace ended them
+    expect(Date.now() - t0).toBeLessThan(90_000);
+  }, 200_000);
 });
