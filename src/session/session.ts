@@ -11,9 +11,10 @@ import { debugLog } from '../util/debug-log.js';
 import { FailureGrace, spansNodes } from './failure-grace.js';
 import { GpuPoller, type GpuUpdate } from './gpu-poller.js';
 import { LiveModel } from './live-model.js';
+import { SnapshotPublisher } from './publisher.js';
 import { RunChecks } from './run-checks.js';
 import type { LinkView, SessionOptions } from './session-options.js';
-import { checksTarget, slurmModelOptions } from './slurm-glue.js';
+import { cancelJob, cancelJobText, checksTarget, slurmModelOptions } from './slurm-glue.js';
 import { buildSnapshot } from './snapshot.js';
 import type { DashboardState, LaneSummary, RunPhase, SessionController } from './state.js';
 import { type StopLadder, stopText } from './stop-ladder.js';
@@ -40,13 +41,8 @@ export class Session implements SessionController {
   private phase: RunPhase = 'idle';
   private startedAt: number | null = null;
   private endedAt: number | null = null;
-  private notice: string | null = null;
-  private noticeAt = 0;
   private stoppedByUser = false;
   private gpu: GpuUpdate = { available: false, message: 'waiting for nvidia-smi', gpus: [], processes: [] };
-  private readonly subs = new Set<(s: DashboardState) => void>();
-  private state: DashboardState;
-  private dirty = true;
   private timers: NodeJS.Timeout[] = [];
   private probeTimer: NodeJS.Timeout | null = null;
   /** a run across nodes: the grace for the rest after a worker failed */
@@ -63,12 +59,17 @@ export class Session implements SessionController {
   private connection: LinkView | undefined;
   private attachPending: string | undefined;
   /** the model (and its version) the current snapshot was built from */
-  private builtFrom: { model: LiveModel | null; version: number } = { model: null, version: -1 };
+  private builtFrom: { model: LiveModel | null; version: number; state: DashboardState | null } = {
+    model: null,
+    version: -1,
+    state: null,
+  };
+  private readonly pub: SnapshotPublisher<DashboardState>;
 
   constructor(private readonly o: SessionOptions) {
     this.preset = this.presetOf(o.lane);
     this.attachPending = o.attachRunDir;
-    this.state = this.build(Date.now());
+    this.pub = new SnapshotPublisher((now) => this.build(now));
   }
 
   private presetOf(name: string): Preset {
@@ -86,11 +87,11 @@ export class Session implements SessionController {
       this.timers.push(
         setInterval(() => {
           this.tick();
-          this.publishIfDirty();
+          this.pub.publishIfDirty();
         }, 1000),
       );
     else {
-      this.timers.push(setInterval(() => this.publishIfDirty(), publishMs));
+      this.timers.push(setInterval(() => this.pub.publishIfDirty(), publishMs));
       this.timers.push(setInterval(() => this.tick(), 1000));
     }
     for (const t of this.timers) t.unref?.();
@@ -117,15 +118,15 @@ export class Session implements SessionController {
         const newest = model.newestDumpName;
         model.onFileChunk(name, chunk, Date.now());
         // "waiting for stackdump_*.txt" is answered once the dump is here
-        if (model.newestDumpName !== newest && this.notice?.includes('waiting for stackdump'))
-          this.setNotice(`stack dump: ${model.newestDumpName}`);
-        this.dirty = true;
+        if (model.newestDumpName !== newest && this.pub.notice()?.includes('waiting for stackdump'))
+          this.pub.setNotice(`stack dump: ${model.newestDumpName}`);
+        this.pub.markDirty();
       },
       onPid: (pid: number) => {
         // `run` is not assigned yet while an attach replays the local mirror: log without it
         debugLog(`run pid ${pid}`);
         if (this.phase === 'starting') this.phase = 'running';
-        this.dirty = true;
+        this.pub.markDirty();
       },
       onJob: (s: JobState) => {
         debugLog(
@@ -133,7 +134,7 @@ export class Session implements SessionController {
         );
         // a Slurm run has no pid file: it runs once the job does
         if (s.state === 'RUNNING' && this.phase === 'starting') this.phase = 'running';
-        this.dirty = true;
+        this.pub.markDirty();
       },
       onHostExit: (alias: string, code: number) => {
         debugLog(`host ${alias}: agent exited ${code}`);
@@ -160,7 +161,7 @@ export class Session implements SessionController {
     this.phase = 'starting';
     this.startedAt = Date.now();
     this.endedAt = null;
-    this.dirty = true;
+    this.pub.markDirty();
     const size = this.o.terminal;
     if (this.attachPending) {
       const dir = this.attachPending;
@@ -198,7 +199,7 @@ export class Session implements SessionController {
    */
   private afterWorkerFailure(run: RunController, what: string): void {
     if (this.failureGrace.armed || run.exited || !spansNodes(run.spec)) return;
-    this.setNotice(
+    this.pub.setNotice(
       `${what}; the rest of the run is stopped if it has not ended in ${this.failureGrace.seconds} s`,
     );
     this.failureGrace.arm(() => {
@@ -210,7 +211,7 @@ export class Session implements SessionController {
 
   private startChecks(run: RunController): void {
     this.checks = new RunChecks(checksTarget(this.o.target, run, this.model), run, this.model, () => {
-      this.dirty = true;
+      this.pub.markDirty();
     });
     for (const w of this.confirmedWaiters.splice(0)) void this.checks.stallConfirmed().then(w);
   }
@@ -227,7 +228,7 @@ export class Session implements SessionController {
         seen.add(g);
         model.evidence.addGpuSample(g);
       }
-      this.dirty = true;
+      this.pub.markDirty();
     });
     this.poller.start();
   }
@@ -235,7 +236,7 @@ export class Session implements SessionController {
   /** link state from the SSH connection, shown as an outage in the header */
   setConnection(c: LinkView): void {
     this.connection = c;
-    this.dirty = true;
+    this.pub.markDirty();
   }
 
   private conclude(): void {
@@ -247,15 +248,15 @@ export class Session implements SessionController {
       exitCode: run.exitCode,
       stopped: this.stoppedByUser,
     });
-    this.dirty = true;
+    this.pub.markDirty();
   }
 
   private tick(): void {
-    if (this.stopping) this.setNotice(stopText(this.stopping, Date.now()));
+    if (this.stopping) this.pub.setNotice(stopText(this.stopping, Date.now()));
     const failed = this.run && !this.failureGrace.armed ? this.model.evidence.firstWorkerFailure() : null;
     if (failed && this.run)
       this.afterWorkerFailure(this.run, `rank ${failed.rank} failed (exit ${failed.exitCode})`);
-    this.dirty = true;
+    this.pub.markDirty();
   }
 
   /**
@@ -290,12 +291,10 @@ export class Session implements SessionController {
   }
 
   private build(now: number): DashboardState {
-    if (this.notice && now - this.noticeAt > 8000) this.notice = null;
     const version = this.model.version;
-    const unchanged =
-      this.builtFrom.model === this.model && this.builtFrom.version === version ? this.state : null;
-    this.builtFrom = { model: this.model, version };
-    return buildSnapshot({
+    const b = this.builtFrom;
+    const unchanged = b.model === this.model && b.version === version ? b.state : null;
+    const state = buildSnapshot({
       unchanged,
       now,
       target: this.o.target.label,
@@ -307,33 +306,21 @@ export class Session implements SessionController {
       endedAt: this.endedAt,
       model: this.model,
       gpu: this.gpu,
-      notice: this.notice,
+      notice: this.pub ? this.pub.notice(now) : null,
       connection: this.connection,
       result: this.lastResult,
       hotFrames: this.checks?.hotFrames() ?? null,
     });
-  }
-
-  private publishIfDirty(): void {
-    if (!this.dirty) return;
-    this.dirty = false;
-    this.state = this.build(Date.now());
-    for (const cb of this.subs) cb(this.state);
-  }
-
-  private setNotice(text: string): void {
-    this.notice = text;
-    this.noticeAt = Date.now();
-    this.dirty = true;
+    this.builtFrom = { model: this.model, version, state };
+    return state;
   }
 
   getState(): DashboardState {
-    return this.state;
+    return this.pub.get();
   }
 
   subscribe(cb: (s: DashboardState) => void): () => void {
-    this.subs.add(cb);
-    return () => this.subs.delete(cb);
+    return this.pub.subscribe(cb);
   }
 
   lanes(): LaneSummary[] {
@@ -346,19 +333,19 @@ export class Session implements SessionController {
     if (!this.run) return 'no run';
     this.checks?.dropFinishedHotFrames();
     // one request per rank pid from the heartbeats (never torchrun); else the process tree's handlers
-    const perRank = this.run.exited ? null : this.checks?.dumpEveryRank((m) => this.setNotice(m));
+    const perRank = this.run.exited ? null : this.checks?.dumpEveryRank((m) => this.pub.setNotice(m));
     if (perRank) {
-      this.setNotice(perRank);
+      this.pub.setNotice(perRank);
       return perRank;
     }
     try {
       const msg = await this.run.requestDump();
       debugLog(`dump: ${msg}`);
-      this.setNotice(msg);
+      this.pub.setNotice(msg);
       return msg;
     } catch (e) {
       const msg = `dump failed: ${(e as Error).message}`;
-      this.setNotice(msg);
+      this.pub.setNotice(msg);
       return msg;
     }
   }
@@ -373,7 +360,7 @@ export class Session implements SessionController {
     // a user's stop makes the verdict `stopped`; a stop after a confirmed stall keeps `hang`
     this.stoppedByUser = byUser;
     this.phase = 'stopping';
-    this.dirty = true;
+    this.pub.markDirty();
     // nothing learnt while the processes are being stopped is about the run (handlers are reset
     // during teardown): the checks end here, and the stop waits until no filed dump can be
     // overwritten by a late answer
@@ -388,7 +375,7 @@ export class Session implements SessionController {
         debugLog(`run ${run.spec.runId}: stop step ${s}`);
         const nextInS = s === 'halt' ? policy.haltWaitS : s === 'sigint' ? policy.sigintWaitS : null;
         this.stopping = { step: s, atMs: Date.now(), nextInS };
-        this.setNotice(stopText(this.stopping, Date.now()));
+        this.pub.setNotice(stopText(this.stopping, Date.now()));
       },
     });
     this.stopping = null;
@@ -402,10 +389,10 @@ export class Session implements SessionController {
     const next = this.presetOf(lane);
     await this.stopCurrent();
     this.preset = next;
-    this.setNotice(`lane ${lane}: starting`);
+    this.pub.setNotice(`lane ${lane}: starting`);
     await this.startRun();
     // callers that read getState() right after the switch see the new lane, not the last tick's
-    this.publishIfDirty();
+    this.pub.publishIfDirty();
   }
 
   async openTerminal(cols: number, rows: number): Promise<{ pty: PtyHandle; release: () => void } | string> {
@@ -420,22 +407,16 @@ export class Session implements SessionController {
   }
 
   cancelJobText(): string | null {
-    const job = this.run?.job;
-    if (!job) return null;
-    const s = job.state;
-    return `scancel job ${job.jobId} (${s?.state ?? 'submitted'}${s?.nodes ? ` on ${s.nodes}` : ''}): Slurm signals every rank and frees the nodes. Evidence stays in ${this.run?.spec.runDir}`;
+    return cancelJobText(this.run);
   }
 
   async cancelJob(): Promise<string> {
-    const job = this.run?.job;
-    if (!job) return 'not a Slurm run: no job to cancel';
-    if (job.ended) return `job ${job.jobId} has already ended (${job.state?.state})`;
-    await job.cancel();
-    this.stoppedByUser = true;
-    const msg = `scancel ${job.jobId}: the job is being cancelled`;
-    this.setNotice(msg);
-    void job.poll();
-    return msg;
+    const r = await cancelJob(this.run);
+    if (r.cancelled) {
+      this.stoppedByUser = true;
+      this.pub.setNotice(r.message);
+    }
+    return r.message;
   }
 
   quitConsequence(): string {
@@ -453,7 +434,7 @@ export class Session implements SessionController {
     const run = this.run;
     if (!run || run.exited) return;
     this.stopping = { step: 'sigkill', atMs: Date.now(), nextInS: null };
-    this.setNotice(stopText(this.stopping, Date.now()));
+    this.pub.setNotice(stopText(this.stopping, Date.now()));
     await run.kill();
   }
 

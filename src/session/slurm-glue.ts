@@ -58,3 +58,22 @@ export function jobView(run: RunController | null): JobView | null {
     nodes: s?.nodes ?? null,
   };
 }
+
+/** what `K` would do, for its confirm; null when the run is not a Slurm job */
+export function cancelJobText(run: RunController | null): string | null {
+  const job = run?.job;
+  if (!job) return null;
+  const s = job.state;
+  return `scancel job ${job.jobId} (${s?.state ?? 'submitted'}${s?.nodes ? ` on ${s.nodes}` : ''}): Slurm signals every rank and frees the nodes. Evidence stays in ${run.spec.runDir}`;
+}
+
+/** `K` confirmed: scancel the job (the run ends when the job does) */
+export async function cancelJob(run: RunController | null): Promise<{ message: string; cancelled: boolean }> {
+  const job = run?.job;
+  if (!job) return { message: 'not a Slurm run: no job to cancel', cancelled: false };
+  if (job.ended)
+    return { message: `job ${job.jobId} has already ended (${job.state?.state})`, cancelled: false };
+  await job.cancel();
+  void job.poll();
+  return { message: `scancel ${job.jobId}: the job is being cancelled`, cancelled: true };
+}

@@ -1,0 +1,51 @@
+/**
+ * The outward side of the live session: an immutable snapshot rebuilt only when something changed,
+ * handed to subscribers at most once per publish tick (the session's timer decides the rate), and
+ * the one-line notice, which is shown for 8 s.
+ */
+const NOTICE_MS = 8000;
+
+export class SnapshotPublisher<S> {
+  private readonly subs = new Set<(s: S) => void>();
+  private state: S;
+  private changed = true;
+  private noticeText: string | null = null;
+  private noticeAt = 0;
+
+  constructor(private readonly build: (nowMs: number) => S) {
+    this.state = build(Date.now());
+  }
+
+  /** something the snapshot shows has changed: the next publish rebuilds it */
+  markDirty(): void {
+    this.changed = true;
+  }
+
+  setNotice(text: string): void {
+    this.noticeText = text;
+    this.noticeAt = Date.now();
+    this.changed = true;
+  }
+
+  /** the notice while it is shown, else null */
+  notice(nowMs = Date.now()): string | null {
+    if (this.noticeText && nowMs - this.noticeAt > NOTICE_MS) this.noticeText = null;
+    return this.noticeText;
+  }
+
+  publishIfDirty(): void {
+    if (!this.changed) return;
+    this.changed = false;
+    this.state = this.build(Date.now());
+    for (const cb of this.subs) cb(this.state);
+  }
+
+  get(): S {
+    return this.state;
+  }
+
+  subscribe(cb: (s: S) => void): () => void {
+    this.subs.add(cb);
+    return () => this.subs.delete(cb);
+  }
+}
