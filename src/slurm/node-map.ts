@@ -81,12 +81,28 @@ export class NodeMap {
    * (agent order = node order); the records replace it as soon as they arrive.
    */
   globalRank(task: number, localRank: number): number {
-    return this.byTaskLocal.get(`${task}:${localRank}`) ?? task * this.nprocPerNode + localRank;
+    const known = this.byTaskLocal.get(`${task}:${localRank}`);
+    return known ?? (this.firstRankOf(task) ?? task * this.nprocPerNode) + localRank;
+  }
+
+  /**
+   * The first global rank of a task's workers, from any one of them: torchrun numbers an agent's
+   * workers consecutively (its group's offset + local rank), so a worker the watcher never saw (one
+   * that died within its first second) is still placed by a sibling's record.
+   */
+  private firstRankOf(task: number): number | undefined {
+    for (const w of this.byRank.values()) if (w.task === task) return w.rank - w.localRank;
+    return undefined;
   }
 
   placeOf(rank: number): RankPlace | undefined {
     const w = this.byRank.get(rank);
     if (w !== undefined) return { node: w.node, task: w.task, localRank: w.localRank };
+    for (const sib of this.byRank.values()) {
+      const first = sib.rank - sib.localRank;
+      if (rank >= first && rank < first + this.nprocPerNode)
+        return { node: sib.node, task: sib.task, localRank: rank - first };
+    }
     return undefined;
   }
 

@@ -193,6 +193,19 @@ describe('node map and srun-labelled output', () => {
     expect(tb).toMatchObject({ rank: 2, exception: 'ValueError' });
   });
 
+  it('a worker that died before the watcher saw it is placed by its sibling on the same agent', () => {
+    const m = new NodeMap(2);
+    // task 1 joined first (group rank 0): only its local rank 0 was recorded before rank 1 died
+    m.push('{"task": 1, "node": "b", "rank": 0, "localRank": 0, "pid": 21}\n');
+    m.push('{"task": 0, "node": "a", "rank": 3, "localRank": 1, "pid": 31}\n');
+    expect(m.globalRank(1, 1)).toBe(1);
+    expect(m.placeOf(1)).toEqual({ node: 'b', task: 1, localRank: 1 });
+    expect(m.globalRank(0, 0)).toBe(2);
+    expect(m.placeOf(2)).toEqual({ node: 'a', task: 0, localRank: 0 });
+    // a rank in no recorded agent's block stays unplaced
+    expect(m.placeOf(4)).toBeUndefined();
+  });
+
   it('torchrun stopping its workers: the exception objects Python dumps without stderr are read as such', () => {
     const m = new NodeMap(2);
     m.push(
