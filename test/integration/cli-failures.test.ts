@@ -105,6 +105,31 @@ describe('expected failures', () => {
     expectPlain(r, 2, /lane baseline has no launcher/);
   });
 
+  it('attach to a --hosts cell: exit 2, pointing at analyze', async () => {
+    const runs = mkdtempSync(join(tmpdir(), 'nsa-cells-'));
+    const id = '20261122-230000-ddp-beef';
+    mkdirSync(join(runs, id));
+    const hosts = { hosts: [], rdzvEndpoint: 'a:29500', launcherWords: 1 };
+    const spec = {
+      runId: id,
+      runDir: join(runs, id),
+      argv: ['torchrun'],
+      env: {},
+      cwd: runs,
+      lane: 'ddp-gloo',
+    };
+    writeFileSync(
+      join(runs, id, 'command.json'),
+      JSON.stringify({
+        ...spec,
+        outDir: spec.runDir,
+        createdAt: '',
+        launcher: { kind: 'torchrun', nprocPerNode: 2, hosts },
+      }),
+    );
+    expectPlain(await cli(['attach', id, '--runs-dir', runs]), 2, /several hosts.*nsa-dbg analyze/);
+  });
+
   it('attach to a run that is not on the box: exit 2 at once, though the link is open', async () => {
     const runs = mkdtempSync(join(tmpdir(), 'nsa-remote-runs-'));
     const r = await cli([

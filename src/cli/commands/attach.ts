@@ -79,7 +79,9 @@ export function attachCommand(deps: CliDeps): CommandModule<object, AttachArgs> 
         await session.start();
         await tui.runTui(session);
       } catch (e) {
-        if (/no run matches|matches \d+ runs/.test((e as Error).message)) {
+        if (
+          /no run matches|matches \d+ runs|re-attaching to it is not supported/.test((e as Error).message)
+        ) {
           process.stderr.write(`nsa-dbg: ${(e as Error).message}\n`);
           // exit now: the open SSH connection would keep the process alive
           process.exit(2);
