@@ -8,55 +8,39 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DDP_TRAINER, ddpLane } from '../helpers/ddp-lane.js';
 import { freePort } from '../helpers/ports.js';
-import { startSshd, type TestSshd } from '../helpers/sshd.js';
 import { TmuxSession } from '../helpers/tmux.js';
+import { startTwoHosts, type TwoHosts } from '../helpers/two-hosts.js';
 
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'nsa-dbg');
-const TRAINER = join(import.meta.dirname, '..', 'fixtures', 'trainers', 'ddp_ranks.py');
 let tmux: TmuxSession | null = null;
-let a: TestSshd;
-let b: TestSshd;
+let hosts: TwoHosts;
 const work = mkdtempSync(join(tmpdir(), 'nsa-e2e-hosts-'));
 
 beforeAll(async () => {
-  [a, b] = await Promise.all([startSshd(), startSshd()]);
-  a.trustHostKey();
-  b.trustHostKey();
+  hosts = await startTwoHosts(work);
 }, 60_000);
 afterEach(() => {
   tmux?.kill();
   tmux = null;
 });
 afterAll(async () => {
-  await Promise.all([a?.stop(), b?.stop()]);
+  await hosts?.stop();
 });
-
-const LANE = `name: t-ddp2
-description: 2 ranks per node under torchrun
-launcher:
-  torchrun:
-    command: /usr/bin/python3 -m torch.distributed.run
-    nproc_per_node: 2
-    args: ["--redirects", "2", "--tee", "2"]
-stepsFlag: ""
-detector: { floorS: 3, spinConfirmS: 4, maxStepS: 60 }
-stop: { halt: false, sigintWaitS: 8 }
-`;
 
 describe('--hosts in real tmux at 120×40', () => {
   it('2 hosts × 2 ranks: ranks grouped by host as they ran, the stalled rank named with its host, q stops both hosts', async () => {
     expect(TmuxSession.available(), 'tmux is required: apt-get install -y tmux').toBe(true);
-    const host = (alias: string, s: TestSshd) =>
-      `Host ${alias}\n  HostName 127.0.0.1\n  Port ${s.port}\n  User ${s.user}\n  IdentityFile ${s.userKey}\n  UserKnownHostsFile ${s.knownHostsPath}\n`;
-    const config = join(work, 'ssh_config');
-    writeFileSync(config, host('node-a', a) + host('node-b', b));
     mkdirSync(join(work, '.nsa-dbg', 'presets'), { recursive: true });
-    writeFileSync(join(work, '.nsa-dbg', 'presets', 't-ddp2.yaml'), LANE);
+    writeFileSync(
+      join(work, '.nsa-dbg', 'presets', 't-ddp2.yaml'),
+      ddpLane({ name: 't-ddp2', description: '2 ranks per node under torchrun', nproc: 2, sigintWaitS: 8 }),
+    );
     const remote = join(work, 'remote');
     tmux = new TmuxSession('hosts', 120, 40);
     tmux.start(
-      `cd ${work} && node ${BIN} run --lane t-ddp2 --hosts node-a,node-b --ssh-config ${config} --runs-dir ${remote} --cwd ${work} --rdzv-port ${await freePort()} -- python3 -u ${TRAINER} stall`,
+      `cd ${work} && node ${BIN} run --lane t-ddp2 --hosts node-a,node-b --ssh-config ${hosts.sshConfig} --runs-dir ${remote} --cwd ${work} --rdzv-port ${await freePort()} -- python3 -u ${DDP_TRAINER} stall`,
       { NSA_DBG_HOME: join(work, 'home') },
     );
     const named = await tmux.waitFor(

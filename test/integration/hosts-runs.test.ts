@@ -15,51 +15,28 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseNodeLine } from '../../src/slurm/node-map.js';
 import { runCli } from '../helpers/cli.js';
+import { DDP_TRAINER, ddpLane } from '../helpers/ddp-lane.js';
 import { freePort } from '../helpers/ports.js';
-import { startSshd, type TestSshd } from '../helpers/sshd.js';
+import { startTwoHosts, type TwoHosts } from '../helpers/two-hosts.js';
 
-const TRAINER = join(import.meta.dirname, '..', 'fixtures', 'trainers', 'ddp_ranks.py');
 const work = mkdtempSync(join(tmpdir(), 'nsa-dbg-hosts-'));
-let a: TestSshd;
-let b: TestSshd;
-/** one ssh config naming both hosts */
-let sshConfig: string;
+let hosts: TwoHosts;
 
 beforeAll(async () => {
-  [a, b] = await Promise.all([startSshd(), startSshd()]);
-  a.trustHostKey();
-  b.trustHostKey();
-  sshConfig = join(work, 'ssh_config');
-  const host = (alias: string, s: TestSshd) =>
-    [
-      `Host ${alias}`,
-      '  HostName 127.0.0.1',
-      `  Port ${s.port}`,
-      `  User ${s.user}`,
-      `  IdentityFile ${s.userKey}`,
-      `  UserKnownHostsFile ${s.knownHostsPath}`,
-      '',
-    ].join('\n');
-  writeFileSync(sshConfig, host('node-a', a) + host('node-b', b));
+  hosts = await startTwoHosts(work);
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all([a?.stop(), b?.stop()]);
+  await hosts?.stop();
   rmSync(work, { recursive: true, force: true });
 });
 
-const LANE = `name: t-ddp2
-description: 2 ranks per node under torchrun
-launcher:
-  torchrun:
-    command: /usr/bin/python3 -m torch.distributed.run
-    nproc_per_node: 2
-    args: ["--redirects", "2", "--tee", "2"]
-stepsFlag: ""
-detector: { floorS: 3, spinConfirmS: 4, maxStepS: 60 }
-stop: { halt: false, sigintWaitS: 8 }
-acceptance: { finiteLoss: true, noStall: true }
-`;
+const LANE = ddpLane({
+  name: 't-ddp2',
+  description: '2 ranks per node under torchrun',
+  nproc: 2,
+  sigintWaitS: 8,
+});
 
 // biome-ignore lint/suspicious/noExplicitAny: the CLI's JSON, read field by field
 type Json = Record<string, any>;
@@ -70,10 +47,14 @@ async function headless(mode: string): Promise<{ code: number | null; live: Json
   mkdirSync(join(cwd, '.nsa-dbg', 'presets'), { recursive: true });
   writeFileSync(join(cwd, '.nsa-dbg', 'presets', 't-ddp2.yaml'), LANE);
   const env = { NSA_DBG_HOME: join(cwd, 'home') };
-  const args = ['run', '--headless', '--json', '--lane', 't-ddp2', '--ssh-config', sshConfig];
+  const args = ['run', '--headless', '--json', '--lane', 't-ddp2', '--ssh-config', hosts.sshConfig];
   args.push('--hosts', 'node-a,node-b', '--runs-dir', join(cwd, 'remote'));
   args.push('--cwd', cwd, '--rdzv-port', String(await freePort()));
-  const run = await runCli([...args, '--', 'python3', '-u', TRAINER, mode], { cwd, env, timeoutMs: 170_000 });
+  const run = await runCli([...args, '--', 'python3', '-u', DDP_TRAINER, mode], {
+    cwd,
+    env,
+    timeoutMs: 170_000,
+  });
   expect(run.stderr).not.toMatch(/at .*\.js:\d+/);
   const live = JSON.parse(run.stdout.trim().split('\n').pop() || '{}') as Json;
   expect(live.localDir, run.stderr).toBeTruthy();

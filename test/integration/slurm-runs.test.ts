@@ -18,12 +18,13 @@ import { openLocalSession } from '../../src/cli/open-session.js';
 import { loadPresets, presetDirs } from '../../src/presets/load.js';
 import { parseNodeLine } from '../../src/slurm/node-map.js';
 import { BIN, runCli } from '../helpers/cli.js';
+import { DDP_TRAINER, ddpLane } from '../helpers/ddp-lane.js';
 import { freePort } from '../helpers/ports.js';
 import { type SlurmCluster, startSlurmCluster } from '../helpers/slurm-cluster.js';
 import { startSshd } from '../helpers/sshd.js';
 import { waitUntil } from '../helpers/wait.js';
 
-const TRAINER = join(import.meta.dirname, '..', 'fixtures', 'trainers', 'ddp_ranks.py');
+const TRAINER = DDP_TRAINER;
 const work = mkdtempSync(join(tmpdir(), 'nsa-dbg-slurm-'));
 let cluster: SlurmCluster;
 
@@ -35,18 +36,12 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-const LANE = `name: t-ddp2
-description: 2 ranks per node under torchrun
-launcher:
-  torchrun:
-    command: /usr/bin/python3 -m torch.distributed.run
-    nproc_per_node: 2
-    args: ["--redirects", "2", "--tee", "2"]
-stepsFlag: ""
-detector: { floorS: 3, spinConfirmS: 4, maxStepS: 60 }
-stop: { halt: false, sigintWaitS: 8 }
-acceptance: { finiteLoss: true, noStall: true }
-`;
+const LANE = ddpLane({
+  name: 't-ddp2',
+  description: '2 ranks per node under torchrun',
+  nproc: 2,
+  sigintWaitS: 8,
+});
 
 // biome-ignore lint/suspicious/noExplicitAny: the CLI's JSON, read field by field
 type Json = Record<string, any>;

@@ -20,24 +20,15 @@ import { validatePreset } from '../../src/presets/preset.js';
 import type { Session } from '../../src/session/session.js';
 import { LocalTarget } from '../../src/targets/local.js';
 import { runCli } from '../helpers/cli.js';
+import { DDP_TRAINER, ddpLane } from '../helpers/ddp-lane.js';
 import { waitUntil } from '../helpers/wait.js';
 
-const TRAINER = join(import.meta.dirname, '..', 'fixtures', 'trainers', 'ddp_ranks.py');
+const TRAINER = DDP_TRAINER;
 const work = mkdtempSync(join(tmpdir(), 'nsa-dbg-torchrun-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-const LANE = (env = '') => `name: t-ddp
-description: three gloo ranks under torchrun
-launcher:
-  torchrun:
-    command: /usr/bin/python3 -m torch.distributed.run
-    nproc_per_node: 3
-    args: ["--redirects", "2", "--tee", "2"]
-stepsFlag: ""
-detector: { floorS: 3, spinConfirmS: 4, maxStepS: 60 }
-stop: { halt: false, sigintWaitS: 5 }
-acceptance: { finiteLoss: true, noStall: true }
-${env}`;
+const LANE = (env = '') =>
+  ddpLane({ name: 't-ddp', description: 'three gloo ranks under torchrun', nproc: 3, sigintWaitS: 5, env });
 
 // biome-ignore lint/suspicious/noExplicitAny: the CLI's JSON, read field by field
 type Any = any;
