@@ -14,7 +14,7 @@
 import { createReadStream } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { HOSTS_DIR } from '../hosts/hosts.js';
+import { HOST_FILES_READ_AT_TOP, HOSTS_DIR } from '../hosts/hosts.js';
 import { HeartbeatReader } from '../ingest/heartbeat.js';
 import { LineSplitter } from '../ingest/line-splitter.js';
 import { parseNvidiaSmiLine } from '../ingest/nvidia-smi.js';
@@ -89,9 +89,6 @@ async function streamFile(path: string, onChunk: (chunk: Buffer) => void): Promi
   const stream = createReadStream(path, { highWaterMark: READ_CHUNK });
   for await (const chunk of stream) onChunk(chunk as Buffer);
 }
-
-/** a host's files that are read merged at the top of the cell, or that are one agent's only */
-const HOST_FILES_READ_AT_TOP = new Set(['stdout.log', NODES_FILE, 'exit_code', 'pid']);
 
 /**
  * A `--hosts` cell's mirrors of each host's run dir (`hosts/<alias>/…`): their heartbeats, dumps and

@@ -20,10 +20,7 @@ import type { Follower } from '../runs/run-controller.js';
 import { RunWatcher } from '../runs/run-watcher.js';
 import type { Target } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
-import { HOSTS_DIR, type HostEntry, mirrorSubdir } from './hosts.js';
-
-/** host files merged at the top of the cell, line by line */
-const MERGED = new Set(['stdout.log', 'nodes.jsonl']);
+import { HOSTS_DIR, type HostEntry, MERGED_HOST_FILES, mirrorSubdir } from './hosts.js';
 
 export interface FollowedHost {
   entry: HostEntry;
@@ -65,7 +62,7 @@ export class HostsFollower implements Follower {
   }
 
   private fromHost(i: number, name: string, chunk: Buffer): void {
-    if (MERGED.has(name)) this.merge(i, name, chunk);
+    if (MERGED_HOST_FILES.has(name)) this.merge(i, name, chunk);
     else if (name === 'exit_code') this.noteExit(i, chunk);
     this.onChunk(`${mirrorSubdir(this.hosts[i]!.entry)}/${name}`, chunk);
   }

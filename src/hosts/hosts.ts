@@ -7,6 +7,7 @@
  * of the whole run (src/hosts/hosts-follower.ts).
  */
 import type { RunSpec } from '../runs/launcher.js';
+import { NODES_FILE } from '../slurm/node-map.js';
 import { type AgentPlace, nodeScript } from '../slurm/sbatch.js';
 import { shQuote } from '../util/sh-quote.js';
 
@@ -27,6 +28,19 @@ export interface HostsSettings {
   /** how many words of the torchrun argv are the command itself (`python3 -m torch.distributed.run`) */
   launcherWords: number;
 }
+
+/** a host's files merged line by line at the top of the cell (src/hosts/hosts-follower.ts) */
+export const MERGED_HOST_FILES: ReadonlySet<string> = new Set(['stdout.log', NODES_FILE]);
+
+/**
+ * A host's files that the engine (live or `analyze`) does not read under hosts/: they are merged at
+ * the top of the cell, or they are one agent's only (its pid, its exit status).
+ */
+export const HOST_FILES_READ_AT_TOP: ReadonlySet<string> = new Set([
+  ...MERGED_HOST_FILES,
+  'exit_code',
+  'pid',
+]);
 
 /** the subfolder of the cell that mirrors the host's run dir */
 export const HOSTS_DIR = 'hosts';

@@ -4,6 +4,7 @@ import type { ManyRanks } from '../analysis/rank-table.js';
 import type { CurrentSilence } from '../analysis/silences.js';
 import type { StallDetector } from '../analysis/stall-detector.js';
 import { userFrame } from '../analysis/user-frame.js';
+import { HOST_FILES_READ_AT_TOP } from '../hosts/hosts.js';
 import type { BeatEvent, DumpEvent, IngestEvent } from '../ingest/events.js';
 import { HeartbeatReader } from '../ingest/heartbeat.js';
 import { LineSplitter } from '../ingest/line-splitter.js';
@@ -23,8 +24,6 @@ const MAX_DUMP_TEXTS = 8;
 const MAX_DUMP_BYTES = 1 << 20;
 /** small files whose whole content is evidence (re-read as they grow) */
 const WHOLE_FILES = /^(\.HALT|\.anomaly_type|exit_code|metrics\.json|env\.json|mem_.*\.json)$/;
-/** a host's files that reach the model merged at the top of the cell, or that are one agent's only */
-const HOST_FILES_READ_AT_TOP = new Set(['stdout.log', NODES_FILE, 'exit_code', 'pid']);
 
 /** dumps sort by their own name (`stackdump_<second>.txt`), wherever in the cell they are */
 const dumpOrder = (path: string) => path.slice(path.lastIndexOf('/') + 1);

@@ -253,7 +253,8 @@ export class Session implements SessionController {
 
   private tick(): void {
     if (this.stopping) this.pub.setNotice(stopText(this.stopping, Date.now()));
-    const failed = this.run && !this.failureGrace.armed ? this.model.evidence.firstWorkerFailure() : null;
+    const watch = this.run !== null && spansNodes(this.run.spec) && !this.failureGrace.armed;
+    const failed = watch ? this.model.evidence.firstWorkerFailure() : null;
     if (failed && this.run)
       this.afterWorkerFailure(this.run, `rank ${failed.rank} failed (exit ${failed.exitCode})`);
     this.pub.markDirty();
