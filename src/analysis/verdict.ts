@@ -160,7 +160,7 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   // check (someone else's capture), by itself
   const stalls = silences.filter((c) => c.judgement === null || c.judgement.hang);
   const positions = endTs === null ? [] : s.detector.check(endTs);
-  const stepsReached = completedSteps(s);
+  let stepsReached = completedSteps(s);
   resolveTracebackSteps(s);
   const sigs = allSignatures(s);
   const implied = (v: Verdict) => sigs.some((h) => h.sig.implies === v);
@@ -182,6 +182,11 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
     exitCode === 130 ||
     implied('stopped') ||
     s.tracebacks.some((t) => t.ev.exception.endsWith('KeyboardInterrupt'));
+
+  // a closing summary's step count (`"steps": N`, printed when log_every hid the last steps) is
+  // the configured count: it says how far the run got only when it ended cleanly
+  if (nan === null && !crashed && !userStopped && !hangEvidence && metricsSeen(s))
+    stepsReached = Math.max(stepsReached, s.summarySteps);
 
   let verdict: Verdict;
   if (nan !== null) verdict = 'nan';
