@@ -73,6 +73,8 @@ export interface PastStall extends StallInfo {
 }
 
 const MAX_PAST_STALLS = 1000;
+/** how far apart two sources may time one moment (a record and the output line printed with it) */
+const SOURCE_SKEW_S = 1;
 /** which source localises a rank when several report it */
 const PREFERENCE: StepSource[] = ['beat', 'output', 'table'];
 
@@ -179,7 +181,10 @@ export class StallDetector {
         ([s]) => s !== p.source,
       );
       const start = p.declaredTs - p.thresholdS;
-      if (others.some(([, t]) => t.spokeBetween(start, p.resumedTs))) continue;
+      // sources are timed differently (a heartbeat by the trainer, an output line when nsa-dbg read
+      // it, up to a poll later): what another source said near either end is the same moment
+      const margin = Math.min(SOURCE_SKEW_S, p.silenceS / 4);
+      if (others.some(([, t]) => t.spokeBetween(start + margin, p.resumedTs - margin))) continue;
       const same = kept.findIndex(
         (k) => k.rank === p.rank && k.declaredTs - k.thresholdS < p.resumedTs && start < k.resumedTs,
       );
