@@ -173,7 +173,8 @@ export function handlerFrameCount(d: DumpEvent): number {
   const strong = (f: Frame) => CAPTURE_CALL.test(f.code ?? '') || HANDLER_FUNCTIONS.test(f.function);
   let i = frames.length - 1;
   while (i >= 0 && (strong(frames[i]!) || STDLIB_STACK_FILE.test(frames[i]!.file))) i--;
-  if (i === frames.length - 1) i--; // nothing recognised: the innermost frame is the handler
+  if (i === frames.length - 1)
+    i--; // nothing recognised: the innermost frame is the handler
   // a handler's callers are the handler's too as long as each calls the next by name; a chain that
   // starts at stdlib stack code (traceback, threading) is the program's own waiting
   else if (i >= 0 && strong(frames[i + 1]!))
