@@ -14,6 +14,7 @@ import type {
   ProcProbeEvent,
   StepSource,
   TracebackEvent,
+  WorkerEvent,
 } from '../ingest/events.js';
 import type { NodeMap } from '../ingest/node-map.js';
 import type { At } from '../ingest/order.js';
@@ -73,6 +74,8 @@ export interface EvidenceState {
   signatures: Map<string, SignatureState>;
   /** by path in the run folder: a dump re-read as it grows replaces its earlier parse */
   dumps: Map<string, DumpEvent>;
+  /** each rank's newest process as nsa-dbg's stack hook registered it */
+  workers: Map<number, WorkerEvent>;
   procProbes: ProcProbeEvent[];
   dumpRequests: DumpRequestEvent[];
   /** which node each rank runs on (multi-node runs: nodes.jsonl) */

@@ -13,6 +13,7 @@ import type {
   IngestEvent,
   StepSource,
   TracebackEvent,
+  WorkerEvent,
 } from '../ingest/events.js';
 import { SOURCE_PRIORITY } from '../ingest/events.js';
 import { NodeMap } from '../ingest/node-map.js';
@@ -74,6 +75,7 @@ export class Evidence {
       torchrunFailed: [],
       signatures: new Map(),
       dumps: new Map(),
+      workers: new Map(),
       outputMetrics: null,
       exitFromLog: null,
       files: new Map(),
@@ -129,6 +131,14 @@ export class Evidence {
         else pushBounded(s.dumpRequests, e);
         this.seenAt(e.ts);
         return;
+      case 'worker': {
+        const cur = s.workers.get(e.rank);
+        // a rank restarted (an elastic restart, a re-run into the same dir): the newest process
+        if (cur === undefined || e.ts > cur.ts || (e.ts === cur.ts && e.pid > cur.pid))
+          s.workers.set(e.rank, e);
+        s.ranks.add(e.rank);
+        return;
+      }
       case 'dump':
         // the same file re-read as it grew replaces its earlier parse; what a dump implies (a
         // watchdog, missing gradients) is read from the final parse when the verdict is made
@@ -249,6 +259,16 @@ export class Evidence {
   firstWorkerFailure(): { rank: number; exitCode: number } | null {
     const f = [...this.s.torchrunFailed].sort((a, b) => compareAt(a.at, b.at))[0];
     return f ? { rank: f.rank, exitCode: f.exitCode } : null;
+  }
+
+  /** each rank's process as nsa-dbg's stack hook registered it (its pid, host and stack log) */
+  workers(): ReadonlyMap<number, WorkerEvent> {
+    return this.s.workers;
+  }
+
+  /** a dump read so far, by its name */
+  dump(name: string): DumpEvent | undefined {
+    return this.s.dumps.get(name);
   }
 
   /** the dumps read so far, by path */

@@ -26,8 +26,23 @@ export function newestDumpPerRank(s: EvidenceState, sinceTs = -Infinity): Map<nu
   return out;
 }
 
-/** ranks whose newest stack request since `sinceTs` got no dump (blocked outside Python) */
+/**
+ * ranks whose newest stack request since `sinceTs` got no answer from Python (blocked outside it):
+ * none came, or only nsa-dbg's stack hook's, taken from C while the main thread sat in native code
+ */
 function unansweredSince(s: EvidenceState, sinceTs: number): Set<number> {
+  const last = new Map<number, { outcome: string; file?: string }>();
+  for (const r of s.dumpRequests) if (r.ts >= sinceTs) last.set(r.rank, r);
+  const native = (file?: string) => file !== undefined && s.dumps.get(file)?.inPython !== true;
+  return new Set(
+    [...last]
+      .filter(([, r]) => r.outcome === 'none-within-5s' || (r.outcome === 'faulthandler' && native(r.file)))
+      .map(([rank]) => rank),
+  );
+}
+
+/** ranks whose newest request got nothing at all (no stack to compare) */
+function noStackSince(s: EvidenceState, sinceTs: number): Set<number> {
   const last = new Map<number, string>();
   for (const r of s.dumpRequests) if (r.ts >= sinceTs) last.set(r.rank, r.outcome);
   return new Set([...last].filter(([, o]) => o === 'none-within-5s').map(([r]) => r));
@@ -37,7 +52,7 @@ function unansweredSince(s: EvidenceState, sinceTs: number): Set<number> {
 export function stackDiffOf(s: EvidenceState, silences: CurrentSilence[]): StackDiff | null {
   const since = silences.length > 1 ? Math.min(...silences.map((c) => c.sinceTs)) : -Infinity;
   const dumps = newestDumpPerRank(s, since);
-  const noDump = [...unansweredSince(s, since === -Infinity ? 0 : since)];
+  const noDump = [...noStackSince(s, since === -Infinity ? 0 : since)];
   if (dumps.size + noDump.length < 2) return null;
   return stackDiff(dumps, noDump);
 }
@@ -58,7 +73,7 @@ export function culpritOf(s: EvidenceState, silences: CurrentSilence[]): StallCu
         lastTs: c.sinceTs,
         procState: c.judgement?.evidence.procState ?? null,
         stack: frames === null ? null : { inCollective: inCollective(frames), userTop: userFrame(frames) },
-        unanswered: unanswered.has(c.rank) && d === undefined,
+        unanswered: unanswered.has(c.rank),
       };
     }),
   );

@@ -47,8 +47,9 @@ export interface RunDigest {
   platform: { gpu?: string; torch?: string; cuda?: string; python?: string };
 }
 
-/** dumps sort by their own name (`stackdump_<second>.txt`), wherever in the folder they are, then by path */
-const dumpOrder = (path: string) => `${path.slice(path.lastIndexOf('/') + 1)}\u0000${path}`;
+/** the newest dump: by its time (its own name's second, or its request's), then by path */
+const dumpOrder = (path: string, d?: DumpEvent) =>
+  `${(d?.ts ?? 0).toFixed(3).padStart(16, '0')}\u0000${path.slice(path.lastIndexOf('/') + 1)}\u0000${path}`;
 
 export class DigestCollector implements ReaderView {
   readonly loss = new Series();
@@ -58,6 +59,7 @@ export class DigestCollector implements ReaderView {
   done = 0;
   newestDump: DumpView | null = null;
   newestDumpName = '';
+  private newestKey = '';
   private readonly stepLines: { head: string[]; tail: string[] } = { head: [], tail: [] };
   private readonly recent: string[] = [];
   /** the lines before the first traceback after the last step line, and whether it was a stop */
@@ -101,7 +103,8 @@ export class DigestCollector implements ReaderView {
   }
 
   dump(path: string, d: DumpEvent): void {
-    if (dumpOrder(path) >= dumpOrder(this.newestDumpName)) {
+    if (this.newestKey === '' || dumpOrder(path, d) >= this.newestKey) {
+      this.newestKey = dumpOrder(path, d);
       this.newestDumpName = path;
       this.newestDump = toDumpView(d);
     }

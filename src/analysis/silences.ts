@@ -4,6 +4,7 @@
  * each silence say whether it was stuck or slow (stall-judge.ts). Also the run's hot frames.
  */
 import type { DumpEvent, Frame } from '../ingest/events.js';
+import { IN_PYTHON_S } from '../ingest/stack-log.js';
 import { mainThread, mainThreadTop } from '../ingest/stackdump.js';
 import type { EvidenceState } from './evidence-state.js';
 import type { SuspectReport } from './result.js';
@@ -24,28 +25,65 @@ export function rankOfDump(s: EvidenceState, file: string): number | undefined {
     const r = s.dumpRequests[i]!;
     if (r.file === file) return r.rank;
   }
+  // a dump of nsa-dbg's stack hook is named by its rank's stack log (`<log>@<request>`)
+  const at = file.lastIndexOf('@');
+  if (at > 0) {
+    const log = file.slice(0, at);
+    for (const w of s.workers.values()) if (w.file === log) return w.rank;
+    const m = /_rank(\d+)_pid\d+\.log$/.exec(log);
+    if (m !== null) return Number(m[1]);
+  }
   return s.ranks.size <= 1 ? ([...s.ranks][0] ?? 0) : undefined;
 }
 
-function samplesOf(s: EvidenceState, rank: number): SampledFrame[] {
-  const out: SampledFrame[] = [];
+/**
+ * A rank's stack samples: where the main thread was (innermost frame, and the innermost of the
+ * user's code), and whether it ran Python. nsa-dbg's stack hook answers from C also when the main
+ * thread is in native code; such a dump is a frame, but says what an unanswered request says.
+ */
+function samplesOf(
+  s: EvidenceState,
+  rank: number,
+  nowS: number,
+  final: boolean,
+): Array<SampledFrame & { file: string }> {
+  const out: Array<SampledFrame & { file: string }> = [];
   for (const d of s.dumps.values()) {
     if (d.ts === undefined || rankOfDump(s, d.file) !== rank) continue;
-    out.push({ ts: d.ts, top: mainThreadTop(d) ?? null });
+    const hook = d.file.includes('@');
+    // the hook's Python handler has its second to answer (not once the evidence is complete); no
+    // answer: native code
+    const inPython =
+      !hook || d.inPython === true || (!final && d.inPython === undefined && nowS - d.ts <= IN_PYTHON_S);
+    out.push({ ts: d.ts, top: mainThreadTop(d) ?? null, user: whereIn(d), inPython, file: d.file });
   }
   return out;
 }
 
-function judge(s: EvidenceState, rank: number, sinceTs: number, nowS: number, thresholdS: number) {
+function judge(
+  s: EvidenceState,
+  rank: number,
+  sinceTs: number,
+  nowS: number,
+  thresholdS: number,
+  final: boolean,
+) {
   const upTo = <T extends { ts: number }>(list: T[]) => list.filter((e) => e.ts <= nowS);
+  const samples = upTo(samplesOf(s, rank, nowS, final));
+  const native = new Set(samples.filter((d) => !d.inPython).map((d) => d.file));
   return judgeSilence(
     {
       sinceTs,
       nowS,
       thresholdS,
       procs: upTo(s.procProbes.filter((p) => p.rank === rank)),
-      dumps: upTo(samplesOf(s, rank)),
-      requests: upTo(s.dumpRequests.filter((r) => r.rank === rank && r.purpose !== 'user')),
+      dumps: samples,
+      // a hook dump taken in native code answers the request as the trainer's handler could not
+      requests: upTo(s.dumpRequests.filter((r) => r.rank === rank && r.purpose !== 'user')).map((r) =>
+        r.outcome === 'faulthandler' && r.file !== undefined && native.has(r.file)
+          ? { ...r, outcome: 'none-within-5s' as const }
+          : r,
+      ),
     },
     s.judge,
   );
@@ -57,10 +95,11 @@ function cpuBusyOf(j: SilenceJudgement | null, fallback: boolean | null): boolea
   return cpuBusy(j.evidence.procState, j.evidence.cpuPct);
 }
 
-export function currentSilences(s: EvidenceState, nowS: number): CurrentSilence[] {
+/** `final`: the evidence is complete (the run has ended): no answer still to come is waited for */
+export function currentSilences(s: EvidenceState, nowS: number, final = false): CurrentSilence[] {
   return s.detector.stalls(nowS).map((st) => {
     const sinceTs = s.detector.position(st.rank)?.lastTs ?? nowS - st.silenceS;
-    const judgement = s.probing ? judge(s, st.rank, sinceTs, nowS, st.thresholdS) : null;
+    const judgement = s.probing ? judge(s, st.rank, sinceTs, nowS, st.thresholdS, final) : null;
     return { ...st, sinceTs, judgement, cpuBusy: cpuBusyOf(judgement, st.cpuBusy) };
   });
 }
@@ -71,7 +110,7 @@ export function suspectsOf(s: EvidenceState, current: CurrentSilence[]): Suspect
   if (!s.probing) return out;
   for (const p of s.detector.pastStalls()) {
     const since = p.declaredTs - p.thresholdS;
-    const j = judge(s, p.rank, since, p.resumedTs, p.thresholdS);
+    const j = judge(s, p.rank, since, p.resumedTs, p.thresholdS, true);
     if (j.state !== 'busy') continue;
     out.push({
       rank: p.rank,

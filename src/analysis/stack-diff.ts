@@ -29,6 +29,8 @@ export interface StackDiff {
 const COLLECTIVE_FN =
   /^(?:all_reduce|all_gather\w*|reduce_scatter\w*|broadcast\w*|barrier|monitored_barrier|all_to_all\w*|gather|scatter|reduce|send|recv|wait|_wait|synchronize)$/;
 const COLLECTIVE_FILE = /torch\/distributed\/|torch\/nn\/parallel\/distributed\.py|torch\/cuda\/streams\.py/;
+/** names that are a collective whoever wrote them (a framework's wrapper, a test's stand-in) */
+const NAMED_COLLECTIVE = /^(?:all_reduce|all_gather\w*|reduce_scatter\w*|broadcast|barrier|all_to_all\w*)$/;
 
 /** frames the program was in when the handler interrupted it (the handler's own frames dropped) */
 export function programFrames(d: DumpEvent): Frame[] {
@@ -43,9 +45,10 @@ export function inCollective(frames: Frame[]): boolean {
   const top = frames[frames.length - 1];
   if (top === undefined) return false;
   // the innermost frames decide: a collective called from anywhere, or DDP's own sync points
-  return frames
-    .slice(-3)
-    .some((f) => COLLECTIVE_FILE.test(f.file) && COLLECTIVE_FN.test(f.function.replace(/^_+/, '')));
+  return frames.slice(-3).some((f) => {
+    const fn = f.function.replace(/^_+/, '');
+    return (COLLECTIVE_FILE.test(f.file) && COLLECTIVE_FN.test(fn)) || NAMED_COLLECTIVE.test(fn);
+  });
 }
 
 const key = (frames: Frame[]) => frames.map((f) => `${f.file}:${f.line}:${f.function}`).join('\n');

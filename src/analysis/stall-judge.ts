@@ -56,6 +56,13 @@ export interface SampledFrame {
   ts: number;
   /** innermost main-thread frame below the dump handler */
   top: Frame | null;
+  /** the innermost frame of the user's code (what a report names); default: top */
+  user?: Frame | null;
+  /**
+   * the main thread ran Python (a Python handler could run): default true. A dump taken from C
+   * while it sat in native code has a frame, but answers nothing about Python.
+   */
+  inPython?: boolean;
 }
 
 export interface SilenceInput {
@@ -69,6 +76,21 @@ export interface SilenceInput {
 }
 
 const frameKey = (f: Frame | null) => (f === null ? '?' : `${f.file}:${f.line}:${f.function}`);
+/**
+ * Lines of one function this close together are one place: a tight loop (`while True: pass` is
+ * two lines) samples on either line, and that is not moving on.
+ */
+const LOOP_LINES = 3;
+
+/** whether samples show the main thread moving on: another function, or far within one */
+function moved(frames: Array<Frame | null>): boolean {
+  const known = frames.filter((f): f is Frame => f !== null);
+  if (known.length < frames.length && known.length > 0) return true;
+  const places = new Set(known.map((f) => `${f.file}:${f.function}`));
+  if (places.size > 1) return true;
+  const lines = known.map((f) => f.line);
+  return lines.length > 0 && Math.max(...lines) - Math.min(...lines) >= LOOP_LINES;
+}
 const fmt = (f: Frame | null) => (f === null ? '?' : `${f.function} (${f.file}:${f.line})`);
 
 /**
@@ -81,7 +103,9 @@ export function cpuBusy(state: ProcState | null, cpuPct: number | null): boolean
 
 export function judgeSilence(i: SilenceInput, settings: JudgeSettings = DEFAULT_JUDGE): SilenceJudgement {
   const procs = i.procs.filter((p) => p.ts >= i.sinceTs).sort((a, b) => a.ts - b.ts);
-  const dumps = i.dumps.filter((d) => d.ts >= i.sinceTs).sort((a, b) => a.ts - b.ts);
+  const all = i.dumps.filter((d) => d.ts >= i.sinceTs).sort((a, b) => a.ts - b.ts);
+  // samples of the main thread running Python; the others (native code) only say where it sat
+  const dumps = all.filter((d) => d.inPython !== false);
   const requests = i.requests.filter((r) => r.ts >= i.sinceTs).sort((a, b) => a.ts - b.ts);
   const last = procs[procs.length - 1];
   const cpuPct = [...procs].reverse().find((p) => p.cpuPct !== null)?.cpuPct ?? null;
@@ -91,9 +115,10 @@ export function judgeSilence(i: SilenceInput, settings: JudgeSettings = DEFAULT_
     cpuPct: cpuPct === null ? null : Math.round(cpuPct * 10) / 10,
     wchan: last?.wchan ?? null,
     samples: dumps.length,
-    framesMoved: distinct.size > 1,
+    framesMoved: moved(dumps.map((d) => d.top)),
   };
-  const newest = dumps[dumps.length - 1]?.top ?? null;
+  const newestSample = all[all.length - 1];
+  const newest = newestSample === undefined ? null : (newestSample.user ?? newestSample.top);
   const out = (state: SilenceState, hang: boolean, why: string): SilenceJudgement => ({
     state,
     hang,
@@ -125,10 +150,13 @@ export function judgeSilence(i: SilenceInput, settings: JudgeSettings = DEFAULT_
   const cpuText = cpuPct === null ? 'CPU unknown' : `CPU ${Math.round(cpuPct)}%`;
 
   if (unanswered) {
+    const native = newestSample !== undefined && newestSample.inPython === false;
     const what =
       lastReq.outcome === 'no-handler'
         ? 'no stack can be taken (no SIGUSR1 handler, no py-spy)'
-        : 'no dump within 5 s: main thread outside Python';
+        : native
+          ? `main thread in native code, in ${fmt(newest)}`
+          : 'no dump within 5 s: main thread outside Python';
     // outside Python since the first of the trailing unanswered requests (asking again does not
     // restart the wait: on many ranks a rank is asked again whenever another rank dumps)
     let first = requests.length - 1;

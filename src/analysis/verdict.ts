@@ -185,7 +185,7 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   const exitCode = exitCodeOf(s, opts);
   const killed = exitCode !== null && KILLED.has(exitCode);
   const endTs = opts.nowS ?? s.lastEvidenceTs;
-  const silences = endTs === null ? [] : currentSilences(s, endTs);
+  const silences = endTs === null ? [] : currentSilences(s, endTs, !opts.processAlive);
   // silence is a hang once confirmed on the box (stuck / blocked-native), or, when nsa-dbg did not
   // check (someone else's capture), by itself
   const stalls = silences.filter((c) => c.judgement === null || c.judgement.hang);

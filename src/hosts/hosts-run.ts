@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { type LaunchInfo, launchDetached } from '../runs/detached.js';
 import type { RunSpec } from '../runs/launcher.js';
+import { installStackHook } from '../runs/run-env.js';
 import { killTree, type StoppableRun } from '../runs/stop.js';
 import type { Target } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
@@ -53,6 +54,7 @@ export async function launchHosts(
     const t = target.of(entry);
     const host = hostSpec(spec, s, i);
     await t.writeFile(`${host.runDir}/command.json`, `${JSON.stringify(host, null, 2)}\n`);
+    await installStackHook(t, host);
     await t.writeFile(`${host.runDir}/${HOST_NODE_SCRIPT}`, hostNodeScript(spec, s, i));
     const launch = await launchDetached(t, hostLauncherSpec(host), size, 'auto').catch((e: Error) => {
       throw new Error(`could not start the agent on ${entry.alias}: ${e.message}`);

@@ -110,6 +110,31 @@ export interface DumpEvent {
   lastHeartbeatTs?: number;
   /** watchdog dumps with NSA_TRACE_GRADS: parameters whose gradients never arrived */
   missingGrads?: string[];
+  /**
+   * nsa-dbg's own faulthandler dumps: whether the main thread ran Python again right after (its
+   * Python-level handler answered): true, a wait Python can interrupt or Python code; false, a
+   * native call (a collective, a CUDA sync, a long kernel); undefined: not known yet
+   */
+  inPython?: boolean;
+}
+
+/**
+ * A rank's process as nsa-dbg's stack hook registered it (the header of its stack log): where its
+ * stacks go and which pid to signal for them.
+ */
+export interface WorkerEvent {
+  kind: 'worker';
+  rank: number;
+  localRank: number;
+  pid: number;
+  host: string;
+  /** the signal that takes its stacks (SIGUSR2 unless the lane picked another) */
+  signal: number;
+  /** its stack log, by path in the run folder, and where it is on the rank's own box */
+  file: string;
+  path: string;
+  /** when it registered (epoch seconds, the trainer's clock) */
+  ts: number;
 }
 
 /** One GPU sample from `nvidia-smi --query-gpu=... --format=csv,noheader,nounits`. */
@@ -151,7 +176,13 @@ export interface ProcProbeEvent {
   wchan?: string;
 }
 
-export type DumpOutcome = 'written' | 'none-within-5s' | 'no-handler' | 'py-spy';
+/**
+ * How a stack request was answered, by the first rung that did: `faulthandler` (nsa-dbg's own hook,
+ * at once), `written` (the trainer's own SIGUSR1 dump), `py-spy`; or not: `none-within-5s` (the
+ * trainer's handler did not run: its main thread is outside Python), `no-handler` (nothing could
+ * take a stack without killing the process).
+ */
+export type DumpOutcome = 'faulthandler' | 'written' | 'none-within-5s' | 'no-handler' | 'py-spy';
 
 /** One request for a rank's stack: SIGUSR1 (and whether a dump came back within 5 s) or py-spy. */
 export interface DumpRequestEvent {
@@ -176,4 +207,5 @@ export type IngestEvent =
   | TracebackEvent
   | MetricsEvent
   | DumpEvent
+  | WorkerEvent
   | ProbeEvent;

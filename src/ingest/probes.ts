@@ -10,7 +10,7 @@ import type { DumpOutcome, ProbeEvent, ProcState } from './events.js';
 export const PROBES_FILE = 'nsa-dbg-probes.jsonl';
 
 const STATES = new Set(['R', 'S', 'D', 'T', 't', 'Z', 'X', 'I', 'W', 'P', 'K']);
-const OUTCOMES = new Set<DumpOutcome>(['written', 'none-within-5s', 'no-handler', 'py-spy']);
+const OUTCOMES = new Set<DumpOutcome>(['faulthandler', 'written', 'none-within-5s', 'no-handler', 'py-spy']);
 const PURPOSES = new Set(['suspect', 'hot-frames', 'user']);
 
 const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);

@@ -13,6 +13,7 @@
  *   nsa-dbg-clock.jsonl              when each part of the output arrived (written by nsa-dbg)
  *   training.csv, training_fsdp.csv  the trainer's per-step table (rows appended)
  *   nvsmi*.csv, nvidia-smi*.csv      nvidia-smi samples (either query kind)
+ *   nsa-dbg-stacks_rank{R}_pid{P}.log  a rank's stacks from nsa-dbg's faulthandler hook
  *   .HALT, .anomaly_type, exit_code, metrics.json, metrics_fsdp.json, env.json, mem_*.json
  *                                    small files read whole (their latest content counts)
  *   *.tmp, *.tmp-*, *.tmp.*          files being written (renamed into place when complete): never read
@@ -28,6 +29,7 @@ export type RunFileKind =
   | 'clock'
   | 'table'
   | 'gpu-csv'
+  | 'stack-log'
   | 'whole';
 
 export const STDOUT_FILE = 'stdout.log';
@@ -48,6 +50,8 @@ const WHOLE = /^(?:\.HALT|\.anomaly_type|exit_code|metrics(?:_fsdp)?\.json|env\.
 const TABLE = /^training(?:_fsdp)?\.csv$/;
 const GPU_CSV = /^(?:nvsmi|nvidia-smi).*\.csv$/;
 const TEMP = /\.tmp(?:[-.]|$)/;
+/** nsa-dbg's stack hook's per-process log (src/ingest/stack-log.ts) */
+const STACK_LOG = /^nsa-dbg-stacks_rank\d+_pid\d+\.log$/;
 
 /** a file being written, to be renamed into place: no reader or mirror ever takes it */
 export function isTempFile(name: string): boolean {
@@ -60,6 +64,7 @@ export function runFileKind(name: string): RunFileKind | null {
   if (name === STDOUT_FILE) return 'stdout';
   if (HEARTBEAT.test(name)) return 'heartbeat';
   if (DUMP_FILE.test(name)) return 'dump';
+  if (STACK_LOG.test(name)) return 'stack-log';
   if (name === PROBES_FILE) return 'probes';
   if (name === NODES_FILE) return 'nodes';
   if (name === CLOCK_FILE) return 'clock';
@@ -127,7 +132,7 @@ export interface RunLayout {
 /** where the run dir keeps its copy of the trainer's own out_dir */
 export const OUT_COPY_DIR = 'out';
 /** nsa-dbg's own files: never read from a trainer's out_dir */
-const OWN_KINDS = new Set<RunFileKind>(['stdout', 'probes', 'nodes', 'clock']);
+const OWN_KINDS = new Set<RunFileKind>(['stdout', 'probes', 'nodes', 'clock', 'stack-log']);
 
 /**
  * A path in the run folder → what it is and under which name the evidence knows it, or null when

@@ -24,6 +24,7 @@ import {
   type RunFileKind,
   type RunLayout,
 } from './run-files.js';
+import { StackLogReader } from './stack-log.js';
 import { parseStackDump } from './stackdump.js';
 
 /** What the reader feeds: the run's evidence (src/analysis/evidence.ts implements it). */
@@ -107,6 +108,7 @@ export class RunFolderReader {
   /** dumps whose text was let go (MAX_DUMP_TEXTS newer ones grew since) */
   private readonly doneDumps = new Set<string>();
   private readonly outputs = new Map<string, HeldOutput>();
+  private readonly stackLogs = new Map<string, StackLogReader>();
   private ended = false;
 
   constructor(
@@ -150,6 +152,7 @@ export class RunFolderReader {
       default: {
         const s = this.lineStream(path, kind);
         for (const line of s.splitter.push(chunk)) this.lineOf(path, s, line);
+        if (kind === 'stack-log') this.stackLog(path).flush();
       }
     }
   }
@@ -181,6 +184,7 @@ export class RunFolderReader {
       }
     }
     for (const o of this.outputs.values()) o.end();
+    for (const l of this.stackLogs.values()) l.end();
     for (const [path, b] of this.beats) {
       for (const e of b.reader.flush()) this.beat(path, b, e);
       this.syncBeatSkips(b);
@@ -232,8 +236,12 @@ export class RunFolderReader {
   }
 
   private lineOf(path: string, s: LineStream, line: string, ts?: number): void {
-    if (line.trim() === '') return;
     const kind = s.kind;
+    if (kind === 'stack-log') {
+      this.stackLog(path).line(line);
+      return;
+    }
+    if (line.trim() === '') return;
     if (kind === 'clock') {
       const r = parseClockLine(line);
       if (r === null) this.sink.addSkipped(1);
@@ -253,6 +261,23 @@ export class RunFolderReader {
       const rec = parseNvidiaSmiLine(line);
       if (rec !== null && 'index' in rec) this.sink.addGpuSample(rec);
     }
+  }
+
+  private stackLog(path: string): StackLogReader {
+    let r = this.stackLogs.get(path);
+    if (r === undefined) {
+      const stream = streamName('dump', path);
+      r = new StackLogReader(
+        path,
+        (w) => this.emit(w, { stream, seq: 0 }),
+        (d) => {
+          this.emit(d, { stream, seq: 0 });
+          this.view.dump?.(d.file, d);
+        },
+      );
+      this.stackLogs.set(path, r);
+    }
+    return r;
   }
 
   private beatChunk(path: string, chunk: Buffer): void {

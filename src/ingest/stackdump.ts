@@ -144,7 +144,7 @@ const HANDLER_FUNCTIONS =
   /^(?:dump_stack|_dump(?:_\w+)?|dump_stacks?|_?(?:signal_)?handler|_on_signal|_handle_signal|_write_threads)$/;
 /** A frame that takes the stack: it runs inside the handler, never in the interrupted program. */
 const CAPTURE_CALL = /_current_frames|format_stack|print_stack|extract_stack|dump_traceback|format_list/;
-const STDLIB_STACK_FILE = /(?:^|\/)(?:traceback|threading|faulthandler)\.py$/;
+const STDLIB_STACK_FILE = /(?:^|\/)(?:traceback|faulthandler)\.py$/;
 
 /** The main thread (by name, else the first thread). */
 export function mainThread(d: DumpEvent): DumpThread | undefined {

@@ -2,7 +2,8 @@ import type { HostsSettings } from '../hosts/hosts.js';
 import type { RunLayout } from '../ingest/run-files.js';
 import type { DetectorSettings } from '../presets/preset.js';
 import type { SlurmSettings } from '../slurm/sbatch.js';
-import { shExports, shJoin, shQuote } from '../util/sh-quote.js';
+import { shJoin, shQuote } from '../util/sh-quote.js';
+import { runEnvironment } from './run-env.js';
 
 /**
  * Every run, local or remote, lives in its own run directory:
@@ -38,6 +39,8 @@ export interface RunSpec {
   stepRegex?: string;
   /** how the run's folder is laid out, for its reader (src/ingest/run-files.ts) */
   layout?: RunLayout;
+  /** the signal of nsa-dbg's stack hook in the ranks (default SIGUSR2, 12); 0: no hook */
+  stackSignal?: number;
   /**
    * launched through torchrun: `pid` is then torchrun's, which must never get SIGUSR1 (it does not
    * forward it and dies of it); the ranks' pids come from their heartbeats
@@ -70,11 +73,7 @@ export function launcherScript(spec: RunSpec, mode: OutputMode = 'tee'): string 
     '#!/bin/sh',
     `# nsa-dbg run ${spec.runId} (lane ${spec.lane}). Re-run by hand with: sh run.sh`,
     `cd ${shQuote(spec.cwd)} || { echo "nsa-dbg: cannot cd to ${spec.cwd.replace(/[^\w./-]/g, '?')}" >&2; exit 97; }`,
-    // Output goes through a pipe (tee), so Python must not block-buffer it.
-    'export PYTHONUNBUFFERED=1',
-    // where the run's evidence belongs, for trainers that take their out dir from the env
-    shExports({ NSA_DBG_RUN_DIR: spec.runDir, NSA_DBG_OUT_DIR: spec.outDir }),
-    shExports(spec.env),
+    ...runEnvironment(spec),
     body,
     '',
   ].join('\n');

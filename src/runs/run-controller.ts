@@ -9,6 +9,7 @@ import { followArgv, type LaunchInfo, type LaunchMode, launchDetached, readLaunc
 import { launcherScript, type RunSpec } from './launcher.js';
 import type { FileMark } from './mirror.js';
 import { markOutDir, outDirFollower, readOutMarks } from './out-dir.js';
+import { installStackHook } from './run-env.js';
 import { RunWatcher } from './run-watcher.js';
 import { handlersFor, SIGNUM } from './signals.js';
 import { killTree, processRun, type StopStep, stopRun } from './stop.js';
@@ -97,6 +98,7 @@ export class RunController {
   ): Promise<void> {
     const { spec, target } = this;
     await target.writeFile(`${spec.runDir}/command.json`, `${JSON.stringify(spec, null, 2)}\n`);
+    await installStackHook(target, spec);
     if (spec.outDir !== spec.runDir) {
       // The trainer never deletes .HALT: a stale one would stop this run at step 1 (reference §0.3 #5).
       await target.exec(['rm', '-f', `${spec.outDir}/.HALT`, `${spec.outDir}/.anomaly_type`]);

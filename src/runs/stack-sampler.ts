@@ -6,13 +6,17 @@
  * has it. Every request is appended to the run's probe file with its outcome, so the verdict, live
  * or in `analyze`, reads the same record.
  */
-import type { DumpOutcome, DumpRequestEvent, ProbeEvent } from '../ingest/events.js';
+import type { DumpOutcome, DumpRequestEvent, ProbeEvent, WorkerEvent } from '../ingest/events.js';
 import { PROBES_FILE, probeLine } from '../ingest/probes.js';
+import { IN_PYTHON_S, stackDumpName, stackRequestId } from '../ingest/stack-log.js';
 import type { Target } from '../targets/target.js';
+import { ProcBatcher, SignalBatcher } from './proc-batch.js';
 import { catchesSignal, SIGNUM } from './signals.js';
 
 /** how long a dump may take to appear before the main thread is called blocked outside Python */
 export const DUMP_WAIT_MS = 5000;
+/** how long the stack hook's dump may take to be read back (written at once; the log is followed) */
+const HOOK_WAIT_MS = 3000;
 
 export interface StackSamplerOptions {
   target: Target;
@@ -22,6 +26,10 @@ export interface StackSamplerOptions {
   outDir: string;
   /** dump files seen so far (name → its timestamp, trainer clock) */
   dumpsSeen: () => Array<{ file: string; ts?: number }>;
+  /** a dump the evidence holds, by its name (a stack hook's dump: `<log>@<request id>`) */
+  dumpNamed?: (name: string) => { inPython?: boolean } | undefined;
+  /** each rank's process as nsa-dbg's stack hook registered it */
+  workers?: () => ReadonlyMap<number, WorkerEvent>;
   /** the trainer's clock now, epoch seconds */
   trainerNowS: () => number;
   pollMs?: number;
@@ -38,12 +46,20 @@ export class StackSampler {
   /** the second the last filed dump is named by (its own clock, not our estimate of it) */
   private lastDumpS = Number.NEGATIVE_INFINITY;
   private closed = false;
+  /** stack hook requests under way (they do not queue) */
+  private inFlight = 0;
+  /** many ranks' /proc reads and signals, together (src/runs/proc-batch.ts) */
+  private readonly procs: ProcBatcher;
+  private readonly signals: SignalBatcher;
   /** when each rank was last asked (trainer clock), queued requests included */
   private readonly asked = new Map<number, number>();
   /** when each rank's newest answered request was made (trainer clock) */
   private readonly answered = new Map<number, number>();
 
-  constructor(private readonly o: StackSamplerOptions) {}
+  constructor(private readonly o: StackSamplerOptions) {
+    this.procs = new ProcBatcher(o.target);
+    this.signals = new SignalBatcher(o.target);
+  }
 
   /**
    * append one record to the probe file on the target (read back by the follower like any file).
@@ -90,6 +106,8 @@ export class StackSampler {
   /** resolves once every request asked so far is done and recorded */
   async idle(): Promise<void> {
     await this.queue;
+    while (this.inFlight > 0) await sleep(20);
+    await this.queue;
     await this.writes;
   }
 
@@ -107,14 +125,115 @@ export class StackSampler {
    * second and not by rank, so two ranks dumping in one second would overwrite each other, and a
    * dump could not be told apart from another rank's.
    */
-  request(rank: number, pid: number, purpose: DumpRequestEvent['purpose']): Promise<DumpRequestEvent> {
+  request(
+    rank: number,
+    pid: number,
+    purpose: DumpRequestEvent['purpose'],
+    opts: { batch?: boolean } = {},
+  ): Promise<DumpRequestEvent> {
     this.asked.set(rank, this.o.trainerNowS());
+    // the stack hook answers at once and names its dumps by rank and pid: a rank that has it is
+    // asked now, beside any other; only the trainer's own handler needs one request at a time
+    const w = this.hooked(rank, pid);
+    if (w !== undefined) return this.requestHooked(rank, pid, w, purpose, opts.batch === true);
     const next = this.queue.then(() => this.requestNow(rank, pid, purpose));
     this.queue = next.then(
       () => undefined,
       () => undefined,
     );
     return next;
+  }
+
+  /**
+   * Many ranks at once (a confirmed hang's silent ranks, `d` on a run of many ranks): every rank
+   * with the stack hook is asked now (their /proc reads and signals go out together, one command
+   * per node), the others take the ladder one at a time, as ever.
+   */
+  requestMany(
+    ranks: Array<[rank: number, pid: number]>,
+    purpose: DumpRequestEvent['purpose'],
+  ): Promise<DumpRequestEvent[]> {
+    return Promise.all(ranks.map(([r, p]) => this.request(r, p, purpose, { batch: true })));
+  }
+
+  /** the rank's stack hook, when it is the one of this pid */
+  private hooked(rank: number, pid: number): WorkerEvent | undefined {
+    const w = this.o.workers?.().get(rank);
+    return w !== undefined && w.pid === pid && w.path !== '' ? w : undefined;
+  }
+
+  /**
+   * The ladder with nsa-dbg's stack hook first: its faulthandler dump comes at once from C (also
+   * from a main thread blocked in native code); when the main thread runs Python right after and
+   * the trainer has its own SIGUSR1 handler, that handler's richer dump is asked for too (one rank
+   * at a time, as it names dumps by the second), unless this request is one of many at once.
+   */
+  private async requestHooked(
+    rank: number,
+    pid: number,
+    w: WorkerEvent,
+    purpose: DumpRequestEvent['purpose'],
+    batch: boolean,
+  ): Promise<DumpRequestEvent> {
+    const at = this.o.trainerNowS();
+    const unrecorded: DumpRequestEvent = {
+      kind: 'dump-request',
+      ts: at,
+      rank,
+      pid,
+      outcome: 'no-handler',
+      purpose,
+    };
+    if (this.closed) return unrecorded;
+    const facts = await this.procs.read(pid);
+    if (facts === null || facts.state === 'Z' || facts.state === 'X') return unrecorded;
+    const sigCgt = facts.sigCgt || '0';
+    if (!catchesSignal(sigCgt, w.signal)) {
+      // the trainer replaced the hook's handler (its own signal.signal): the old ladder
+      const next = this.queue.then(() => this.requestNow(rank, pid, purpose));
+      this.queue = next.then(
+        () => undefined,
+        () => undefined,
+      );
+      return next;
+    }
+    const id = stackRequestId(at);
+    const name = stackDumpName(w.file, id);
+    this.inFlight++;
+    try {
+      await this.signals.send(pid, w.path, w.signal, id);
+      const got = await this.until(() => this.o.dumpNamed?.(name) !== undefined, HOOK_WAIT_MS);
+      let ev: DumpRequestEvent;
+      if (!got) ev = { ...unrecorded, outcome: 'none-within-5s' };
+      // (a hook's dump is no answer from Python: `answered` counts those, the trainer's own)
+      else ev = { kind: 'dump-request', ts: at, rank, pid, outcome: 'faulthandler', purpose, file: name };
+      if (this.closed) return ev;
+      await this.record(ev);
+      // the trainer's own dump, when its main thread is in Python and it has a handler for it
+      if (got && !batch && catchesSignal(sigCgt, SIGNUM.USR1!)) {
+        await this.until(() => this.o.dumpNamed?.(name)?.inPython !== undefined, IN_PYTHON_S * 1000);
+        if (this.o.dumpNamed?.(name)?.inPython === true) {
+          const own = this.queue.then(() => this.requestNow(rank, pid, purpose));
+          this.queue = own.then(
+            () => undefined,
+            () => undefined,
+          );
+          await own;
+        }
+      }
+      return ev;
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private async until(ok: () => boolean, ms: number): Promise<boolean> {
+    const deadline = Date.now() + ms;
+    while (!ok()) {
+      if (Date.now() > deadline || this.closed) return false;
+      await sleep(this.o.pollMs ?? 50);
+    }
+    return true;
   }
 
   private async requestNow(
@@ -178,12 +297,14 @@ export class StackSampler {
     while (Date.now() < deadline && !this.closed) {
       // a new file, or one rewritten since (dump names are whole seconds: a second dump in the same
       // second overwrites the first); never the file filed for the request before this one
+      // the stack hook's own dumps (`<log>@<id>`) are not the trainer's answer
       const hit = this.o
         .dumpsSeen()
         .find(
           (d) =>
-            !before.has(d.file) ||
-            (d.ts !== undefined && d.ts >= Math.floor(atS) && Math.floor(d.ts) > this.lastDumpS),
+            !d.file.includes('@') &&
+            (!before.has(d.file) ||
+              (d.ts !== undefined && d.ts >= Math.floor(atS) && Math.floor(d.ts) > this.lastDumpS)),
         );
       if (hit !== undefined) return hit;
       await sleep(this.o.pollMs ?? 100);

@@ -25,6 +25,20 @@ export async function runHeadless(
   // promise holds nothing: without this, node leaves the moment the launcher's PTY closes, before
   // the exit is seen, printing nothing with status 0.
   const keepAlive = setInterval(() => {}, 60_000);
+  // ended by a signal (a scheduler's timeout, a Ctrl+C, `kill`): the run is stopped by the lane's
+  // ladder and what was known is still reported, verdict `stopped`; a second signal kills it now
+  let signalled = false;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (signalled) {
+      void session.killNow();
+      return;
+    }
+    signalled = true;
+    opts.onProgress?.(`${sig}: stopping the run (again to kill it now)`);
+    void session.stopByUser();
+  };
+  const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
+  for (const s of signals) process.on(s, onSignal);
   try {
     await session.start();
     const run = session.currentRun();
@@ -39,6 +53,7 @@ export async function runHeadless(
     return await conclude(session, run, opts, await session.finalResult());
   } finally {
     clearInterval(keepAlive);
+    for (const s of signals) process.off(s, onSignal);
   }
 }
 

@@ -67,6 +67,8 @@ export class LiveModel {
           line: (text) => this.log.push(stripTerminalEscapes(text)),
           event: (e) => {
             if (e.kind === 'beat') this.onBeat(e);
+            // the stack hook's record is the rank's own process: it wins over a heartbeat's pid
+            else if (e.kind === 'worker') this.rankPids.set(e.rank, this.evidence.workers().get(e.rank)!.pid);
           },
         },
         this.digest,
@@ -111,7 +113,7 @@ export class LiveModel {
   private onBeat(b: BeatEvent): void {
     const offset = this.nowMs / 1000 - b.ts;
     this.clockOffsetS = this.clockOffsetS === null ? offset : Math.min(this.clockOffsetS, offset);
-    if (b.pid) this.rankPids.set(b.rank, b.pid);
+    if (b.pid && !this.evidence.workers().has(b.rank)) this.rankPids.set(b.rank, b.pid);
     if (b.gpuMemAllocMiB !== undefined) this.torchAllocMiB = b.gpuMemAllocMiB;
     if (b.gpuMemReservedMiB !== undefined) {
       this.torchReservedMiB = b.gpuMemReservedMiB;

@@ -18,7 +18,7 @@ export function describeDumps(reqs: DumpRequestEvent[]): string {
       .sort((a, b) => a - b);
   const parts: string[] = [];
   const list = (ranks: number[]) => `${ranks.length === 1 ? 'rank' : 'ranks'} ${ranks.join(', ')}`;
-  const written = [...by('written'), ...by('py-spy')];
+  const written = [...by('faulthandler'), ...by('written'), ...by('py-spy')];
   if (written.length) parts.push(`dumped ${list(written)}`);
   const blocked = by('none-within-5s');
   if (blocked.length)
@@ -34,7 +34,8 @@ export async function dumpEveryRank(
   ranks: Array<[rank: number, pid: number]>,
 ): Promise<DumpRequestEvent[]> {
   const sorted = [...ranks].sort((a, b) => a[0] - b[0]);
-  return Promise.all(sorted.map(([rank, pid]) => sampler.request(rank, pid, 'user')));
+  if (sorted.length === 1) return [await sampler.request(sorted[0]![0], sorted[0]![1], 'user')];
+  return (await sampler.requestMany(sorted, 'user')).sort((a, b) => a.rank - b.rank);
 }
 
 /**
@@ -48,13 +49,12 @@ export async function askEverySilentRank(
 ): Promise<void> {
   const silent = model.silences(Date.now());
   if (silent.length < 2) return sampler.quiet();
-  const asks: Array<Promise<unknown>> = [];
+  const asks: Array<[number, number]> = [];
   for (const c of silent) {
     const pid = pidOf(c.rank);
-    if (pid !== undefined && (sampler.lastAskedS(c.rank) ?? -Infinity) < c.sinceTs)
-      asks.push(sampler.request(c.rank, pid, 'suspect'));
+    if (pid !== undefined && (sampler.lastAskedS(c.rank) ?? -Infinity) < c.sinceTs) asks.push([c.rank, pid]);
   }
-  await Promise.all(asks);
+  await sampler.requestMany(asks, 'suspect');
   // requests queued before (by the prober) finish too (a stop would drop them unanswered), and
   // late answers freed by the stop must land in a new second, not over a filed dump
   await sampler.quiet();

@@ -34,6 +34,8 @@ export class RunChecks {
       runDir: run.spec.runDir,
       outDir: run.spec.outDir,
       dumpsSeen: () => model.evidence.dumpEvents().map((d) => ({ file: d.file, ts: d.ts })),
+      dumpNamed: (name) => model.evidence.dump(name),
+      workers: () => model.evidence.workers(),
       trainerNowS: () => model.trainerNowS(Date.now()),
     });
     this.prober = new StallProber({

@@ -525,6 +525,11 @@ export class Session implements SessionController {
     await this.run?.dispose();
   }
 
+  /** headless ended by a signal: stop the run as a user's stop (verdict `stopped`) */
+  async stopByUser(): Promise<void> {
+    await this.stopCurrent(true);
+  }
+
   /** headless: stop after a confirmed stall, keeping the stall in the verdict */
   async stopForEvidence(): Promise<void> {
     await this.stopCurrent(false);

@@ -7,7 +7,8 @@
  * evidence reads like any other file; the verdict is the evidence's, never this class's.
  */
 import type { ProcState } from '../ingest/events.js';
-import { cpuPctBetween, readProc } from '../runs/proc-facts.js';
+import { ProcBatcher } from '../runs/proc-batch.js';
+import { cpuPctBetween } from '../runs/proc-facts.js';
 import type { StackSampler } from '../runs/stack-sampler.js';
 import type { Target } from '../targets/target.js';
 import type { LiveModel } from './live-model.js';
@@ -44,8 +45,12 @@ export class StallProber {
   private readonly episodes = new Map<number, Episode>();
   private readonly cpu = new Map<number, { ticks: number | null; atMs: number }>();
   private stopped = false;
+  /** every silent rank's /proc in one command per node per round */
+  private readonly procs: ProcBatcher;
 
-  constructor(private readonly o: StallProberOptions) {}
+  constructor(private readonly o: StallProberOptions) {
+    this.procs = new ProcBatcher(o.target);
+  }
 
   private now(): number {
     return this.o.now?.() ?? Date.now();
@@ -157,7 +162,7 @@ export class StallProber {
     pid: number,
   ): Promise<{ state: ProcState | null; cpuPct: number | null; wchan: string } | null> {
     const read = async () => {
-      const r = await readProc(this.o.target, pid);
+      const r = await this.procs.read(pid);
       return r === null ? null : { ...r, atMs: this.now() };
     };
     let cur = await read();

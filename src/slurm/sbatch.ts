@@ -10,7 +10,8 @@
 
 import { NODES_FILE } from '../ingest/node-map.js';
 import type { RunSpec } from '../runs/launcher.js';
-import { shExports, shJoin, shQuote } from '../util/sh-quote.js';
+import { runEnvironment } from '../runs/run-env.js';
+import { shJoin, shQuote } from '../util/sh-quote.js';
 
 export const SBATCH_FILE = 'job.sbatch';
 export const NODE_SCRIPT = 'node.sh';
@@ -54,9 +55,7 @@ export function sbatchScript(spec: RunSpec, s: SlurmSettings): string {
     ...directives(spec, s),
     `# nsa-dbg run ${spec.runId} (lane ${spec.lane}). Submit again by hand with: sbatch ${SBATCH_FILE}`,
     `cd ${shQuote(spec.cwd)} || { echo "nsa-dbg: cannot cd to ${spec.cwd.replace(/[^\w./-]/g, '?')}" >&2; exit 97; }`,
-    'export PYTHONUNBUFFERED=1',
-    shExports({ NSA_DBG_RUN_DIR: spec.runDir, NSA_DBG_OUT_DIR: spec.outDir }),
-    shExports(spec.env),
+    ...runEnvironment(spec),
     '# the rendezvous lives on the first node of the allocation',
     'head=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',
     `export NSA_DBG_RDZV="$head:${s.rdzvPort}"`,

@@ -8,6 +8,7 @@
  */
 import type {
   ExecResult,
+  PidRouting,
   PtyHandle,
   SpawnPtyOptions,
   StreamHandle,
@@ -20,7 +21,7 @@ import type {
 const PROC_PATH = /^\/proc\/(\d+)\//;
 const SIGNAL_NAME = /^[A-Z0-9]+$/;
 
-export class NodeRoutedTarget implements Target {
+export class NodeRoutedTarget implements Target, PidRouting {
   readonly kind: Target['kind'];
   readonly label: string;
 
@@ -62,6 +63,15 @@ export class NodeRoutedTarget implements Target {
     const r = await this.onNodeOf(pid, ['kill', `-${name}`, String(pid)]);
     if (r === null) throw new Error(`pid ${pid}: its node in ${this.what()} is not known yet`);
     if (r.code !== 0) throw new Error(`kill -${name} ${pid} on its node failed: ${r.stderr.trim()}`);
+  }
+
+  nodeOfPid(pid: number): string | null {
+    return this.nodeOf(pid);
+  }
+
+  async execForPid(pid: number, argv: string[]): Promise<ExecResult> {
+    const r = await this.onNodeOf(pid, argv);
+    return r ?? { code: 1, stdout: '', stderr: `pid ${pid}: its node in ${this.what()} is not known yet` };
   }
 
   async isAlive(pid: number): Promise<boolean> {

@@ -92,3 +92,34 @@ export interface Target {
   procStatus(pid: number): Promise<string | null>;
   close(): Promise<void>;
 }
+
+/**
+ * A target whose processes live on several nodes (a Slurm job, `--hosts`) runs a command that
+ * concerns a pid on that pid's node.
+ */
+export interface PidRouting {
+  execForPid(pid: number, argv: string[]): Promise<ExecResult>;
+  /** the node a pid runs on (null: not known yet) */
+  nodeOfPid(pid: number): string | null;
+}
+
+/**
+ * Pids grouped by where they run (one group per node of a run across nodes, one group otherwise):
+ * what concerns many ranks is done with one command per group, not one per rank.
+ */
+export function groupByNode(target: Target, pids: number[]): number[][] {
+  const routed = target as Partial<PidRouting>;
+  if (typeof routed.nodeOfPid !== 'function') return pids.length ? [pids] : [];
+  const groups = new Map<string, number[]>();
+  for (const pid of pids) {
+    const node = routed.nodeOfPid(pid) ?? '?';
+    groups.set(node, [...(groups.get(node) ?? []), pid]);
+  }
+  return [...groups.values()];
+}
+
+/** run argv where `pid` lives: on its node when the target spans nodes, else on the target */
+export function execForPid(target: Target, pid: number, argv: string[]): Promise<ExecResult> {
+  const routed = target as Partial<PidRouting>;
+  return typeof routed.execForPid === 'function' ? routed.execForPid(pid, argv) : target.exec(argv);
+}

@@ -70,7 +70,11 @@ describe('stuck or slow, real processes', () => {
     expect(live.stall.evidence.samples).toBeGreaterThanOrEqual(3);
     expect(live.stall.frame.function).toBe('wait_for_event');
     expect(live.stall.silenceS).toBeLessThan(live.stall.thresholdS + 9);
-    expect(live.dumpRequests.every((r: { outcome: string }) => r.outcome === 'written')).toBe(true);
+    // the hook's dump at once, then (the main thread ran Python: a wait Python interrupts) the
+    // trainer's own SIGUSR1 dump: the trainer's handler is still used where it answers
+    const outcomes = live.dumpRequests.map((r: { outcome: string }) => r.outcome);
+    expect(outcomes).toContain('written');
+    expect(outcomes.every((o: string) => o === 'written' || o === 'faulthandler')).toBe(true);
   });
 
   it('spinning on one line: stuck once the samples agree for the confirm window', async () => {
@@ -94,9 +98,13 @@ describe('stuck or slow, real processes', () => {
     expect(live.verdict).toBe('hang');
     expect(live.stall).toMatchObject({ step: 4, state: 'blocked-native', cpuBusy: true });
     expect(live.stall.silenceS).toBeGreaterThan(8);
+    // the trainer's SIGUSR1 handler never ran; nsa-dbg's stack hook gave the stack at once, from C
     const outcomes = live.dumpRequests.map((r: { outcome: string }) => r.outcome);
-    expect(outcomes).toContain('none-within-5s');
-    expect(live.dumps).toEqual([]); // the handler never ran
+    expect(outcomes.every((o: string) => o === 'faulthandler')).toBe(true);
+    expect(live.dumps.length).toBeGreaterThan(0);
+    expect(live.dumps.every((d: { kind: string }) => d.kind === 'faulthandler')).toBe(true);
+    expect(live.dumps[0].mainThreadTop.function).toBe('native_call');
+    expect(live.stall.why).toMatch(/native code, in native_call/);
   });
 
   it('slow but alive: checked, found busy, left alone, GO with the reason', async () => {

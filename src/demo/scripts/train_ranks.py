@@ -3,8 +3,9 @@
 The parent starts N rank processes (itself writes no heartbeat, like torchrun) and copies their
 output to its stdout with a ``[rankR]:`` prefix. Each rank writes ``heartbeat_rank{R}.jsonl`` with
 its pid, answers SIGUSR1 with a stack dump, and at the end of every step meets the others at a
-simulated collective ("all_reduce": a file barrier in the run dir). While it waits there, SIGUSR1
-stays blocked, as a rank inside a native collective cannot run its Python handler.
+simulated collective ("all_reduce": a file barrier in the run dir). While it waits there its main
+thread sits in one blocking C call with SIGUSR1 blocked, as a rank inside a native collective: its
+Python handler cannot run, a C-level faulthandler dump (nsa-dbg's stack hook) still can.
 
 NSA_DEMO_RANK_MODE (the lanes demo-rank-stall / demo-rank-crash):
   stall   the last rank stalls in its backward at step NSA_DEMO_RANK_STEP (default 3) while the
@@ -106,18 +107,36 @@ class Rank:
         time.sleep(self.step_s / 2)
 
     def all_reduce(self, step):
-        """every rank's file for this step; SIGUSR1 blocked meanwhile (a native collective)"""
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+        """every rank's file for this step. Meanwhile the main thread waits in one blocking C call (a
+        pipe read) with SIGUSR1 and SIGUSR2 blocked, as a rank inside a native collective does: no
+        Python handler can run until it returns, while a C-level handler (faulthandler) can still
+        dump every thread (the signal goes to the helper thread that watches the barrier)."""
+        signals = {signal.SIGUSR1, signal.SIGUSR2}
+        signal.pthread_sigmask(signal.SIG_BLOCK, signals)
         open(os.path.join(self.barrier, f"step{step}_rank{self.rank}"), "w").close()
-        while True:
-            names = set(os.listdir(self.barrier))
-            if any(n.startswith("failed_rank") for n in names):
-                time.sleep(0.5)  # the peer's exit reaches the others a moment later
-                raise RuntimeError("[demo] all_reduce: Connection closed by peer")
-            if all(f"step{step}_rank{r}" in names for r in range(self.world)):
-                break
-            time.sleep(0.02)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
+        rd, wr = os.pipe()
+        failed = []
+
+        def watch():
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, signals)
+            while True:
+                names = set(os.listdir(self.barrier))
+                if any(n.startswith("failed_rank") for n in names):
+                    time.sleep(0.5)  # the peer's exit reaches the others a moment later
+                    failed.append(True)
+                    break
+                if all(f"step{step}_rank{r}" in names for r in range(self.world)):
+                    break
+                time.sleep(0.02)
+            os.write(wr, b"x")
+
+        threading.Thread(target=watch, daemon=True).start()
+        os.read(rd, 1)
+        os.close(rd)
+        os.close(wr)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, signals)
+        if failed:
+            raise RuntimeError("[demo] all_reduce: Connection closed by peer")
 
     def run(self):
         signal.signal(signal.SIGUSR1, self.dump_stack)

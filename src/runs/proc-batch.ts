@@ -1,0 +1,156 @@
+/**
+ * /proc of many ranks at once: the prober reads the process facts of every silent rank in a round,
+ * and a stack request of many ranks signals them all. On a box reached over SSH (or a node reached
+ * through srun), one command per node does it for all the node's pids, not one per rank: at 64 nodes
+ * × 8 ranks that is 64 commands a round instead of 512, and a connection's channels are not exhausted.
+ */
+import { execForPid, groupByNode, type Target } from '../targets/target.js';
+import { type ProcReading, parseStat, readProc } from './proc-facts.js';
+
+/** prints, per pid: `@@ PID`, its stat line, `@@w` and its wchan (nothing for a pid that is gone) */
+const READ_SCRIPT =
+  'for p in "$@"; do s=$(cat /proc/$p/stat 2>/dev/null) || continue; printf "@@ %s\\n%s\\n@@c %s\\n@@w %s\\n" "$p" "$s" "$(sed -n "s/^SigCgt:[[:space:]]*//p" /proc/$p/status 2>/dev/null)" "$(cat /proc/$p/wchan 2>/dev/null)"; done';
+
+/** a reading with the process's caught-signals mask (SigCgt, hex) */
+export type ProcReadingWithSignals = ProcReading & { sigCgt: string };
+
+export function parseProcBatch(text: string): Map<number, ProcReadingWithSignals> {
+  const out = new Map<number, ProcReadingWithSignals>();
+  let pid: number | null = null;
+  let stat = '';
+  let sigCgt = '';
+  for (const line of text.split('\n')) {
+    const head = /^@@ (\d+)$/.exec(line);
+    if (head !== null) {
+      pid = Number(head[1]);
+      stat = '';
+      sigCgt = '';
+      continue;
+    }
+    const c = /^@@c ?(.*)$/.exec(line);
+    if (c !== null) {
+      sigCgt = c[1]!.trim();
+      continue;
+    }
+    const w = /^@@w ?(.*)$/.exec(line);
+    if (w !== null && pid !== null) {
+      const wchan = w[1]!.trim();
+      out.set(pid, { ...parseStat(stat), wchan: wchan === '0' ? '' : wchan, sigCgt });
+      pid = null;
+      continue;
+    }
+    if (pid !== null) stat += line;
+  }
+  return out;
+}
+
+/** the facts of each pid (absent: gone), one command per node */
+export async function readProcMany(
+  target: Target,
+  pids: number[],
+): Promise<Map<number, ProcReadingWithSignals>> {
+  if (target.kind === 'local') {
+    // this machine's /proc is a file read away: nothing to batch
+    const out = new Map<number, ProcReadingWithSignals>();
+    await Promise.all(
+      pids.map(async (p) => {
+        const r = await readProc(target, p);
+        const status = r === null ? null : await target.procStatus(p);
+        const sigCgt = /^SigCgt:\s*([0-9a-fA-F]+)/m.exec(status ?? '')?.[1] ?? '';
+        if (r !== null) out.set(p, { ...r, sigCgt });
+      }),
+    );
+    return out;
+  }
+  const out = new Map<number, ProcReadingWithSignals>();
+  await Promise.all(
+    groupByNode(target, pids).map(async (group) => {
+      const r = await execForPid(target, group[0]!, [
+        'sh',
+        '-c',
+        READ_SCRIPT,
+        'sh',
+        ...group.map(String),
+      ]).catch(() => null);
+      if (r !== null) for (const [p, v] of parseProcBatch(r.stdout)) out.set(p, v);
+    }),
+  );
+  return out;
+}
+
+/**
+ * Reads asked for in the same turn of the event loop go out together (the prober checks each silent
+ * rank on its own schedule, and they line up): one readProcMany per turn.
+ */
+export class ProcBatcher {
+  private pending: Array<{ pid: number; resolve: (r: ProcReadingWithSignals | null) => void }> = [];
+  private scheduled = false;
+
+  constructor(private readonly target: Target) {}
+
+  read(pid: number): Promise<ProcReadingWithSignals | null> {
+    return new Promise((resolve) => {
+      this.pending.push({ pid, resolve });
+      if (this.scheduled) return;
+      this.scheduled = true;
+      setImmediate(() => void this.flush());
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.pending.splice(0);
+    this.scheduled = false;
+    const got = await readProcMany(this.target, [...new Set(batch.map((b) => b.pid))]).catch(
+      () => new Map<number, ProcReadingWithSignals>(),
+    );
+    for (const b of batch) b.resolve(got.get(b.pid) ?? null);
+  }
+}
+
+/** $1 the request id, then (pid, stack log, signal) triples: mark each log, then signal its process */
+const SIGNAL_MANY =
+  'id=$1; shift; while [ $# -ge 3 ]; do printf "# request %s\\n" "$id" >> "$2" && kill -s "$3" "$1"; shift 3; done';
+
+/**
+ * Stack-hook signals asked for in the same turn go out together: each process's log gets its
+ * `# request <id>` line, then the process its signal, with one command per node.
+ */
+export class SignalBatcher {
+  private pending: Array<{ pid: number; log: string; signal: number; id: string; done: () => void }> = [];
+  private scheduled = false;
+
+  constructor(private readonly target: Target) {}
+
+  send(pid: number, log: string, signal: number, id: string): Promise<void> {
+    return new Promise((done) => {
+      this.pending.push({ pid, log, signal, id, done });
+      if (this.scheduled) return;
+      this.scheduled = true;
+      setImmediate(() => void this.flush());
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.pending.splice(0);
+    this.scheduled = false;
+    const byId = new Map<string, typeof batch>();
+    for (const b of batch) byId.set(b.id, [...(byId.get(b.id) ?? []), b]);
+    await Promise.all(
+      [...byId].flatMap(([id, list]) =>
+        groupByNode(
+          this.target,
+          list.map((b) => b.pid),
+        ).map((group) => {
+          const args = group.flatMap((pid) => {
+            const b = list.find((x) => x.pid === pid)!;
+            return [String(pid), b.log, String(b.signal)];
+          });
+          return execForPid(this.target, group[0]!, ['sh', '-c', SIGNAL_MANY, 'sh', id, ...args]).catch(
+            () => undefined,
+          );
+        }),
+      ),
+    );
+    for (const b of batch) b.done();
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * The environment every launcher gives a run (the local and detached run.sh, a Slurm job's script,
+ * each host's script): unbuffered Python, where the evidence goes, the lane's env, and nsa-dbg's
+ * stack hook first on PYTHONPATH (src/stacks/sitecustomize.py, copied into the run dir), so every
+ * rank's Python process can be asked for its stacks at once, whatever it is doing.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Target } from '../targets/target.js';
+import { packageRoot } from '../util/package-root.js';
+import { shExports, shQuote } from '../util/sh-quote.js';
+import type { RunSpec } from './launcher.js';
+
+/** where the run dir keeps the stack hook (on PYTHONPATH of the run) */
+export const STACK_HOOK_DIR = '.nsa-dbg-py';
+/** SIGUSR2: nsa-dbg's own; SIGUSR1 stays the trainer's */
+export const DEFAULT_STACK_SIGNAL = 12;
+
+/** the signal of the run's stack hook; 0: off */
+export function stackSignalOf(spec: Pick<RunSpec, 'stackSignal'>): number {
+  return spec.stackSignal ?? DEFAULT_STACK_SIGNAL;
+}
+
+/**
+ * Whether a launcher starts the ranks (torchrun, the demo's many-rank parent): then only processes
+ * with RANK set are ranks, and the launcher itself is never signalled.
+ */
+function launcherStartsRanks(spec: RunSpec): boolean {
+  if (spec.launcher !== undefined) return true;
+  const i = spec.argv.indexOf('--ranks');
+  const ranks = Number(i >= 0 ? spec.argv[i + 1] : (spec.env.NSA_DEMO_RANKS ?? 1));
+  return spec.demo === true && ranks > 1;
+}
+
+/** the shell lines that set up a run's environment (after `cd`) */
+export function runEnvironment(spec: RunSpec): string[] {
+  const signal = stackSignalOf(spec);
+  const hook =
+    signal === 0
+      ? []
+      : [
+          shExports({
+            NSA_DBG_STACK_DIR: spec.runDir,
+            NSA_DBG_STACK_SIGNAL: String(signal),
+            NSA_DBG_STACK_WORKERS: launcherStartsRanks(spec) ? '1' : '0',
+          }),
+          // first on the path, before the lane's own entries (the hook runs any sitecustomize after it)
+          `export PYTHONPATH=${shQuote(`${spec.runDir}/${STACK_HOOK_DIR}`)}\${PYTHONPATH:+:$PYTHONPATH}`,
+        ];
+  return [
+    // Output goes through a pipe (tee, a file), so Python must not block-buffer it.
+    'export PYTHONUNBUFFERED=1',
+    // where the run's evidence belongs, for trainers that take their out dir from the env
+    shExports({ NSA_DBG_RUN_DIR: spec.runDir, NSA_DBG_OUT_DIR: spec.outDir }),
+    shExports(spec.env),
+    ...hook,
+  ];
+}
+
+let hookSource: string | null = null;
+
+/** copy the stack hook into a run dir on its target (before the launch) */
+export async function installStackHook(target: Target, spec: RunSpec): Promise<void> {
+  if (stackSignalOf(spec) === 0) return;
+  hookSource ??= readFileSync(join(packageRoot(), 'src', 'stacks', 'sitecustomize.py'), 'utf8');
+  await target.writeFile(`${spec.runDir}/${STACK_HOOK_DIR}/sitecustomize.py`, hookSource);
+}

@@ -1,0 +1,163 @@
+/**
+ * nsa-dbg's stack hook, for real: src/stacks/sitecustomize.py in real Python processes (Debian's
+ * python3), and its log read back by the stack-log reader: the header names the rank and pid, each
+ * `# request` line starts one dump, `# in-python` says the main thread ran Python right after.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { DumpEvent, WorkerEvent } from '../../../src/ingest/events.js';
+import { StackLogReader } from '../../../src/ingest/stack-log.js';
+import { waitUntil } from '../../helpers/wait.js';
+
+const HOOK = join(import.meta.dirname, '..', '..', '..', 'src', 'stacks');
+const work = mkdtempSync(join(tmpdir(), 'nsa-hook-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+function read(path: string, name: string): { workers: WorkerEvent[]; dumps: Map<string, DumpEvent> } {
+  const workers: WorkerEvent[] = [];
+  const dumps = new Map<string, DumpEvent>();
+  const r = new StackLogReader(
+    name,
+    (w) => workers.push(w),
+    (d) => dumps.set(d.file, d),
+  );
+  for (const line of readFileSync(path, 'utf8').split('\n')) r.line(line);
+  r.end();
+  return { workers, dumps };
+}
+
+const env = (dir: string, extra: Record<string, string> = {}) => ({
+  ...process.env,
+  PYTHONPATH: HOOK,
+  NSA_DBG_STACK_DIR: dir,
+  NSA_DBG_STACK_SIGNAL: '12',
+  ...extra,
+});
+
+describe('the stack hook in real Python processes', () => {
+  it('a rank in Python and one in a long C call both answer at once; the C one with no in-python line', async () => {
+    const dir = join(work, 'two');
+    mkdirSync(dir);
+    const script = [
+      'import sys, time',
+      'print("ready", flush=True)',
+      'if sys.argv[1] == "py":',
+      '    while True: time.sleep(0.01)',
+      'else:',
+      '    sum(range(10**11))',
+    ].join('\n');
+    const procs = ['py', 'c'].map((m, i) =>
+      spawn('/usr/bin/python3', ['-c', script, m], { env: env(dir, { RANK: String(i) }), stdio: 'pipe' }),
+    );
+    try {
+      await waitUntil(() => readdirSync(dir).length === 2, { what: 'two stack logs' });
+      await new Promise((r) => setTimeout(r, 300));
+      const t0 = Date.now() / 1000;
+      for (const p of procs) {
+        const log = readdirSync(dir).find((f) => f.includes(`_pid${p.pid}.`))!;
+        writeFileSync(join(dir, log), `# request ${t0.toFixed(3)}\n`, { flag: 'a' });
+        process.kill(p.pid!, 'SIGUSR2');
+      }
+      await waitUntil(
+        () => readdirSync(dir).every((f) => /Current thread/.test(readFileSync(join(dir, f), 'utf8'))),
+        {
+          timeoutMs: 2000,
+          what: 'both dumps within 2 s',
+        },
+      );
+      await new Promise((r) => setTimeout(r, 1200));
+      const byRank = new Map<number, { w: WorkerEvent; d: DumpEvent }>();
+      for (const f of readdirSync(dir)) {
+        const { workers, dumps } = read(join(dir, f), f);
+        expect(workers).toHaveLength(1);
+        expect(dumps.size).toBe(1);
+        byRank.set(workers[0]!.rank, { w: workers[0]!, d: [...dumps.values()][0]! });
+      }
+      const py = byRank.get(0)!;
+      const c = byRank.get(1)!;
+      expect(py.w.pid).toBe(procs[0]!.pid);
+      expect(py.w.path).toBe(join(dir, `nsa-dbg-stacks_rank0_pid${procs[0]!.pid}.log`));
+      expect(py.d.inPython).toBe(true);
+      expect(c.d.inPython).toBeUndefined();
+      const main = c.d.threads.find((t) => t.name === 'MainThread')!;
+      expect(main.frames.at(-1)!.function).toBe('<module>');
+      expect(py.d.ts).toBeCloseTo(t0, 2);
+    } finally {
+      for (const p of procs) p.kill('SIGKILL');
+    }
+  });
+
+  it('runs the sitecustomize that was there before it; under a launcher only ranks register, and a rank’s own child never', () => {
+    const dir = join(work, 'chain');
+    const theirs = join(work, 'theirs');
+    mkdirSync(dir);
+    mkdirSync(theirs);
+    writeFileSync(join(theirs, 'sitecustomize.py'), 'import builtins\nbuiltins.THEIRS = 42\n');
+    const py = (code: string, extra: Record<string, string>) =>
+      spawnSync('/usr/bin/python3', ['-c', code], {
+        env: { ...env(dir, extra), PYTHONPATH: `${HOOK}:${theirs}` },
+        encoding: 'utf8',
+      });
+    // the user's sitecustomize still runs
+    expect(py('import builtins; print(builtins.THEIRS)', {}).stdout.trim()).toBe('42');
+    // a launcher (no RANK) does not register; its rank does; the rank's own child does not
+    const child = 'import subprocess, sys; subprocess.run([sys.executable, "-c", "pass"])';
+    py(child, { NSA_DBG_STACK_WORKERS: '1' });
+    expect(readdirSync(dir).filter((f) => f.includes('stacks'))).toHaveLength(1); // the first call's
+    py(child, { NSA_DBG_STACK_WORKERS: '1', RANK: '5' });
+    const logs = readdirSync(dir).filter((f) => f.startsWith('nsa-dbg-stacks_rank5_'));
+    expect(logs).toHaveLength(1);
+    // turned off: nothing
+    rmSync(dir, { recursive: true });
+    mkdirSync(dir);
+    py('pass', { NSA_DBG_STACK_SIGNAL: 'off' });
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe('the stack log reader', () => {
+  it('a dump nobody asked for is not one; a late in-python line marks the dump taken in native code', () => {
+    const lines = [
+      `# nsa-dbg stacks ${JSON.stringify({ rank: 3, local_rank: 1, pid: 77, host: 'gpu7', signal: 12, main: '0x00000000000000aa', path: '/r/x.log', t: 100 })}`,
+      'Current thread 0x00000000000000aa (most recent call first):',
+      '  File "a.py", line 1 in f',
+      '# request 200.000',
+      'Thread 0x00000000000000bb (most recent call first):',
+      '  File "t.py", line 9 in loop',
+      '',
+      'Current thread 0x00000000000000aa (most recent call first):',
+      '  File "a.py", line 5 in all_reduce',
+      '  File "a.py", line 9 in <module>',
+      '# in-python 203.500',
+    ];
+    const workers: WorkerEvent[] = [];
+    const dumps: DumpEvent[] = [];
+    const r = new StackLogReader(
+      'x.log',
+      (w) => workers.push(w),
+      (d) => dumps.push(d),
+    );
+    for (const l of lines) r.line(l);
+    r.end();
+    expect(workers).toEqual([
+      {
+        kind: 'worker',
+        rank: 3,
+        localRank: 1,
+        pid: 77,
+        host: 'gpu7',
+        signal: 12,
+        file: 'x.log',
+        path: '/r/x.log',
+        ts: 100,
+      },
+    ]);
+    const last = dumps.at(-1)!;
+    expect(last.file).toBe('x.log@200.000');
+    expect(last.inPython).toBe(false); // answered 3.5 s later: after a native call returned
+    expect(last.threads.find((t) => t.name === 'MainThread')!.frames.at(-1)!.function).toBe('all_reduce');
+  });
+});
