@@ -53,6 +53,8 @@ export interface Preset {
   stepsFlag?: string;
   /** the trainer's own out_dir, relative to its cwd (where its heartbeats and dumps go) */
   outDir?: string;
+  /** the signal of nsa-dbg's stack hook in the ranks (12, SIGUSR2, unless set); 0: no hook */
+  stackSignal?: number;
   /** regex with named groups step/loss[/toks/lr] for trainers with other log formats */
   stepRegex?: string;
   acceptance: Acceptance;
@@ -132,6 +134,7 @@ const KNOWN_KEYS = new Set([
   'command',
   'stepsFlag',
   'outDir',
+  'stackSignal',
   'stepRegex',
   'acceptance',
   'stop',
@@ -197,6 +200,17 @@ function phaseList(file: string, v: unknown): Array<{ steps: number }> | undefin
   });
 }
 
+/**
+ * `stackSignal:` USR2 / SIGUSR2 (the default), a real-time signal number (34–64), or off. SIGUSR1
+ * stays the trainer's own; the others would stop or kill a process that does not catch them.
+ */
+function stackSignalOf(file: string, v: unknown): number {
+  if (v === false || v === 'off') return 0;
+  if (v === 'USR2' || v === 'SIGUSR2' || v === 12) return 12;
+  if (typeof v === 'number' && Number.isInteger(v) && v >= 34 && v <= 64) return v;
+  throw new PresetError(file, 'stackSignal', 'must be USR2, a real-time signal number (34-64), or off');
+}
+
 /** Validate one parsed YAML document. Every error names the file and the field. */
 export function validatePreset(doc: unknown, file: string): Preset {
   if (!isObj(doc)) throw new PresetError(file, '(root)', 'must be a mapping with at least `name`');
@@ -247,6 +261,7 @@ export function validatePreset(doc: unknown, file: string): Preset {
     command,
     ...(typeof doc.stepsFlag === 'string' ? { stepsFlag: doc.stepsFlag } : {}),
     ...(typeof doc.outDir === 'string' ? { outDir: doc.outDir } : {}),
+    ...(doc.stackSignal === undefined ? {} : { stackSignal: stackSignalOf(file, doc.stackSignal) }),
     stepRegex: stepRegex as string | undefined,
     acceptance: {
       steps: num(file, 'acceptance.steps', acc.steps, 1),

@@ -111,6 +111,7 @@ export function buildRunSpec(o: SpecOptions): RunSpec {
     createdAt: (o.now ?? new Date()).toISOString(),
     demo: !!o.demo,
     detector: preset.detector,
+    ...(preset.stackSignal === undefined ? {} : { stackSignal: preset.stackSignal }),
     ...(preset.stepRegex === undefined ? {} : { stepRegex: preset.stepRegex }),
     ...(o.slurm || o.hosts
       ? {

@@ -90,3 +90,35 @@ describe('preset validation', () => {
     expect(presets.get('baseline')!.source).toBe(join(projDir, 'baseline.yaml'));
   });
 });
+
+describe('how a lane drives a trainer', () => {
+  it('stepsFlag: --key= takes one argument, "" none, unset the known trainer’s; the command’s own count', async () => {
+    const { buildRunSpec } = await import('../../src/runs/build-spec.js');
+    const spec = (doc: Record<string, unknown>, command: string[], steps?: number) =>
+      buildRunSpec({
+        preset: validatePreset({ name: 't', ...doc }, 't.yaml'),
+        command,
+        steps,
+        runsRoot: '/r',
+        cwd: '/w',
+      });
+    const nano = ['python', 'train.py', 'config/x.py', '--device=cpu'];
+    expect(spec({}, nano, 50).argv.slice(-1)).toEqual(['--max_iters=50']);
+    expect(spec({ stepsFlag: '--steps' }, nano, 50).argv.slice(-2)).toEqual(['--steps', '50']);
+    expect(spec({ stepsFlag: '' }, nano, 50).argv).toEqual(nano);
+    expect(spec({}, ['python', 'scripts/train_showcase.py'], 7).argv.slice(-2)).toEqual(['--steps', '7']);
+    // no --steps: the count the command passes is the run's (acceptance reads it)
+    expect(spec({}, [...nano, '--max_iters=300']).steps).toBe(300);
+    expect(spec({ stepsFlag: '--iters' }, ['t.py', '--iters', '40']).steps).toBe(40);
+  });
+
+  it('outDir and stackSignal are validated with their field named', () => {
+    expect(validatePreset({ name: 'x', outDir: 'artifacts/x', stackSignal: 'off' }, 'a.yaml')).toMatchObject({
+      outDir: 'artifacts/x',
+      stackSignal: 0,
+    });
+    expect(validatePreset({ name: 'x', stackSignal: 40 }, 'a.yaml').stackSignal).toBe(40);
+    expect(() => validatePreset({ name: 'x', stackSignal: 10 }, 'a.yaml')).toThrow('field "stackSignal"');
+    expect(() => validatePreset({ name: 'x', stepsFlag: '--a b' }, 'a.yaml')).toThrow('field "stepsFlag"');
+  });
+});
