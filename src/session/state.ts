@@ -69,14 +69,17 @@ export interface DumpView {
   otherThreads: { name: string; top?: Frame }[];
 }
 
-/** The `s` sampling: innermost user frames with counts and shares, and the hottest full stack. */
+/**
+ * The `s` sampling: one row per function the innermost user frame was in (count, share, and the
+ * lines within it, hottest first), and the hottest full stack.
+ */
 export interface HotFramesView {
   running: boolean;
   taken: number;
   of: number;
   /** samples that got no dump (main thread outside Python) */
   unanswered: number;
-  rows: Array<Frame & { count: number; share: number }>;
+  rows: Array<Frame & { count: number; share: number; lines: Array<{ line: number; count: number }> }>;
   /** innermost first */
   hottestStack: Frame[];
 }
