@@ -20,7 +20,7 @@ import type { InkKeyFlags } from '../key-router.js';
 import { colorFromEnv } from '../theme.js';
 import { useTerminalSize } from '../use-terminal-size.js';
 import { NotebookScreen } from './NotebookScreen.js';
-import { type NotebookEffect, type NotebookKeyContext, routeNotebookKey } from './route.js';
+import { type NotebookEffect, type NotebookKeyContext, routeNotebookKey, rowCount } from './route.js';
 
 /** what the App needs of the controller: the notebook engine, or a test's stand-in for its calls */
 export type NotebookAppController = Pick<
@@ -32,6 +32,7 @@ export type NotebookAppController = Pick<
   | 'rerun'
   | 'runEdited'
   | 'delete'
+  | 'unqueue'
   | 'openCell'
   | 'setNotice'
   | 'bisect'
@@ -44,7 +45,7 @@ export interface NotebookAppProps {
   ascii?: boolean;
 }
 
-const TEXT_MODES = new Set(['lanes', 'flags', 'palette']);
+const TEXT_MODES = new Set(['lanes', 'flags', 'value', 'palette']);
 
 /**
  * Keys typed fast (or sent by tmux) arrive as one chunk ("mc"): outside the text fields each
@@ -63,7 +64,7 @@ export function NotebookApp({ controller, onExit, color = colorFromEnv(), ascii 
     setState(controller.getState());
     return controller.subscribe(setState);
   }, [controller]);
-  const { columns, rows } = useTerminalSize();
+  const { columns, rows: height } = useTerminalSize();
   const presets = useMemo(() => controller.presets(), [controller]);
   const lanes = useMemo(() => presets.map((p) => ({ name: p.name, description: p.description })), [presets]);
   const flags = useMemo(() => knownFlags(presets), [presets]);
@@ -82,17 +83,20 @@ export function NotebookApp({ controller, onExit, color = colorFromEnv(), ascii 
     lanes,
     flags,
     running: state.running,
+    queued: state.queued,
     bisections: state.notebook.bisections?.length ?? 0,
   };
   const latest = useRef({ ctx, cellView, onExit });
   latest.current = { ctx, cellView, onExit };
 
-  // a new cell goes to the end of the list: select it so Enter opens what just started
+  // a new cell goes after the others (before the queued ones): select it so Enter opens what just
+  // started; a queued cell joins the end without moving the selection
   const count = state.notebook.cells.length;
-  const [seenCount, setSeenCount] = useState(count);
-  if (count !== seenCount) {
-    setSeenCount(count);
-    apply([{ type: 'select', index: count > seenCount ? count - 1 : uiRef.current.selected, count }]);
+  const rows = rowCount(ctx);
+  const [seen, setSeen] = useState({ count, rows });
+  if (count !== seen.count || rows !== seen.rows) {
+    setSeen({ count, rows });
+    apply([{ type: 'select', index: count > seen.count ? count - 1 : uiRef.current.selected, count: rows }]);
   }
 
   const runEffect = useCallback(
@@ -110,6 +114,9 @@ export function NotebookApp({ controller, onExit, color = colorFromEnv(), ascii 
           return;
         case 'delete':
           c.delete(e.id);
+          return;
+        case 'unqueue':
+          c.unqueue(e.qid);
           return;
         case 'bisect':
           c.bisect(e.a, e.b);
@@ -166,7 +173,7 @@ export function NotebookApp({ controller, onExit, color = colorFromEnv(), ascii 
         lanes={lanes}
         flags={flags}
         columns={columns}
-        rows={rows}
+        rows={height}
         color={color}
         notice={state.notice}
       />

@@ -1,28 +1,33 @@
 /**
  * The notebook as the TUI drives it: start a cell from a lane (or from another cell with edited
  * env), run it to a verdict exactly as `run --headless` does, keep the cell up to date, open any
- * cell's dashboard, delete, compare, report. One run at a time. Sessions come from the CLI
+ * cell's dashboard, delete, compare, report. One run at a time: a cell asked for while another
+ * runs is queued and starts when the one before it has ended. Sessions come from the CLI
  * (injected), so this file knows nothing of targets or terminals.
  */
 import { dirname } from 'node:path';
 import { bisectCells } from '../bisect/cells.js';
 import type { CellBisect } from '../bisect/model.js';
 import type { Preset } from '../presets/preset.js';
+import { envDiff } from '../report/model.js';
 import { writeReport } from '../report/write.js';
 import type { RunSpec } from '../runs/launcher.js';
 import type { SessionController } from '../session/state.js';
-import { finishedPatch, isStale, type Outcome, resolveEvidenceDir, startedCell } from './cell-build.js';
+import { isStale, type Outcome, resolveEvidenceDir } from './cell-build.js';
+import { CellRun, type Phased, presetFor } from './cell-run.js';
 import { asCellView } from './cell-view.js';
 import { flipFlag } from './flags.js';
-import { gitInfo } from './git-info.js';
 import type { Cell, CellLink, Notebook } from './model.js';
 import { nextCellId } from './reducer.js';
+import { RunQueue } from './run-queue.js';
 import { MASK } from './secrets.js';
 import type { NotebookStore } from './store.js';
 
 export interface CellSession extends SessionController {
   start(): Promise<void>;
   currentRun(): { spec: RunSpec; exited: boolean } | null;
+  /** stop its timers and followers (the controller calls it once no dashboard shows the cell) */
+  dispose?(): Promise<void>;
 }
 
 export interface OpenCellOptions {
@@ -37,7 +42,10 @@ export interface OpenCellOptions {
 export interface NotebookDeps {
   presets: () => Map<string, Preset>;
   openSession(o: OpenCellOptions): CellSession;
-  /** start the session and run it to a verdict, taking evidence and stopping on a stall */
+  /**
+   * start the session and run it to a verdict, taking evidence and stopping on a stall; the
+   * session is left open (the controller disposes it once no dashboard shows it)
+   */
   runToVerdict(session: CellSession): Promise<Outcome & { localDir: string }>;
   target: string;
   /** steps for new cells (a phase's own steps win) */
@@ -52,7 +60,18 @@ export interface NotebookViewState {
   stale: string[];
   /** the cell whose run is in progress */
   running: string | null;
+  /** the running cell's status line: step, loss, toks/s, SUSPECT/STALL */
+  live: string | null;
+  /** cells asked for while another runs, in the order they will run */
+  queued: QueuedView[];
   notice: string | null;
+}
+
+export interface QueuedView {
+  qid: string;
+  lane: string;
+  /** "toggle of c2: NSA_USE_FA2=0", "" for a plain run of the lane */
+  what: string;
 }
 
 export interface StartRequest {
@@ -67,13 +86,15 @@ export interface StartRequest {
   phase?: number;
 }
 
-type Phased = Preset & { phases?: Array<{ steps: number }> };
-
 export class NotebookController {
   /** a bisection (src/bisect) holds the run slot between its trials; close() stops it */
   private task: { abort: AbortController; done: Promise<unknown> } | null = null;
-  /** the run in progress: `id` is the cell it becomes; `added` once the cell is in the notebook */
-  private active: { session: CellSession; id: string; added: boolean; done: Promise<void> } | null = null;
+  /** the run in progress (its cell id is given before the cell is written) */
+  private active: CellRun | null = null;
+  /** runs that ended but whose session a dashboard still shows */
+  private readonly shown = new Set<CellRun>();
+  private readonly queue = new RunQueue<StartRequest>();
+  private closing = false;
   private notice: string | null = null;
   private readonly listeners = new Set<(s: NotebookViewState) => void>();
   private state: NotebookViewState;
@@ -93,6 +114,8 @@ export class NotebookController {
       notebook: nb,
       stale: nb.cells.filter((c) => c.state !== 'running' && isStale(c)).map((c) => c.id),
       running: this.active?.id ?? null,
+      live: this.active?.live ?? null,
+      queued: this.queue.list().map(({ qid, lane, what }) => ({ qid, lane, what })),
       notice: this.notice,
     };
   }
@@ -124,96 +147,81 @@ export class NotebookController {
     return this.store.get().cells.find((c) => c.id === id);
   }
 
-  /** start a run as a new cell; refused (with a notice) while another cell runs */
+  /**
+   * Start a run as a new cell. While another cell (or a bisection) runs it is queued instead and
+   * starts when those before it have ended: the id is null then, the notice says so.
+   */
   start(req: StartRequest): string | null {
-    if (this.active) {
-      this.say(`${this.active.id} is still running: one run at a time`);
-      return null;
-    }
-    if (this.task && !req.bisect) {
-      this.say('a bisection is running: one run at a time (q stops it)');
-      return null;
-    }
+    if (this.closing) return null;
     const presets = this.deps.presets();
     const base = presets.get(req.lane) as Phased | undefined;
     if (!base) {
       this.say(`unknown lane "${req.lane}"`);
       return null;
     }
-    // a lane with phases starts at its first; a linked cell keeps its parent's phase
-    const phase = req.phase ?? (base.phases?.length ? 0 : undefined);
-    const phaseSteps = phase !== undefined ? base.phases?.[phase]?.steps : undefined;
-    const preset: Phased = {
-      ...base,
-      env: req.env ?? base.env,
-      ...req.preset,
-      ...(phaseSteps !== undefined
-        ? { steps: phaseSteps, acceptance: { ...base.acceptance, steps: phaseSteps } }
-        : {}),
-    };
-    const runPresets = new Map(presets).set(req.lane, preset);
-    const session = this.deps.openSession({
-      lane: req.lane,
-      presets: runPresets,
-      runsRoot: this.store.evidenceDir,
-      steps: phaseSteps ?? this.deps.steps,
-    });
+    // a bisection's own trials run in its slot; everything else waits its turn
+    if (!req.bisect && (this.active || this.task)) {
+      const q = this.queue.push(req, req.lane, this.describe(req));
+      const ahead = this.active?.id ?? 'the bisection';
+      this.say(`${q.qid} ${req.lane} queued: it runs when ${ahead} has ended (x takes it off the queue)`);
+      return null;
+    }
+    if (this.active) {
+      this.say(`${this.active.id} is still running: one run at a time`);
+      return null;
+    }
+    const built = presetFor(base, req);
     const id = nextCellId(this.store.get());
-    const slot = { session, id, added: false, done: Promise.resolve() };
-    this.active = slot;
-    const addCell = (spec: RunSpec, localDir: string) => {
-      if (slot.added) return;
-      this.store.dispatch({
-        type: 'addCell',
-        cell: {
-          ...(req.bisect ? { bisect: req.bisect } : {}),
-          ...startedCell({
-            spec,
-            preset,
-            target: this.deps.target,
-            localDir,
-            notebookDir: dirname(this.store.file),
-            git: this.deps.target === 'local' ? gitInfo(spec.cwd) : undefined,
-            started: spec.createdAt,
-            parent: req.parent,
-            link: req.link,
-            phase,
-          }),
-        },
-      });
-      slot.added = true;
-      this.publish();
-    };
-    // the cell appears as soon as the run exists, so the list shows it running
-    const unsubscribe = session.subscribe(() => {
-      const run = session.currentRun();
-      if (run) addCell(run.spec, run.spec.runDir);
-    });
-    slot.done = this.deps.runToVerdict(session).then(
-      (out) => {
-        unsubscribe();
-        const run = session.currentRun();
-        if (run) addCell(run.spec, out.localDir);
-        this.active = null;
-        if (!slot.added) return this.say(`lane ${req.lane}: the run did not start`);
-        const ended = (this.deps.now?.() ?? new Date()).toISOString();
-        this.store.dispatch({
-          type: 'updateCell',
-          id,
-          patch: finishedPatch(out, out.localDir, run?.spec.env ?? {}, ended),
-        });
-        this.say(`${id} ${req.lane}: ${out.go ? 'GO' : 'NO-GO'} (${out.verdict})`);
-        this.nextPhase(id, { ...req, phase }, base, out.go);
-      },
-      (e: unknown) => {
-        unsubscribe();
-        this.active = null;
-        if (slot.added) this.store.dispatch({ type: 'updateCell', id, patch: { state: 'failed' } });
-        this.say(`lane ${req.lane} failed: ${e instanceof Error ? e.message : String(e)}`);
+    const run = new CellRun(
+      id,
+      req,
+      built,
+      this.store,
+      this.deps,
+      new Map(presets).set(req.lane, built.preset),
+      {
+        changed: () => this.publish(),
+        ended: (r, out, error) => this.ended(r, base, out, error),
       },
     );
+    this.active = run;
     this.say(`${id} ${req.lane}: starting`);
     return id;
+  }
+
+  private ended(run: CellRun, base: Phased, out: { go: boolean; verdict: string } | null, error?: string) {
+    if (this.active === run) this.active = null;
+    const { id, req } = run;
+    if (!out) {
+      this.say(run.added ? `lane ${req.lane} failed: ${error}` : `lane ${req.lane}: ${error}`);
+    } else {
+      this.say(`${id} ${req.lane}: ${out.go ? 'GO' : 'NO-GO'} (${out.verdict})`);
+      this.nextPhase(id, { ...req, phase: run.phase }, base, out.go);
+    }
+    this.drain();
+  }
+
+  /** the next queued cell, once nothing runs */
+  private drain(): void {
+    if (this.active || this.task || this.closing) return;
+    const q = this.queue.shift();
+    if (q) this.start(q.req);
+    else this.publish();
+  }
+
+  /** what a queued request is, for its row: "toggle of c2: NSA_USE_FA2=0" */
+  private describe(req: StartRequest): string {
+    if (!req.parent) return '';
+    const p = this.cell(req.parent);
+    const how = req.link === 'phase' ? `phase ${(req.phase ?? 0) + 1} after` : `${req.link ?? 'from'} of`;
+    const d = p && req.env && req.link !== 'rerun' ? envDiff(p.env, req.env) : [];
+    return `${how} ${req.parent}${d.length ? `: ${d.join(' ')}` : ''}`;
+  }
+
+  /** take a queued cell off the queue before it starts */
+  unqueue(qid: string): void {
+    const q = this.queue.remove(qid);
+    this.say(q ? `${qid} ${q.lane} taken off the queue` : `${qid} is not queued (it may have started)`);
   }
 
   /** smoke ladder: phase N+1 starts as its own linked cell only when phase N passed */
@@ -230,6 +238,11 @@ export class NotebookController {
   /** resolves when the running cell (if any) has its verdict written */
   idle(): Promise<void> {
     return this.active?.done ?? Promise.resolve();
+  }
+
+  /** how many cells wait in the queue */
+  queued(): number {
+    return this.queue.list().length;
   }
 
   /** the env a new cell made from `cell` starts with: the lane's now, the cell's edits on top */
@@ -286,7 +299,16 @@ export class NotebookController {
   async openCell(id: string): Promise<SessionController | null> {
     const c = this.cell(id);
     if (!c) return null;
-    if (this.active?.id === id) return asCellView(this.active.session, null);
+    const live = this.active;
+    if (live?.id === id) {
+      // the live session itself, kept open past the run's end for as long as it is shown
+      this.shown.add(live);
+      const close = live.openView();
+      return asCellView(live.session, null, () => {
+        close();
+        this.shown.delete(live);
+      });
+    }
     const session = this.deps.openSession({
       lane: c.lane.name,
       presets: this.deps.presets(),
@@ -322,7 +344,7 @@ export class NotebookController {
       .catch((e: unknown) => this.say(`${name} failed: ${e instanceof Error ? e.message : String(e)}`))
       .finally(() => {
         if (this.task === slot) this.task = null;
-        this.publish();
+        this.drain();
       });
     return true;
   }
@@ -333,8 +355,10 @@ export class NotebookController {
     bisectCells(this, this.store, { presets: d.presets(), target: d.target, steps: d.steps }, a, b);
   }
 
-  /** stop a running cell (its verdict is still written), then release the notebook */
+  /** drop the queue, stop a running cell (its verdict is still written), then release the notebook */
   async close(): Promise<void> {
+    this.closing = true;
+    this.queue.clear();
     this.task?.abort.abort();
     const a = this.active;
     if (a) {
@@ -342,6 +366,7 @@ export class NotebookController {
       await a.done;
     }
     await this.task?.done;
+    for (const r of this.shown) await r.close();
     this.store.close();
   }
 }

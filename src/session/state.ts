@@ -182,6 +182,10 @@ export interface SessionController {
   openTerminal(cols: number, rows: number): Promise<{ pty: PtyHandle; release: () => void } | string>;
   /** what quitting does to the run, for the confirm prompt */
   quitConsequence(): string;
+  /** `q` asks first (default); a notebook cell's dashboard goes straight back instead */
+  quitAsks?(): boolean;
+  /** why `l` cannot switch the lane here (a notebook cell keeps its lane), or null */
+  laneLocked?(): string | null;
   /** stop (local) or leave running (detached remote) per quitConsequence, then resolve */
   quit(): Promise<void>;
   /** a Slurm run: the job, and what `K` would do (null: not a Slurm run) */

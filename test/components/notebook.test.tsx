@@ -115,18 +115,45 @@ describe('notebook view', () => {
     await t.gone('compare c1');
   });
 
-  it('env editor: space flips the highlighted flag and shows the diff to the cell', async () => {
+  it('env editor: space flips the highlighted flag and says what changed', async () => {
     const t = setup();
     await t.until('4 cells');
     await t.press('e', 'env of c1 baseline');
-    await t.press(' ', 'diff to c1: NSA_DISABLE_AUX_STATS=0');
+    await t.press(' ', 'changes vs c1: NSA_DISABLE_AUX_STATS 1 → 0');
     await t.press('f', 'known flags');
     await t.press('prefill', 'NSA_PREFILL_BATCHED');
     expect(t.frame()).toContain('vectorized prefill');
-    await t.press('\r', 'diff to c1: NSA_DISABLE_AUX_STATS=0 NSA_PREFILL_BATCHED=1');
+    await t.press('\r', 'changes vs c1: NSA_DISABLE_AUX_STATS 1 → 0 · NSA_PREFILL_BATCHED unset → 1');
     await t.press(KEYS.escape);
     await t.gone('env of c1');
     expect(readNotebook(t.file).cells).toHaveLength(4);
+  });
+
+  it('env editor: a flag with other values offers them (NSA_FORCE_BRANCH: cmp|sel|win), = types any value', async () => {
+    const t = setup();
+    await t.until('4 cells');
+    await t.press('e', 'env of c1 baseline');
+    await t.press('f', 'known flags');
+    await t.press('FORCE_BRANCH', 'NSA_FORCE_BRANCH');
+    // picked, it is not set to 1: its values are offered
+    await t.press('\r', 'NSA_FORCE_BRANCH = _');
+    expect(t.frame()).toMatch(/cmp\s+set by branch-cmp/);
+    expect(t.frame()).toMatch(/sel\s+set by branch-sel/);
+    expect(t.frame()).toMatch(/win\s+set by branch-win/);
+    await t.press(KEYS.down);
+    await settle();
+    await t.press('\r', 'changes vs c1: NSA_FORCE_BRANCH unset → sel');
+    // the highlighted variable (the first, NSA_DISABLE_AUX_STATS) gets a typed value
+    await t.press('=', 'NSA_DISABLE_AUX_STATS = _');
+    expect(t.frame()).toContain('now: 1');
+    await t.press('7', 'NSA_DISABLE_AUX_STATS = 7_');
+    expect(t.frame()).toMatch(/7\s+as typed/);
+    await t.press('\r', 'changes vs c1: NSA_FORCE_BRANCH unset → sel · NSA_DISABLE_AUX_STATS 1 → 7');
+    // a name no lane or table knows is offered as a new variable
+    await t.press('f', 'known flags');
+    await t.press('MY_KNOB', 'a new variable: type its value next');
+    await t.press('\r', 'MY_KNOB = _');
+    await t.press('on\r', 'MY_KNOB unset → on');
   });
 
   it('? lists keys and : commands from the one table; :report writes the report and says where', async () => {
