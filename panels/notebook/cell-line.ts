@@ -1,6 +1,7 @@
 /** One cell as a list row, and the parent diff: plain strings so views and tests share them. */
+
+import { envDiff } from '../../src/notebook/env-diff.js';
 import type { Cell } from '../../src/notebook/model.js';
-import { envDiff } from '../../src/report/model.js';
 
 export type Badge = { text: string; tone: 'ok' | 'bad' | 'warn' | 'muted' };
 

@@ -51,7 +51,7 @@ describe('notebook keys and palette', () => {
   });
 
   it('j/k move within the cells; m marks at most two; c needs two marks', () => {
-    expect(press(['j', 'j', 'j', 'j', 'j']).ui.selected).toBe(3);
+    expect(press(Array(20).fill('j')).ui.selected).toBe(11);
     expect(press(['k']).ui.selected).toBe(0);
     expect(press(['c']).effects).toEqual([{ kind: 'notice', text: 'mark two cells with m first' }]);
     const { ui } = press(['m', 'j', 'm', 'j', 'm', 'c']);
@@ -114,8 +114,10 @@ describe('notebook keys and palette', () => {
   });
 
   it('queued cells: their rows follow the cells; x takes one off the queue, Enter says it has not run', () => {
+    // the first four cells, then one queued
     const queued = {
       ...ctx,
+      cells: cells.slice(0, 4),
       running: 'c4',
       queued: [{ qid: 'q1', lane: 'fa2', what: 'toggle of c4: NSA_USE_FA2=0' }],
     };
