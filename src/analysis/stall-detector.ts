@@ -225,9 +225,9 @@ export class StallDetector {
     return out.map(({ onset: _onset, ...s }) => s);
   }
 
-  /** Stalls that ended when records resumed, in the order they ended. */
+  /** Stalls that ended when records resumed, by when they were declared (then rank). */
   pastStalls(): PastStall[] {
-    return [...this.past];
+    return [...this.past].sort((a, b) => a.declaredTs - b.declaredTs || a.rank - b.rank);
   }
 
   /** the settings in force (for the verdict's record of how it was judged) */

@@ -6,7 +6,10 @@
 
 export interface StepRecord {
   loss?: number;
+  /** the priority of the source the loss came from (events.ts SOURCE_PRIORITY) */
+  lossPri?: number;
   toksPerS?: number;
+  toksPri?: number;
   /** `beat` (step_start) time */
   startTs?: number;
   /** `progress` time */
@@ -24,6 +27,21 @@ export interface SlowStep {
 export const SLOW_FACTOR = 3;
 /** A loss explosion: ≥ EXPLOSION_FACTOR × the median of the (up to 20) losses before it. */
 export const EXPLOSION_FACTOR = 10;
+
+/** keep the value of the highest-priority source; of one source, the first (order-independent) */
+export function setLoss(r: StepRecord, v: number, pri: number): void {
+  if (r.lossPri === undefined || pri > r.lossPri) {
+    r.loss = v;
+    r.lossPri = pri;
+  }
+}
+
+export function setToks(r: StepRecord, v: number, pri: number): void {
+  if (r.toksPri === undefined || pri > r.toksPri) {
+    r.toksPerS = v;
+    r.toksPri = pri;
+  }
+}
 
 export function median(values: number[]): number | null {
   if (values.length === 0) return null;

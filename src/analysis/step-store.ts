@@ -87,6 +87,29 @@ export class RankSteps {
     return r;
   }
 
+  /**
+   * A new process took over this rank's heartbeat file (files are appended to across re-runs): what
+   * the old one's heartbeats said is not this run. Only heartbeat values go; what the output and
+   * the CSV table said stays (they are this run's).
+   */
+  forgetBeats(beatPri: number): void {
+    for (const [step, r] of this.recent) {
+      if (r.lossPri === beatPri) {
+        r.loss = undefined;
+        r.lossPri = undefined;
+      }
+      if (r.toksPri === beatPri) {
+        r.toksPerS = undefined;
+        r.toksPri = undefined;
+      }
+      r.startTs = undefined;
+      r.endTs = undefined;
+      if (r.loss === undefined && r.toksPerS === undefined) this.recent.delete(step);
+    }
+    this.prevEnd = null;
+    this.prevStart = null;
+  }
+
   /** the last completed step (a loss or an end), window and folded */
   done(): number {
     let max = this.foldedDone;

@@ -4,6 +4,14 @@
  * verdict, live session, `analyze`) consumes only these. Times are epoch seconds (float).
  */
 
+/**
+ * Where a step's numbers came from. When two sources give a value for the same step, the higher one
+ * wins whatever arrived first: what the trainer printed (what the user reads), then its heartbeat,
+ * then its CSV table.
+ */
+export type StepSource = 'output' | 'beat' | 'table';
+export const SOURCE_PRIORITY: Record<StepSource, number> = { output: 3, beat: 2, table: 1 };
+
 /** One training step's metrics, from any supported log format. */
 export interface StepEvent {
   kind: 'step';

@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { HostsSettings } from '../hosts/hosts.js';
+import { agentsLayout, hostsLayout } from '../ingest/run-files.js';
 import { DEFAULT_COMMAND, type Preset } from '../presets/preset.js';
 import { torchrunArgv } from '../presets/torchrun.js';
 import type { SlurmSettings } from '../slurm/sbatch.js';
@@ -106,6 +107,11 @@ export function buildRunSpec(o: SpecOptions): RunSpec {
     demo: !!o.demo,
     detector: preset.detector,
     ...(preset.stepRegex === undefined ? {} : { stepRegex: preset.stepRegex }),
+    ...(o.slurm || o.hosts
+      ? {
+          layout: (o.hosts ? hostsLayout : agentsLayout)(o.nprocPerNode ?? torchrun?.nprocPerNode ?? 1),
+        }
+      : {}),
     ...(torchrun === undefined
       ? {}
       : {

@@ -1,4 +1,5 @@
 import type { HostsSettings } from '../hosts/hosts.js';
+import type { RunLayout } from '../ingest/run-files.js';
 import type { DetectorSettings } from '../presets/preset.js';
 import type { SlurmSettings } from '../slurm/sbatch.js';
 import { shExports, shJoin, shQuote } from '../util/sh-quote.js';
@@ -33,6 +34,8 @@ export interface RunSpec {
   detector?: DetectorSettings;
   /** the lane's step regex, for trainers with other log formats */
   stepRegex?: string;
+  /** how the run's folder is laid out, for its reader (src/ingest/run-files.ts) */
+  layout?: RunLayout;
   /**
    * launched through torchrun: `pid` is then torchrun's, which must never get SIGUSR1 (it does not
    * forward it and dies of it); the ranks' pids come from their heartbeats

@@ -19,6 +19,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { isTempFile } from '../ingest/run-files.js';
 import type { TailHandle, Target } from '../targets/target.js';
 
 export const MIRROR_STATE_FILE = '.mirror-offsets.json';
@@ -38,7 +39,7 @@ export interface EvidenceMirrorOptions {
 
 /** Temp files of atomic writes (`x.tmp-1234`, `x.tmp`) come and go; their final names are mirrored. */
 export function defaultMirrorFilter(name: string): boolean {
-  return !/\.tmp(?:[-.]|$)/.test(name) && name !== MIRROR_STATE_FILE;
+  return !isTempFile(name) && name !== MIRROR_STATE_FILE;
 }
 
 function safeName(name: string): boolean {

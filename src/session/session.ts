@@ -1,6 +1,7 @@
 import type { AnalysisResult } from '../analysis/evidence.js';
 import type { CurrentSilence } from '../analysis/silences.js';
 import type { GpuSample } from '../ingest/events.js';
+import { recordedLayout } from '../ingest/run-files.js';
 import { evidenceOptionsOf, type Preset } from '../presets/preset.js';
 import { buildRunSpec } from '../runs/build-spec.js';
 import type { RunSpec } from '../runs/launcher.js';
@@ -14,7 +15,7 @@ import { LiveModel } from './live-model.js';
 import { SnapshotPublisher } from './publisher.js';
 import { RunChecks } from './run-checks.js';
 import type { LinkView, SessionOptions } from './session-options.js';
-import { cancelJob, cancelJobText, checksTarget, slurmModelOptions } from './slurm-glue.js';
+import { cancelJob, cancelJobText, checksTarget } from './slurm-glue.js';
 import { buildSnapshot } from './snapshot.js';
 import type { DashboardState, LaneSummary, RunPhase, SessionController } from './state.js';
 import { type StopLadder, stopText } from './stop-ladder.js';
@@ -105,7 +106,6 @@ export class Session implements SessionController {
     this.model = new LiveModel({
       stepRegex: this.preset.stepRegex,
       ...evidenceOptionsOf(this.preset.detector),
-      ...slurmModelOptions({ options: this.o.spec, preset: this.preset }),
     });
     this.checks?.stop();
     this.checks = null;
@@ -177,14 +177,8 @@ export class Session implements SessionController {
       // the lane the run was started with (its stop policy and acceptance), when it is known here
       if (this.o.presets.has(run.spec.lane)) this.preset = this.presetOf(run.spec.lane);
       // judged with the settings it was started with, as `analyze` of its folder would
-      if (run.spec.detector) {
-        model = new LiveModel({
-          stepRegex: run.spec.stepRegex,
-          ...evidenceOptionsOf(run.spec.detector),
-          ...slurmModelOptions({ spec: run.spec }),
-        });
-        this.model = model;
-      }
+      model = modelFor(run.spec, this.preset);
+      this.model = model;
       this.run = run;
       this.startChecks(run);
       run.followEvidence();
@@ -193,6 +187,8 @@ export class Session implements SessionController {
     }
     this.attached = false;
     const spec = buildRunSpec({ ...this.o.spec, preset: this.preset });
+    model = modelFor(spec, this.preset);
+    this.model = model;
     await this.o.prepareRun?.(spec);
     run = new RunController(this.o.target, spec, events, this.o.follower?.(spec));
     this.run = run;
@@ -504,4 +500,16 @@ export class Session implements SessionController {
   currentRun(): RunController | null {
     return this.run;
   }
+}
+
+/**
+ * The evidence model of a run: judged with the settings it was started with (as `analyze` of its
+ * folder would be), its folder read as its launcher laid it out.
+ */
+function modelFor(spec: RunSpec, preset: Preset): LiveModel {
+  return new LiveModel({
+    stepRegex: spec.stepRegex ?? preset.stepRegex,
+    ...evidenceOptionsOf(spec.detector ?? preset.detector),
+    layout: recordedLayout(spec),
+  });
 }
