@@ -41,16 +41,15 @@ function duration(c: Cell): string {
   return ` (${s >= 60 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${s} s`})`;
 }
 
-/** the stack of our own stop is no crash: the KeyboardInterrupt of the SIGINT nsa-dbg sent */
-const ourStop = (c: Cell) =>
-  !c.summary?.crash && /KeyboardInterrupt/.test(c.excerpts?.crash.join('\n') ?? '');
+/** exit 130 (SIGINT) after our stop: a Python trainer's output ends in that KeyboardInterrupt, no crash */
+const ourStop = (c: Cell) => !c.summary?.crash && c.summary?.exitCode === 130;
 
 function stopLine(c: Cell): string | null {
   const s = c.summary;
   if (stoppedByUser(c))
     return `- **Stopped**: by the user at step ${s?.stepsReached ?? 0}, before its verdict: not judged${s?.exitCode != null ? `; exit status ${s.exitCode}` : ''}`;
   if (s?.stall)
-    return `- **Stopped**: by nsa-dbg once the hang was confirmed (SIGINT, then SIGKILL if need be)${s.exitCode != null ? `; exit status ${s.exitCode}` : ''}${ourStop(c) ? '. The KeyboardInterrupt at the end of its output is that stop, not a crash' : ''}`;
+    return `- **Stopped**: by nsa-dbg once the hang was confirmed (SIGINT, then SIGKILL if need be)${s.exitCode != null ? `; exit status ${s.exitCode}` : ''}${ourStop(c) ? '. A KeyboardInterrupt at the end of its output is that stop, not a crash' : ''}`;
   return null;
 }
 
