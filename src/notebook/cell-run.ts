@@ -9,7 +9,7 @@ import { dirname } from 'node:path';
 import type { Preset } from '../presets/preset.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { finishedPatch, type Outcome, startedCell } from './cell-build.js';
-import type { CellSession, NotebookDeps, StartRequest } from './controller.js';
+import type { CellSession, NotebookDeps, StartRequest } from './controller-types.js';
 import { gitInfo } from './git-info.js';
 import { liveLine } from './live-line.js';
 import type { CellLink } from './model.js';

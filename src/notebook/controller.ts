@@ -7,84 +7,28 @@
  */
 import { dirname } from 'node:path';
 import { bisectCells } from '../bisect/cells.js';
-import type { CellBisect } from '../bisect/model.js';
 import type { Preset } from '../presets/preset.js';
 import { writeReport } from '../report/write.js';
-import type { RunSpec } from '../runs/launcher.js';
 import type { SessionController } from '../session/state.js';
-import { isStale, type Outcome, resolveEvidenceDir } from './cell-build.js';
+import { isStale, resolveEvidenceDir } from './cell-build.js';
 import { CellRun, type Phased, presetFor } from './cell-run.js';
 import { asCellView } from './cell-view.js';
-import { envDiff } from './env-diff.js';
+import type { NotebookDeps, NotebookViewState, StartRequest } from './controller-types.js';
 import { flipFlag } from './flags.js';
-import type { Cell, CellLink, Notebook } from './model.js';
+import type { Cell } from './model.js';
 import { nextCellId } from './reducer.js';
+import { describeRequest, editedRequest, rerunRequest } from './requests.js';
 import { RunQueue } from './run-queue.js';
-import { MASK } from './secrets.js';
 import type { NotebookStore } from './store.js';
 
-export interface CellSession extends SessionController {
-  start(): Promise<void>;
-  currentRun(): { spec: RunSpec; exited: boolean } | null;
-  /** stop its timers and followers (the controller calls it once no dashboard shows the cell) */
-  dispose?(): Promise<void>;
-}
-
-export interface OpenCellOptions {
-  lane: string;
-  presets: Map<string, Preset>;
-  runsRoot: string;
-  steps?: number;
-  /** re-attach to a finished (or running) cell's run dir instead of starting the lane */
-  attachRunDir?: string;
-}
-
-export interface NotebookDeps {
-  presets: () => Map<string, Preset>;
-  openSession(o: OpenCellOptions): CellSession;
-  /**
-   * start the session and run it to a verdict, taking evidence and stopping on a stall; the
-   * session is left open (the controller disposes it once no dashboard shows it)
-   */
-  runToVerdict(session: CellSession): Promise<Outcome & { localDir: string }>;
-  target: string;
-  /** steps for new cells (a phase's own steps win) */
-  steps?: number;
-  now?: () => Date;
-}
-
-export interface NotebookViewState {
-  file: string;
-  notebook: Notebook;
-  /** cells whose lane file changed since they ran */
-  stale: string[];
-  /** the cell whose run is in progress */
-  running: string | null;
-  /** the running cell's status line: step, loss, toks/s, SUSPECT/STALL */
-  live: string | null;
-  /** cells asked for while another runs, in the order they will run */
-  queued: QueuedView[];
-  notice: string | null;
-}
-
-export interface QueuedView {
-  qid: string;
-  lane: string;
-  /** "toggle of c2: NSA_USE_FA2=0", "" for a plain run of the lane */
-  what: string;
-}
-
-export interface StartRequest {
-  lane: string;
-  /** the full env to run with (default: the lane's) */
-  env?: Record<string, string>;
-  /** a bisection's trial: the lane's args, demo env and detector settings replaced */
-  preset?: Partial<Pick<Preset, 'args' | 'demoEnv' | 'detector'>>;
-  bisect?: CellBisect;
-  parent?: string;
-  link?: CellLink;
-  phase?: number;
-}
+export type {
+  CellSession,
+  NotebookDeps,
+  NotebookViewState,
+  OpenCellOptions,
+  QueuedView,
+  StartRequest,
+} from './controller-types.js';
 
 export class NotebookController {
   /** a bisection (src/bisect) holds the run slot between its trials; close() stops it */
@@ -161,7 +105,7 @@ export class NotebookController {
     }
     // a bisection's own trials run in its slot; everything else waits its turn
     if (!req.bisect && (this.active || this.task)) {
-      const q = this.queue.push(req, req.lane, this.describe(req));
+      const q = this.queue.push(req, req.lane, describeRequest(req, this.store.get().cells));
       const ahead = this.active?.id ?? 'the bisection';
       this.say(`${q.qid} ${req.lane} queued: it runs when ${ahead} has ended (x takes it off the queue)`);
       return null;
@@ -209,15 +153,6 @@ export class NotebookController {
     else this.publish();
   }
 
-  /** what a queued request is, for its row: "toggle of c2: NSA_USE_FA2=0" */
-  private describe(req: StartRequest): string {
-    if (!req.parent) return '';
-    const p = this.cell(req.parent);
-    const how = req.link === 'phase' ? `phase ${(req.phase ?? 0) + 1} after` : `${req.link ?? 'from'} of`;
-    const d = p && req.env && req.link !== 'rerun' ? envDiff(p.env, req.env) : [];
-    return `${how} ${req.parent}${d.length ? `: ${d.join(' ')}` : ''}`;
-  }
-
   /** take a queued cell off the queue before it starts */
   unqueue(qid: string): void {
     const q = this.queue.remove(qid);
@@ -240,41 +175,15 @@ export class NotebookController {
     return this.active?.done ?? Promise.resolve();
   }
 
-  /** how many cells wait in the queue */
-  queued(): number {
-    return this.queue.list().length;
-  }
-
-  /** the env a new cell made from `cell` starts with: the lane's now, the cell's edits on top */
-  private envFrom(cell: Cell): Record<string, string> {
-    const lane = this.deps.presets().get(cell.lane.name);
-    const env = { ...(lane?.env ?? {}) };
-    for (const [k, v] of Object.entries(cell.env)) if (v !== MASK) env[k] = v;
-    return env;
-  }
-
   rerun(id: string): string | null {
     const c = this.cell(id);
-    if (!c) return null;
-    return this.start({
-      lane: c.lane.name,
-      env: this.envFrom(c),
-      parent: c.id,
-      link: 'rerun',
-      phase: c.phase,
-    });
+    return c ? this.start(rerunRequest(c, this.deps.presets())) : null;
   }
 
   /** a new cell from `id` with `edits` applied (value null: unset) */
   runEdited(id: string, edits: Record<string, string | null>): string | null {
     const c = this.cell(id);
-    if (!c) return null;
-    const env = this.envFrom(c);
-    for (const [k, v] of Object.entries(edits)) {
-      if (v === null) delete env[k];
-      else env[k] = v;
-    }
-    return this.start({ lane: c.lane.name, env, parent: c.id, link: 'toggle', phase: c.phase });
+    return c ? this.start(editedRequest(c, edits, this.deps.presets())) : null;
   }
 
   /** the one-key A/B: flip `flag` 0↔1 in a new cell made from `id` */
