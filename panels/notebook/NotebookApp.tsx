@@ -38,11 +38,23 @@ export type NotebookAppController = Pick<
   | 'bisect'
 > & { report(): string };
 
+/** what the notebook showed when a cell's dashboard handed the terminal to its run (`t`) */
+export interface NotebookResume {
+  ui: NotebookUi;
+  cellView: SessionController;
+}
+
 export interface NotebookAppProps {
   controller: NotebookAppController;
   onExit: () => void;
   color?: boolean;
   ascii?: boolean;
+  /** `t` in a cell's dashboard: hand the terminal to its run, then come back to this */
+  onTerminal?: (resume: NotebookResume) => void;
+  /** back from the run's terminal: the same list state and the same cell's dashboard */
+  resume?: NotebookResume;
+  /** a line for the cell's dashboard to show first (the hand-over ended, or could not happen) */
+  initialNotice?: string;
 }
 
 const TEXT_MODES = new Set(['lanes', 'flags', 'value', 'palette']);
@@ -58,7 +70,15 @@ export function splitKeys(input: string, key: InkKeyFlags, mode: string): Array<
 
 const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
-export function NotebookApp({ controller, onExit, color = colorFromEnv(), ascii = false }: NotebookAppProps) {
+export function NotebookApp({
+  controller,
+  onExit,
+  color = colorFromEnv(),
+  ascii = false,
+  onTerminal,
+  resume,
+  initialNotice,
+}: NotebookAppProps) {
   const [state, setState] = useState<NotebookViewState>(() => controller.getState());
   useEffect(() => {
     setState(controller.getState());
@@ -68,9 +88,9 @@ export function NotebookApp({ controller, onExit, color = colorFromEnv(), ascii 
   const presets = useMemo(() => controller.presets(), [controller]);
   const lanes = useMemo(() => presets.map((p) => ({ name: p.name, description: p.description })), [presets]);
   const flags = useMemo(() => knownFlags(presets), [presets]);
-  const [cellView, setCellView] = useState<SessionController | null>(null);
+  const [cellView, setCellView] = useState<SessionController | null>(resume?.cellView ?? null);
 
-  const [ui, setUi] = useState<NotebookUi>(initialNotebookUi);
+  const [ui, setUi] = useState<NotebookUi>(resume?.ui ?? initialNotebookUi);
   const uiRef = useRef(ui);
   const apply = useCallback((actions: NotebookUiAction[]) => {
     if (actions.length === 0) return;
@@ -161,10 +181,22 @@ export function NotebookApp({ controller, onExit, color = colorFromEnv(), ascii 
     },
     [apply, runEffect],
   );
-  useInput(onInput, { isActive: cellView === null });
+  // always subscribed, also under a cell's dashboard (onInput leaves those keys to it): toggling
+  // `isActive` let raw mode drop to zero between the dashboard's unmount and this re-subscribing,
+  // and a key typed in that gap was lost
+  useInput(onInput);
 
   if (cellView)
-    return <App controller={cellView} ascii={ascii} color={color} onExit={() => setCellView(null)} />;
+    return (
+      <App
+        controller={cellView}
+        ascii={ascii}
+        color={color}
+        onExit={() => setCellView(null)}
+        initialNotice={resume?.cellView === cellView ? initialNotice : undefined}
+        onTerminal={onTerminal ? () => onTerminal({ ui: uiRef.current, cellView }) : undefined}
+      />
+    );
   return (
     <DisplayMode ascii={ascii}>
       <NotebookScreen

@@ -16,7 +16,7 @@ afterEach(() => {
 });
 
 describe('the notebook in real tmux', () => {
-  it('live status line → a queued cell (one taken off) → q back from a running and a finished cell → a typed env value → compare → report → q', {
+  it('live status line → a queued cell (one taken off) → q back from a running and a finished cell → a typed env value → t and back → compare → report → q', {
     timeout: 180_000,
   }, async () => {
     expect(TmuxSession.available(), 'tmux is required: apt-get install -y tmux').toBe(true);
@@ -99,6 +99,14 @@ describe('the notebook in real tmux', () => {
     // c3's dashboard stays live through the end of its run: exited, the verdict, q back
     t.key('Enter');
     await t.waitFor((s) => /lane fa2 · running/.test(s), "c3's live dashboard", 15_000);
+    // t: the run's own terminal, as from the plain dashboard; Ctrl-] comes back to this cell
+    t.key('t');
+    await t.waitFor((s) => s.includes("nsa-dbg: the run's terminal. Ctrl-] returns"), "the run's terminal");
+    t.key('C-]');
+    await t.waitFor(
+      (s) => /lane fa2 · (running|exited)/.test(s) && s.includes('back from the run’s terminal'),
+      "back in c3's dashboard",
+    );
     const ended = await t.waitFor(
       (s) => /lane fa2 · exited 0 · \d+s · step 30\/30/.test(s) && s.includes('PASS'),
       'the dashboard shows the run end, as the plain dashboard does',
