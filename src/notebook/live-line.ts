@@ -28,7 +28,7 @@ export function liveLine(id: string, lane: string, s: DashboardState): string {
   const word = v ? ATTENTION[v.verdict] : undefined;
   if (v && word && s.runState !== 'exited') {
     // "suspect: silent 3 s at …" reads "SUSPECT: silent 3 s at …", not "SUSPECT: suspect: …"
-    const summary = v.summary.replace(new RegExp(`^${v.verdict}:?\\s*`, 'i'), '');
+    const summary = v.summary.replace(new RegExp(`^${v.verdict}:\\s*`, 'i'), '');
     parts.push(`${word}: ${summary}`);
   }
   return parts.join(' · ');
