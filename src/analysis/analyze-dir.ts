@@ -8,7 +8,13 @@
 import { createReadStream } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { classifyRunPath, NODES_FILE, type RunLayout, recordedLayout } from '../ingest/run-files.js';
+import {
+  CLOCK_FILE,
+  classifyRunPath,
+  NODES_FILE,
+  type RunLayout,
+  recordedLayout,
+} from '../ingest/run-files.js';
 import { type ReaderView, RunFolderReader, views } from '../ingest/run-folder.js';
 import { type DetectorSettings, evidenceOptionsOf } from '../presets/preset.js';
 import { Evidence, type EvidenceOptions } from './evidence.js';
@@ -80,6 +86,9 @@ async function streamFile(path: string, onChunk: (chunk: Buffer) => void): Promi
 async function folderFiles(dir: string, layout: RunLayout, withOutput: boolean): Promise<string[]> {
   const paths: string[] = [];
   for (const name of (await readdir(dir)).sort()) paths.push(name);
+  if (layout.outCopy !== undefined && (await isDir(join(dir, layout.outCopy))))
+    for (const name of (await readdir(join(dir, layout.outCopy))).sort())
+      paths.push(`${layout.outCopy}/${name}`);
   if (layout.hostsDir !== undefined && (await isDir(join(dir, layout.hostsDir)))) {
     for (const host of (await readdir(join(dir, layout.hostsDir))).sort()) {
       const sub = join(dir, layout.hostsDir, host);
@@ -89,7 +98,7 @@ async function folderFiles(dir: string, layout: RunLayout, withOutput: boolean):
   }
   const rank = (p: string) => {
     const kind = classifyRunPath(p, layout);
-    return p === NODES_FILE ? 0 : kind === 'stdout' ? 2 : 1;
+    return p === NODES_FILE || p === CLOCK_FILE ? 0 : kind === 'stdout' ? 2 : 1;
   };
   return paths
     .filter(
@@ -102,13 +111,15 @@ export async function analyzeDir(dir: string, opts: AnalyzeOptions = {}): Promis
   if (!(await isDir(dir))) throw new UnusableInputError(`not a directory: ${dir}`);
   const recorded = await runSettings(dir);
   const evidence = new Evidence(opts.evidence ?? recorded.evidence);
+  const files = await folderFiles(dir, recorded.layout, opts.logs === undefined);
   const digest = new DigestCollector();
   const reader = new RunFolderReader(evidence, {
     layout: recorded.layout,
+    // lines wait for the arrival times nsa-dbg recorded, when it did
+    timed: files.includes(CLOCK_FILE),
     stepRegex: opts.stepRegex ?? recorded.stepRegex,
     view: opts.view ? views(digest, opts.view) : digest,
   });
-  const files = await folderFiles(dir, recorded.layout, opts.logs === undefined);
   for (const path of files) {
     const info = await stat(join(dir, path)).catch(() => null);
     if (info === null || !info.isFile()) continue;

@@ -92,6 +92,8 @@ export interface EvidenceState {
   hbPeakAllocMiB: number | null;
   gpus: Map<number, { name: string; peakUsedMiB: number; totalMiB: number }>;
   lastEvidenceTs: number | null;
+  /** the step count of a closing summary (`"steps": N` in the final metrics) */
+  summarySteps: number;
   /** from grad-trace lines on stdout (dumps add theirs at the end) */
   missingGrads: Array<{ rank: number; step?: number; missing: number }>;
   skipped: number;

@@ -20,13 +20,14 @@ import type { At } from '../ingest/order.js';
 import { compareAt } from '../ingest/order.js';
 import { dumpsInOrder } from './evidence-facts.js';
 import type { EvidenceState, StepContext } from './evidence-state.js';
+import type { ProgressRecord } from './progress-tracker.js';
 import { type ManyRanks, manyRanksLive, type RankRow, rankRows } from './rank-table.js';
 import type { AnalysisResult } from './result.js';
 import { matchOutput, matchSource, type Signature } from './signatures.js';
 import { type CurrentSilence, currentSilences } from './silences.js';
 import { StallDetector, type StallDetectorOptions } from './stall-detector.js';
 import { DEFAULT_JUDGE, type JudgeSettings } from './stall-judge.js';
-import { type StepRecord, setLoss, setToks } from './step-stats.js';
+import { type StepRecord, setEnd, setLoss, setToks } from './step-stats.js';
 import { RankSteps } from './step-store.js';
 import { decide, type ResultOptions } from './verdict.js';
 
@@ -39,6 +40,8 @@ const MISSING = /missing=(\d+)/;
 /** probe records kept (a multi-day run probes only while a rank is silent; this bounds the worst case) */
 const MAX_PROBES = 20_000;
 const BEAT = SOURCE_PRIORITY.beat;
+/** when a step ended: a heartbeat's own time beats an output line's or a CSV row's arrival */
+const END_PRIORITY: Record<StepSource, number> = { beat: 3, output: 2, table: 1 };
 
 /** How the evidence is judged: the lane's detector settings, live and offline alike. */
 export interface EvidenceOptions {
@@ -79,6 +82,7 @@ export class Evidence {
       gpus: new Map(),
       lastEvidenceTs: null,
       missingGrads: [],
+      summarySteps: 0,
       skipped: 0,
     };
   }
@@ -95,7 +99,12 @@ export class Evidence {
         const r = this.record(e.rank, e.step);
         setLoss(r, e.loss, SOURCE_PRIORITY.output);
         if (e.toksPerS !== undefined) setToks(r, e.toksPerS, SOURCE_PRIORITY.output);
+        if (e.seconds !== undefined) r.seconds ??= e.seconds;
         this.progressed('output', e.rank, { done: e.step });
+        if (e.ts !== undefined) {
+          setEnd(r, e.ts, END_PRIORITY.output);
+          this.observe({ rank: e.rank, step: e.step, ts: e.ts, msg: 'step_end' }, 'output');
+        }
         if (!Number.isFinite(e.loss)) s.nanHits.push({ rank: e.rank, step: e.step, at });
         return;
       }
@@ -105,9 +114,14 @@ export class Evidence {
       case 'traceback':
         this.addTraceback(e, at);
         return;
-      case 'metrics':
+      case 'metrics': {
         s.outputMetrics = e.metrics;
+        // a closing summary's step count is the last step done (log_every may have hidden it)
+        const n = e.metrics.steps;
+        if (typeof n === 'number' && Number.isInteger(n) && n > 0)
+          s.summarySteps = Math.max(s.summarySteps, n);
         return;
+      }
       case 'proc':
       case 'dump-request':
         s.probing = true;
@@ -125,18 +139,32 @@ export class Evidence {
   }
 
   /** a row of the trainer's CSV table (training.csv): step, loss and toks/s of rank 0 */
-  addTableRow(step: number, loss: number, toksPerS: number): void {
+  addTableRow(step: number, loss: number, toksPerS: number, ts?: number): void {
     const r = this.record(0, step);
     setLoss(r, loss, SOURCE_PRIORITY.table);
     if (Number.isFinite(toksPerS)) setToks(r, toksPerS, SOURCE_PRIORITY.table);
     this.progressed('table', 0, { done: step });
+    if (ts !== undefined) {
+      setEnd(r, ts, END_PRIORITY.table);
+      this.observe({ rank: 0, step, ts, msg: 'step_end' }, 'table');
+    }
+  }
+
+  /** progress from a source other than heartbeats, with its arrival time: the detector learns it too */
+  private observe(p: ProgressRecord, source: StepSource): void {
+    this.s.detector.observe(p, source);
+    this.seenAt(p.ts);
   }
 
   private addLog(e: Extract<IngestEvent, { kind: 'log' }>, at: At): void {
     const s = this.s;
     const rank = e.rank ?? 0;
     if (e.rank !== undefined) s.ranks.add(e.rank);
-    if (e.step !== undefined && e.tag === 'debug') this.progressed('output', rank, { announced: e.step });
+    if (e.step !== undefined && e.tag === 'debug') {
+      this.progressed('output', rank, { announced: e.step });
+      // a per-step marker (`[debug] step N:`) is the step's start
+      if (e.ts !== undefined) this.observe({ rank, step: e.step, ts: e.ts, msg: 'beat' }, 'output');
+    }
     if (e.tag === 'capture') {
       const m = EXIT_LINE.exec(e.text);
       if (m !== null) s.exitFromLog = Number(m[1]);
@@ -243,7 +271,7 @@ export class Evidence {
       const prev = this.hbPid.get(b.rank);
       // a new process in an appended-to file: what the old one wrote is not this run
       if (prev !== undefined && prev !== b.pid) {
-        s.steps.get(b.rank)?.forgetBeats(BEAT);
+        s.steps.get(b.rank)?.forgetBeats(BEAT, END_PRIORITY.beat);
         s.progress.get('beat')?.delete(b.rank);
       }
       this.hbPid.set(b.rank, b.pid);
@@ -258,7 +286,7 @@ export class Evidence {
       this.progressed('beat', b.rank, { announced: b.step });
     } else if (b.msg === 'progress') {
       const r: StepRecord = this.record(b.rank, b.step);
-      r.endTs = b.ts;
+      setEnd(r, b.ts, END_PRIORITY.beat);
       this.progressed('beat', b.rank, { done: b.step });
       if (b.loss !== undefined) {
         setLoss(r, b.loss, BEAT);

@@ -65,6 +65,7 @@ export class DigestCollector implements ReaderView {
   private stopped = false;
   private readonly tracebacks: Array<{ rank: number | undefined; exception: string; lines: string[] }> = [];
   private env: string | null = null;
+  private envPath: string | null = null;
 
   outputLine(text: string): void {
     if (text.trim() === '') return;
@@ -107,7 +108,13 @@ export class DigestCollector implements ReaderView {
   }
 
   file(path: string, content: string): void {
-    if (path === 'env.json') this.env = content;
+    if (!path.endsWith('env.json') || (path !== 'env.json' && !path.endsWith('/env.json'))) return;
+    // the run dir's own first, then the trainer's out_dir copy, then a host's (whatever came first)
+    const rank = (p: string) => `${p.split('/').length}\u0000${p}`;
+    if (this.envPath === null || rank(path) <= rank(this.envPath)) {
+      this.envPath = path;
+      this.env = content;
+    }
   }
 
   /** the charts' points (decimated past their cap) and how many steps each has seen */

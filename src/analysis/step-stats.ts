@@ -12,8 +12,11 @@ export interface StepRecord {
   toksPri?: number;
   /** `beat` (step_start) time */
   startTs?: number;
-  /** `progress` time */
+  /** when the step ended: a `progress` heartbeat, else its output line's arrival */
   endTs?: number;
+  endPri?: number;
+  /** the step's duration as the trainer measured and printed it */
+  seconds?: number;
 }
 
 export interface SlowStep {
@@ -33,6 +36,13 @@ export function setLoss(r: StepRecord, v: number, pri: number): void {
   if (r.lossPri === undefined || pri > r.lossPri) {
     r.loss = v;
     r.lossPri = pri;
+  }
+}
+
+export function setEnd(r: StepRecord, ts: number, pri: number): void {
+  if (r.endPri === undefined || pri > r.endPri) {
+    r.endTs = ts;
+    r.endPri = pri;
   }
 }
 

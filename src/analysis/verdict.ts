@@ -12,6 +12,7 @@
  *            status says it was killed (137, 124, ...) that is noted (e.g. killed by a timeout while
  *            still making progress)
  */
+import type { TracebackEvent } from '../ingest/events.js';
 import { mainThreadTop } from '../ingest/stackdump.js';
 import {
   allSignatures,
@@ -64,8 +65,16 @@ function crashOf(s: EvidenceState, sigs: SignatureState[]): CrashReport | null {
   const summary = s.tracebacks.find((t) => t.ev.torchrun !== undefined)?.ev.torchrun;
   const failed = [...(summary?.failures.map((f) => f.rank) ?? []), ...s.torchrunFailed.map((f) => f.rank)];
   // the culprit from the workers' own exceptions; torchrun's "first observed failure" is evidence
+  const unprefixed = rankOfUnprefixed(s, summary);
   const root = rootCauseOf(
-    s.tracebacks.map((t) => ({ ev: t.ev, at: t.at, step: t.step ?? 1 })),
+    s.tracebacks.map((t) => ({
+      ev:
+        t.ev.rank === undefined && unprefixed !== null && !isStopOrSummary(t.ev.exception)
+          ? { ...t.ev, rank: unprefixed }
+          : t.ev,
+      at: t.at,
+      step: t.step ?? 1,
+    })),
     failed,
   );
   const torchrunRoot = summary?.rootCauseRank ?? null;
@@ -96,6 +105,27 @@ function crashOf(s: EvidenceState, sigs: SignatureState[]): CrashReport | null {
   };
   if (torchrunRoot !== null) out.torchrunRootCause = torchrunRoot;
   return out;
+}
+
+/**
+ * The rank of worker tracebacks printed without a rank prefix (torchrun without --tee; a current
+ * torch prefixes `[rankN]:` only to some exceptions): the one rank torchrun reports exited with a
+ * status of its own (not killed by its signal) that printed no prefixed traceback. Null when that
+ * is not exactly one rank.
+ */
+function rankOfUnprefixed(s: EvidenceState, summary: TracebackEvent['torchrun'] | undefined): number | null {
+  const failures = [
+    ...(summary?.failures ?? []),
+    ...s.torchrunFailed.map((f) => ({ rank: f.rank, exitCode: f.exitCode })),
+  ];
+  if (failures.length === 0) return null;
+  const prefixed = new Set(s.tracebacks.map((t) => t.ev.rank).filter((r) => r !== undefined));
+  const own = new Set(
+    failures
+      .filter((f) => f.exitCode !== null && f.exitCode >= 0 && !prefixed.has(f.rank))
+      .map((f) => f.rank),
+  );
+  return own.size === 1 ? [...own][0]! : null;
 }
 
 /** a worker raised something that is neither a stop nor a consequence of another rank's exit */
@@ -160,7 +190,7 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   // check (someone else's capture), by itself
   const stalls = silences.filter((c) => c.judgement === null || c.judgement.hang);
   const positions = endTs === null ? [] : s.detector.check(endTs);
-  const stepsReached = completedSteps(s);
+  let stepsReached = completedSteps(s);
   resolveTracebackSteps(s);
   const sigs = allSignatures(s);
   const implied = (v: Verdict) => sigs.some((h) => h.sig.implies === v);
@@ -182,6 +212,11 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
     exitCode === 130 ||
     implied('stopped') ||
     s.tracebacks.some((t) => t.ev.exception.endsWith('KeyboardInterrupt'));
+
+  // a closing summary's step count (`"steps": N`, printed when log_every hid the last steps) is
+  // the configured count: it says how far the run got only when it ended cleanly
+  if (nan === null && !crashed && !userStopped && !hangEvidence && metricsSeen(s))
+    stepsReached = Math.max(stepsReached, s.summarySteps);
 
   let verdict: Verdict;
   if (nan !== null) verdict = 'nan';

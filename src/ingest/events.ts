@@ -24,8 +24,12 @@ export interface StepEvent {
   fetchMs?: number;
   fetchP50Ms?: number;
   fetchP95Ms?: number;
+  /** the step's duration as the trainer measured it (nanoGPT's `time Yms`) */
+  seconds?: number;
   /** which grammar matched: nsa-vibe, torchtitan, nanogpt, hf, preset-regex */
   format: string;
+  /** when the line arrived (trainer clock, epoch seconds), where nsa-dbg recorded it */
+  ts?: number;
 }
 
 /** A heartbeat record from `heartbeat_rank{R}.jsonl`. */
@@ -55,6 +59,8 @@ export interface LogLineEvent {
   text: string;
   /** `[debug] step N: input shape` and similar carry the step they announce */
   step?: number;
+  /** when the line arrived (trainer clock, epoch seconds), where nsa-dbg recorded it */
+  ts?: number;
 }
 
 export interface Frame {

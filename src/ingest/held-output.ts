@@ -29,7 +29,7 @@ export interface HeldOutputOptions {
 
 export class HeldOutput {
   private readonly parser: StdoutParser;
-  private readonly held: string[] = [];
+  private readonly held: Array<{ line: string; ts: number | undefined }> = [];
   private head = 0;
   private counted = 0;
 
@@ -40,18 +40,20 @@ export class HeldOutput {
     });
   }
 
-  push(line: string): void {
+  /** a line, with its arrival time where the folder keeps one */
+  push(line: string, ts?: number): void {
     this.o.onLine(line);
+    const item = { line, ts };
     if (this.held.length > this.head || this.waits(line)) {
-      this.held.push(line);
+      this.held.push(item);
       if (this.held.length - this.head > MAX_HELD) this.parse(this.held[this.head++]!);
       this.compact();
-    } else this.parse(line);
+    } else this.parse(item);
   }
 
   /** node records arrived: read the held lines whose agent is now placed */
   release(): void {
-    while (this.head < this.held.length && !this.waits(this.held[this.head]!))
+    while (this.head < this.held.length && !this.waits(this.held[this.head]!.line))
       this.parse(this.held[this.head++]!);
     this.compact();
   }
@@ -71,9 +73,12 @@ export class HeldOutput {
     return m !== null && !this.o.nodes.placesTask(Number(m[1]));
   }
 
-  private parse(line: string): void {
+  private parse({ line, ts }: { line: string; ts: number | undefined }): void {
     this.o.onParsed(line);
-    for (const e of this.parser.push(line)) this.o.onEvent(e, line);
+    for (const e of this.parser.push(line)) {
+      if (ts !== undefined && (e.kind === 'step' || e.kind === 'log')) e.ts = ts;
+      this.o.onEvent(e, line);
+    }
     this.syncSkipped();
   }
 

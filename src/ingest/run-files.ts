@@ -117,7 +117,17 @@ export interface RunLayout {
   hostFilesAtTop?: string[];
   /** ranks per node (where output is placed before the node records say) */
   nprocPerNode?: number;
+  /**
+   * the trainer's own out_dir, copied as this run wrote it (`out/`): its heartbeats, dumps, table
+   * and small files count like the run dir's own
+   */
+  outCopy?: string;
 }
+
+/** where the run dir keeps its copy of the trainer's own out_dir */
+export const OUT_COPY_DIR = 'out';
+/** nsa-dbg's own files: never read from a trainer's out_dir */
+const OWN_KINDS = new Set<RunFileKind>(['stdout', 'probes', 'nodes', 'clock']);
 
 /**
  * A path in the run folder → what it is and under which name the evidence knows it, or null when
@@ -127,6 +137,10 @@ export function classifyRunPath(path: string, layout: RunLayout = {}): RunFileKi
   const parts = path.split('/');
   const base = parts[parts.length - 1]!;
   if (parts.length === 1) return runFileKind(base);
+  if (parts.length === 2 && layout.outCopy !== undefined && parts[0] === layout.outCopy) {
+    const kind = runFileKind(base);
+    return kind === null || OWN_KINDS.has(kind) ? null : kind;
+  }
   // a host's copy of its run dir: `hosts/<alias>/<file>`
   if (layout.hostsDir === undefined || parts.length !== 3 || parts[0] !== layout.hostsDir) return null;
   if (layout.hostFilesAtTop?.includes(base)) return null;

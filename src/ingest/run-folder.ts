@@ -6,6 +6,8 @@
  * they cannot disagree. What each file is comes from run-files.ts; what the evidence makes of the
  * events is src/analysis/'s business.
  */
+
+import { parseClockLine, TimedBytes } from './clock.js';
 import type { BeatEvent, DumpEvent, GpuSample, IngestEvent } from './events.js';
 import { HeartbeatReader } from './heartbeat.js';
 import { HeldOutput } from './held-output.js';
@@ -27,7 +29,7 @@ import { parseStackDump } from './stackdump.js';
 /** What the reader feeds: the run's evidence (src/analysis/evidence.ts implements it). */
 export interface EvidenceSink {
   addEvent(e: IngestEvent, at: At): void;
-  addTableRow(step: number, loss: number, toksPerS: number): void;
+  addTableRow(step: number, loss: number, toksPerS: number, ts?: number): void;
   addGpuSample(g: GpuSample): void;
   setFile(path: string, content: string): void;
   addSkipped(n: number): void;
@@ -74,6 +76,11 @@ export interface ReaderOptions {
   /** a lane's step regex for trainers with another log format */
   stepRegex?: RegExp;
   view?: ReaderView;
+  /**
+   * nsa-dbg's clock of the folder (nsa-dbg-clock.jsonl) is part of it: output and CSV lines wait for
+   * their arrival time. Live: the session writes the clock; offline: when the folder has one.
+   */
+  timed?: boolean;
 }
 
 const TABLE_ROW = /^(\d+),([^,]+),([^,]+),([^,]+)$/;
@@ -84,7 +91,10 @@ interface LineStream {
   kind: RunFileKind;
   splitter: LineSplitter;
   seq: number;
-  skipped: number;
+  /** timed files: their bytes as the clock covers them */
+  timed?: TimedBytes;
+  /** the time of the last portion read (a partial last line's, at the end) */
+  lastT?: number | null;
 }
 
 export class RunFolderReader {
@@ -112,8 +122,12 @@ export class RunFolderReader {
     if (kind === null || this.ended) return;
     switch (kind) {
       case 'stdout':
-        for (const line of this.lineStream(path, kind).splitter.push(chunk)) this.output(path).push(line);
+      case 'table': {
+        const s = this.lineStream(path, kind);
+        if (s.timed !== undefined) s.timed.bytes(chunk);
+        else this.piece(path, s, chunk, undefined);
         return;
+      }
       case 'heartbeat':
         this.beatChunk(path, chunk);
         return;
@@ -133,8 +147,6 @@ export class RunFolderReader {
         this.sink.nodes.push(chunk.toString('utf8'));
         for (const o of this.outputs.values()) o.release();
         return;
-      case 'clock':
-        return; // arrival times of output lines (issue: progress from output) — read by the output stream
       default: {
         const s = this.lineStream(path, kind);
         for (const line of s.splitter.push(chunk)) this.lineOf(path, s, line);
@@ -142,13 +154,30 @@ export class RunFolderReader {
     }
   }
 
+  /**
+   * A small whole file's new content, rewritten in place (a trainer's out_dir reused from run to
+   * run): it replaces what was read of it. Other kinds of file only grow; for them this is a chunk.
+   */
+  replace(path: string, content: Buffer): void {
+    if (this.ended) return;
+    if (classifyRunPath(path, this.layout) !== 'whole') {
+      this.push(path, content);
+      return;
+    }
+    const text = content.subarray(0, MAX_WHOLE_BYTES).toString('utf8');
+    this.texts.set(path, text);
+    this.sink.setFile(path, text);
+    this.view.file?.(path, text);
+  }
+
   /** The end of every file: partial last lines and held output are read now. */
   end(): void {
     if (this.ended) return;
+    for (const s of this.lines.values()) s.timed?.end();
     for (const [path, s] of this.lines) {
       for (const line of s.splitter.flush()) {
-        if (s.kind === 'stdout') this.output(path).push(line);
-        else this.lineOf(path, s, line);
+        if (s.kind === 'stdout') this.output(path).push(line, s.lastT ?? undefined);
+        else this.lineOf(path, s, line, s.lastT ?? undefined);
       }
     }
     for (const o of this.outputs.values()) o.end();
@@ -164,10 +193,23 @@ export class RunFolderReader {
   private lineStream(path: string, kind: RunFileKind): LineStream {
     let s = this.lines.get(path);
     if (s === undefined) {
-      s = { kind, splitter: new LineSplitter(), seq: 0, skipped: 0 };
+      const stream: LineStream = { kind, splitter: new LineSplitter(), seq: 0 };
+      if (this.opts.timed && (kind === 'stdout' || kind === 'table'))
+        stream.timed = new TimedBytes((piece, t) => this.piece(path, stream, piece, t));
+      s = stream;
       this.lines.set(path, s);
     }
     return s;
+  }
+
+  /** bytes of a line file that arrived at `t` (undefined: the folder keeps no clock) */
+  private piece(path: string, s: LineStream, piece: Buffer, t: number | null | undefined): void {
+    s.lastT = t;
+    const ts = t ?? undefined;
+    for (const line of s.splitter.push(piece)) {
+      if (s.kind === 'stdout') this.output(path).push(line, ts);
+      else this.lineOf(path, s, line, ts);
+    }
   }
 
   /** the output of one stdout file: parsed in order, lines of agents not yet placed held back */
@@ -189,17 +231,24 @@ export class RunFolderReader {
     return o;
   }
 
-  private lineOf(path: string, s: LineStream, line: string): void {
+  private lineOf(path: string, s: LineStream, line: string, ts?: number): void {
     if (line.trim() === '') return;
     const kind = s.kind;
-    if (kind === 'probes') {
+    if (kind === 'clock') {
+      const r = parseClockLine(line);
+      if (r === null) this.sink.addSkipped(1);
+      else {
+        const k = classifyRunPath(r.f, this.layout);
+        if (k === 'stdout' || k === 'table') this.lineStream(r.f, k).timed?.record(r.o, r.t);
+      }
+    } else if (kind === 'probes') {
       const e = parseProbeLine(line);
       if (e === null) this.sink.addSkipped(1);
       else this.emit(e, { stream: streamName('probe', path), seq: s.seq++ });
     } else if (kind === 'table') {
       const m = TABLE_ROW.exec(line.trim());
       // the header and other rows that are not step rows are the table's own business
-      if (m !== null) this.sink.addTableRow(Number(m[1]), Number(m[2]), Number(m[4]));
+      if (m !== null) this.sink.addTableRow(Number(m[1]), Number(m[2]), Number(m[4]), ts);
     } else if (kind === 'gpu-csv') {
       const rec = parseNvidiaSmiLine(line);
       if (rec !== null && 'index' in rec) this.sink.addGpuSample(rec);

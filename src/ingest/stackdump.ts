@@ -170,13 +170,15 @@ function calls(code: string | undefined, fn: string): boolean {
 export function handlerFrameCount(d: DumpEvent): number {
   const frames = mainThread(d)?.frames ?? [];
   if (d.dumpKind !== 'signal' || frames.length === 0) return 0;
-  const isHandler = (f: Frame) =>
-    STDLIB_STACK_FILE.test(f.file) || CAPTURE_CALL.test(f.code ?? '') || HANDLER_FUNCTIONS.test(f.function);
+  const strong = (f: Frame) => CAPTURE_CALL.test(f.code ?? '') || HANDLER_FUNCTIONS.test(f.function);
   let i = frames.length - 1;
-  while (i >= 0 && isHandler(frames[i]!)) i--;
-  if (i === frames.length - 1) i--; // nothing recognised: the innermost frame is the handler
-  // the callers of the handler's frames are the handler's as long as they call them by name
-  while (i >= 0 && i + 1 < frames.length && calls(frames[i]!.code, frames[i + 1]!.function)) i--;
+  while (i >= 0 && (strong(frames[i]!) || STDLIB_STACK_FILE.test(frames[i]!.file))) i--;
+  if (i === frames.length - 1)
+    i--; // nothing recognised: the innermost frame is the handler
+  // a handler's callers are the handler's too as long as each calls the next by name; a chain that
+  // starts at stdlib stack code (traceback, threading) is the program's own waiting
+  else if (i >= 0 && strong(frames[i + 1]!))
+    while (i >= 0 && calls(frames[i]!.code, frames[i + 1]!.function)) i--;
   return frames.length - 1 - i;
 }
 

@@ -28,6 +28,8 @@ export interface RunSpec {
   steps?: number;
   /** where the trainer writes heartbeats/dumps (defaults to runDir) */
   outDir: string;
+  /** how outDir was found (src/runs/out-dir-of.ts), when it is not the run dir */
+  outDirFrom?: { from: 'lane' | 'config' | 'flag'; config?: string };
   createdAt: string;
   demo?: boolean;
   /** the lane's detector settings: `analyze` of this run dir judges with them too */

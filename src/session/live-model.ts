@@ -42,8 +42,17 @@ export class LiveModel {
    * `layout`: how the run's folder is laid out, as its launcher recorded it. `probing` (default on):
    * a live session checks silent ranks on the box, so silence alone is only a suspicion; off, the
    * evidence is judged as `analyze` judges a folder (probing only if its probe file says so).
+   * `timed`: the session writes the folder's clock (nsa-dbg-clock.jsonl) and hands its records over
+   * before the chunks they time.
    */
-  constructor(opts: { stepRegex?: string; layout?: RunLayout; probing?: boolean } & EvidenceOptions = {}) {
+  constructor(
+    opts: {
+      stepRegex?: string;
+      layout?: RunLayout;
+      probing?: boolean;
+      timed?: boolean;
+    } & EvidenceOptions = {},
+  ) {
     this.evidence = new Evidence({
       detector: opts.detector,
       judge: opts.judge,
@@ -51,6 +60,7 @@ export class LiveModel {
     });
     this.reader = new RunFolderReader(this.evidence, {
       layout: opts.layout ?? {},
+      timed: opts.timed === true,
       ...(opts.stepRegex ? { stepRegex: new RegExp(opts.stepRegex) } : {}),
       view: views(
         {
@@ -87,11 +97,15 @@ export class LiveModel {
   /** bumped by every chunk ingested: a snapshot built at the same version can reuse the last one's data */
   version = 0;
 
-  /** a chunk of a file of the run folder (its path there), arrived at `nowMs` */
-  onFileChunk(path: string, chunk: Buffer, nowMs: number): void {
+  /**
+   * a chunk of a file of the run folder (its path there), arrived at `nowMs`; `replace`: the file's
+   * whole new content (a small file rewritten in place)
+   */
+  onFileChunk(path: string, chunk: Buffer, nowMs: number, replace = false): void {
     this.version++;
     this.nowMs = nowMs;
-    this.reader.push(path, chunk);
+    if (replace) this.reader.replace(path, chunk);
+    else this.reader.push(path, chunk);
   }
 
   private onBeat(b: BeatEvent): void {

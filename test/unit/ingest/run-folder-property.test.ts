@@ -99,7 +99,41 @@ function edgeCases(): Array<[string, Folder]> {
   ]
     .map((r) => JSON.stringify(r))
     .join('\n');
+  // nanoGPT's output, timed by nsa-dbg's clock: iteration 4 took 30 s (and said so), then it went silent
+  const nano = [
+    'tokens per iteration will be: 8,192',
+    'Overriding config with config/train_shakespeare_char.py:',
+    ...Array.from(
+      { length: 8 },
+      (_, i) =>
+        `iter ${i}: loss ${(4.2 - i / 10).toFixed(4)}, time ${i === 4 ? '30012.50' : '65.20'}ms, mfu 1.23%`,
+    ),
+  ].map((l) => `${l}\n`);
+  let off = 0;
+  let t = T0;
+  const clock: string[] = [];
+  nano.forEach((l, i) => {
+    off += Buffer.byteLength(l);
+    t += i === 6 ? 30 : 0.07;
+    clock.push(JSON.stringify({ f: 'stdout.log', o: off, t }));
+  });
+  const table = 'step,loss,lr,toks_per_s\n1,5.7,2e-05,66\n2,5.6,3e-05,80\n';
+  clock.push(
+    JSON.stringify({ f: 'out/training.csv', o: 24, t: T0 - 2 }),
+    JSON.stringify({ f: 'out/training.csv', o: table.length, t: T0 - 1 }),
+  );
   return [
+    [
+      'nanoGPT output with the arrival clock, a copied out_dir',
+      new Map([
+        ['command.json', b(JSON.stringify({ layout: { outCopy: 'out' } }))],
+        ['stdout.log', b(nano.join(''))],
+        ['nsa-dbg-clock.jsonl', b(`${clock.join('\n')}\n`)],
+        ['out/training.csv', b(table)],
+        ['out/heartbeat_rank0.jsonl', b(beat({ ts: T0, rank: 0, step: 0, msg: 'boot' }))],
+        ['out/stdout.log', b('step 0009 | loss 1.0000 | lr 1.00e-05 | toks/s 1\n')],
+      ]),
+    ],
     ['records without rank', new Map([['heartbeat_rank3.jsonl', b(steps(5))]])],
     ['heartbeat.jsonl', new Map([['heartbeat.jsonl', b(steps(5))]])],
     [
@@ -208,6 +242,7 @@ async function live(dir: string, files: Folder, seed: number): Promise<unknown> 
     ...s.evidence,
     layout: s.layout,
     probing: false,
+    timed: files.has('nsa-dbg-clock.jsonl'),
   });
   const cursors = [...files].map(([path, data]) => ({ path, data, off: 0 }));
   for (;;) {
@@ -276,6 +311,24 @@ describe('what live reading used to get wrong', () => {
       expect(r.crash?.rank).toBe(1);
       expect(r.crash?.node).toBe('n1');
       expect(r.crash?.exception).toBe('ValueError');
+    }
+  });
+});
+
+describe('progress from output and the CSV table, timed by the clock', () => {
+  it('nanoGPT: steps, toks/s from its banner, its own step time, a slow step; the out/ copy read, its stdout.log not', async () => {
+    const files = new Map(edgeCases()).get('nanoGPT output with the arrival clock, a copied out_dir')!;
+    const dir = writeFolder('nano-explicit', files);
+    for (const r of [
+      await analyzeDir(dir),
+      (await live(dir, files, 3)) as Awaited<ReturnType<typeof analyzeDir>>,
+    ]) {
+      expect(r.stepsReached).toBe(7);
+      expect(r.throughput?.medianToksPerS).toBeCloseTo(8192 / 0.0652, 0);
+      expect(r.slowSteps.map((x) => x.step)).toEqual([4]);
+      // the 30 s silence before iteration 4's line: past the threshold learned from 65 ms steps
+      expect(r.pastStalls.map((p) => [p.step, p.where])).toEqual([[4, 'in-step']]);
+      expect(r.digest?.series.loss.at(-1)).toEqual([7, 3.5]);
     }
   });
 });
