@@ -116,10 +116,11 @@ describe('report from a notebook of real demo runs', () => {
     expect(c4).toContain('**Crash**');
     expect(md).toMatch(/^### c12 batched-prefill ⏹️ STOPPED$/m);
     expect(md).toMatch(
-      /^\| c12 batched-prefill \| 5 \/ 200 \| stopped at step 5 \| stopped by the user before its verdict \|$/m,
+      // the fixture's stop came after a few steps, however many the machine managed
+      /^\| c12 batched-prefill \| (\d+) \/ 200 \| stopped at step \1 \| stopped by the user before its verdict \|$/m,
     );
-    expect(md).toContain(
-      '- c12 batched-prefill: stopped by the user at step 5 before its verdict, not judged.',
+    expect(md).toMatch(
+      /^- c12 batched-prefill: stopped by the user at step \d+ before its verdict, not judged\.$/m,
     );
     expect(section(md, 'Executive Summary')).toContain('12 cells: 5 GO, 6 NO-GO, 1 stopped');
   });
