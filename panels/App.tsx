@@ -5,6 +5,7 @@
  */
 import { useInput } from 'ink';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import type { KeyState } from '../src/session/keymap.js';
 import type { DashboardState, SessionController } from '../src/session/state.js';
 import { initialUiState, type UiAction, type UiState, uiReducer } from '../src/session/ui-reducer.js';
 import { Dashboard, dashboardLayout } from './Dashboard.js';
@@ -53,11 +54,17 @@ export function App({
   const [notice, showNotice] = useTransientNotice();
   const [quitting, setQuitting] = useState(false);
   const layout = useMemo(() => dashboardLayout(state, columns, rows), [state, columns, rows]);
+  const keys: KeyState = {
+    ended: state.runState === 'exited',
+    laneLocked: controller.laneLocked?.() ?? null,
+    quitAsks: controller.quitAsks?.() ?? true,
+  };
   const keyContext: KeyContext = {
     lanes,
     logPage: logTextRows(layout.bottom.logHeight, true),
     maxScroll: maxLogScroll(state.log.lines.length, layout.bottom.logHeight),
     stopping: state.runState === 'stopping',
+    keys,
   };
 
   // The UI state lives in a ref as well as in React state: two keys can arrive before React
@@ -117,6 +124,9 @@ export function App({
           if (latest.current.onTerminal) latest.current.onTerminal();
           else showNotice('no terminal to hand over here');
           return;
+        case 'notice':
+          showNotice(effect.text);
+          return;
         case 'cancelJob':
           if (!c.cancelJob) showNotice('not a Slurm run: no job to cancel');
           else c.cancelJob().then(showNotice, (e: unknown) => showNotice(`scancel failed: ${errorText(e)}`));
@@ -162,6 +172,7 @@ export function App({
         quitConsequence={ui.overlay === 'quit' ? controller.quitConsequence() : ''}
         cancelJobText={ui.overlay === 'cancelJob' ? (controller.cancelJobText?.() ?? null) : null}
         quitting={quitting}
+        quitAsks={keys.quitAsks}
       />
     </DisplayMode>
   );

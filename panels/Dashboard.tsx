@@ -34,6 +34,8 @@ export interface DashboardProps {
   /** `K`'s prompt: the job and what scancel does (a Slurm run) */
   cancelJobText?: string | null;
   quitting?: boolean;
+  /** false in a notebook cell's dashboard: `q` goes back, and the footer says so */
+  quitAsks?: boolean;
 }
 
 export function dashboardLayout(state: DashboardState, columns: number, rows: number): Layout {
@@ -52,25 +54,23 @@ export function dashboardLayout(state: DashboardState, columns: number, rows: nu
 const formatLoss = (v: number) => v.toFixed(4);
 const formatRate = (v: number) => v.toFixed(Math.abs(v) >= 100 ? 0 : 1);
 
-/** Short names for the hint line; the keys themselves come from the binding table. */
-const HINTS: Partial<Record<Command, string>> = {
-  help: 'help',
-  dump: 'dump',
-  lanes: 'lane',
-  follow: 'follow',
-  quit: 'quit',
-};
-
 function keyOf(command: Command): string {
   return BINDINGS.find((b) => b.command === command)?.keys[0] ?? '';
 }
 
-function Footer() {
-  const hints = BINDINGS.filter((b) => HINTS[b.command]).map((b) => `${b.keys[0]} ${HINTS[b.command]}`);
+/** The hint line: the binding table's keys with a footer name, in its order */
+export function footerHints(quitAsks = true): string {
+  const hints = BINDINGS.filter((b) => b.hint).map(
+    (b) => `${b.keys[0]} ${b.command === 'quit' && !quitAsks ? 'back' : b.hint}`,
+  );
   hints.push(`${keyOf('scrollUp')}${keyOf('scrollDown')} scroll`);
+  return hints.join('  ');
+}
+
+function Footer({ quitAsks }: { quitAsks: boolean }) {
   return (
     <Text dimColor wrap="truncate-end">
-      {hints.join('  ')}
+      {footerHints(quitAsks)}
     </Text>
   );
 }
@@ -215,7 +215,7 @@ export function Dashboard(p: DashboardProps) {
           <Overlay {...p} layout={layout} />
         </Box>
       )}
-      {layout.footerHeight > 0 ? <Footer /> : null}
+      {layout.footerHeight > 0 ? <Footer quitAsks={p.quitAsks ?? true} /> : null}
     </Box>
   );
 }

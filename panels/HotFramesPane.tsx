@@ -1,6 +1,7 @@
 /**
- * The `s` sampling as a table: where the main thread was across N stack samples (innermost user
- * frame, count, share), then the hottest full stack, innermost first. A poor man's profiler that
+ * The `s` sampling as a table: where the main thread was across N stack samples, one row per
+ * function of the innermost user frame (share, count, its lines hottest first), then the hottest
+ * full stack, innermost first. A poor man's profiler that
  * needs nothing on the box beyond the trainer's SIGUSR1 handler (or py-spy).
  */
 import { Text } from 'ink';
@@ -21,6 +22,13 @@ export function hotFramesTitle(h: HotFramesView): string {
   const progress = h.running ? `sampling ${h.taken}/${h.of}` : `${h.taken} samples`;
   const missed = h.unanswered > 0 ? ` · ${h.unanswered} unanswered (outside Python)` : '';
   return `hot frames · ${progress}, 1.5 s apart${missed}`;
+}
+
+/** `selection.py:120` for one line; `selection.py lines 120 (2), 131, 140` for several */
+export function hotFrameWhere(r: HotFramesView['rows'][number], clean: (s: string) => string): string {
+  const file = clean(baseName(r.file));
+  if (r.lines.length <= 1) return `${file}:${r.line}`;
+  return `${file} lines ${r.lines.map((l) => (l.count > 1 ? `${l.line} (${l.count})` : String(l.line))).join(', ')}`;
 }
 
 export function HotFramesPane({ hot, width, height, color }: HotFramesPaneProps) {
@@ -48,7 +56,7 @@ export function HotFramesPane({ hot, width, height, color }: HotFramesPaneProps)
             {`${String(Math.round(r.share * 100)).padStart(3)}% ${String(r.count).padStart(3)}x `}
             {padCut(clean(r.function), fnWidth)}
           </Text>
-          <Text dimColor> {`${clean(baseName(r.file))}:${r.line}`}</Text>
+          <Text dimColor> {hotFrameWhere(r, clean)}</Text>
         </Text>
       ))}
       {stack.length > 0 ? (

@@ -3,7 +3,14 @@
  * first (so typing "q" in the lane filter filters, it does not quit); on the bare dashboard the one
  * binding table (`commandForKey`) decides. Pure, so the App's `useInput` handler stays a thin shell.
  */
-import { type Command, commandForKey, type KeyFlags } from '../src/session/keymap.js';
+import {
+  type Command,
+  commandForKey,
+  type KeyFlags,
+  type KeyState,
+  LIVE_KEYS,
+  unavailableReason,
+} from '../src/session/keymap.js';
 import type { LaneSummary } from '../src/session/state.js';
 import { filterLanes, type UiAction, type UiState } from '../src/session/ui-reducer.js';
 
@@ -20,7 +27,9 @@ export type KeyEffect =
   | { kind: 'switchLane'; lane: string }
   | { kind: 'quit' }
   | { kind: 'cancelJob' }
-  | { kind: 'terminal' };
+  | { kind: 'terminal' }
+  /** a key that cannot act now says why on the status line */
+  | { kind: 'notice'; text: string };
 
 export interface KeyContext {
   lanes: readonly LaneSummary[];
@@ -30,6 +39,8 @@ export interface KeyContext {
   maxScroll: number;
   /** the stop ladder is running: `q` again kills at once */
   stopping?: boolean;
+  /** what decides whether a key can act now (default: a live run on the plain dashboard) */
+  keys?: KeyState;
 }
 
 export interface Routed {
@@ -49,7 +60,10 @@ function printable(input: string): string {
   return [...input].filter((c) => c >= ' ' && c !== '\u007f').join('');
 }
 
-function routeDashboard(command: Command | null, ctx: KeyContext): Routed {
+function routeDashboard(command: Command | null, ctx: KeyContext, input: string, key: KeyFlags): Routed {
+  const keys = ctx.keys ?? LIVE_KEYS;
+  const why = command ? unavailableReason(command, keys) : null;
+  if (why) return { actions: [], effect: { kind: 'notice', text: why } };
   const scroll = (delta: number): Routed => ({
     actions: [{ type: 'scroll', delta, maxScroll: ctx.maxScroll }],
   });
@@ -65,9 +79,9 @@ function routeDashboard(command: Command | null, ctx: KeyContext): Routed {
       return { actions: [], effect: { kind: 'terminal' } };
     case 'quit':
       // a second `q` while the run is being stopped: no more waiting for SIGINT, SIGKILL now
-      return ctx.stopping
-        ? { actions: [], effect: { kind: 'killNow' } }
-        : { actions: [{ type: 'openQuit' }] };
+      if (ctx.stopping) return { actions: [], effect: { kind: 'killNow' } };
+      // a notebook cell's dashboard: `q` is "back", nothing to confirm
+      return keys.quitAsks ? { actions: [{ type: 'openQuit' }] } : { actions: [], effect: { kind: 'quit' } };
     case 'help':
       return { actions: [{ type: 'toggleHelp' }] };
     case 'cancelJob':
@@ -83,6 +97,12 @@ function routeDashboard(command: Command | null, ctx: KeyContext): Routed {
     case 'follow':
       return { actions: [{ type: 'follow' }] };
     case null:
+      // a single typed character that is no key here: say so rather than nothing at all
+      if ([...input].length === 1 && printable(input) === input && !key.ctrl && !key.meta)
+        return {
+          actions: [],
+          effect: { kind: 'notice', text: `${input} is not a key here: ? lists the keys` },
+        };
       return NOTHING;
   }
 }
@@ -115,7 +135,7 @@ export function routeKey(input: string, key: InkKeyFlags, ui: UiState, ctx: KeyC
   const ch = singleKey(input);
   switch (ui.overlay) {
     case 'none':
-      return routeDashboard(commandForKey(input, key), ctx);
+      return routeDashboard(commandForKey(input, key), ctx, input, key);
     case 'help':
       // Any of the ways a user tries to leave works; other keys are ignored rather than acted on
       // behind the overlay.

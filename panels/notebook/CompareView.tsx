@@ -1,19 +1,19 @@
 /**
  * Two marked cells side by side: env and command differences, loss and toks/s overlaid on shared
- * axes (each cell keeps its colour by id, as in the report's SVG), and a summary table.
+ * axes (one colour per side: two cells never share one, whatever their ids), and a summary table.
  */
 import { Box, Text } from 'ink';
 import { compareCells } from '../../src/notebook/compare.js';
-import { type Cell, colourSlot } from '../../src/notebook/model.js';
+import type { Cell } from '../../src/notebook/model.js';
 import { plotSeriesSegments } from '../charts/braille.js';
 import { useClean } from '../display.js';
 import { padCut } from '../format.js';
 
-/** terminal colours for cell slots, in the order of the SVG palette's hues */
-export const CELL_COLOURS = ['blue', 'red', 'green', 'magenta', 'yellow', 'cyan', 'white'];
+/** the two sides' terminal colours, the first two hues of the report's SVG palette */
+export const SIDE_COLOURS = ['blue', 'red'] as const;
 
-export function cellColour(id: string, color: boolean): string | undefined {
-  return color ? CELL_COLOURS[colourSlot(id, CELL_COLOURS.length)] : undefined;
+export function sideColour(side: 0 | 1, color: boolean): string | undefined {
+  return color ? SIDE_COLOURS[side] : undefined;
 }
 
 function Chart({
@@ -35,7 +35,7 @@ function Chart({
 }) {
   const series = [a, b].map((c) => ({ points: pick(c).map(([step, value]) => ({ step, value })) }));
   const rows = plotSeriesSegments(series, width, height);
-  const colours = [cellColour(a.id, color), cellColour(b.id, color)];
+  const colours = [sideColour(0, color), sideColour(1, color)];
   // without colours the two lines are told apart by the legend's order only: say so
   return (
     <Box flexDirection="column" width={width}>
@@ -80,11 +80,11 @@ export function CompareView({
     <Box flexDirection="column">
       <Text bold wrap="truncate-end">
         compare{' '}
-        <Text color={cellColour(a.id, color)}>
+        <Text color={sideColour(0, color)}>
           {a.id} {a.lane.name}
         </Text>{' '}
         vs{' '}
-        <Text color={cellColour(b.id, color)}>
+        <Text color={sideColour(1, color)}>
           {b.id} {b.lane.name}
         </Text>{' '}
         <Text dimColor>· Esc back</Text>

@@ -20,7 +20,7 @@ import type { InkKeyFlags } from '../key-router.js';
 import { colorFromEnv } from '../theme.js';
 import { useTerminalSize } from '../use-terminal-size.js';
 import { NotebookScreen } from './NotebookScreen.js';
-import { type NotebookEffect, type NotebookKeyContext, routeNotebookKey } from './route.js';
+import { type NotebookEffect, type NotebookKeyContext, routeNotebookKey, rowCount } from './route.js';
 
 /** what the App needs of the controller: the notebook engine, or a test's stand-in for its calls */
 export type NotebookAppController = Pick<
@@ -32,19 +32,32 @@ export type NotebookAppController = Pick<
   | 'rerun'
   | 'runEdited'
   | 'delete'
+  | 'unqueue'
   | 'openCell'
   | 'setNotice'
   | 'bisect'
 > & { report(): string };
+
+/** what the notebook showed when a cell's dashboard handed the terminal to its run (`t`) */
+export interface NotebookResume {
+  ui: NotebookUi;
+  cellView: SessionController;
+}
 
 export interface NotebookAppProps {
   controller: NotebookAppController;
   onExit: () => void;
   color?: boolean;
   ascii?: boolean;
+  /** `t` in a cell's dashboard: hand the terminal to its run, then come back to this */
+  onTerminal?: (resume: NotebookResume) => void;
+  /** back from the run's terminal: the same list state and the same cell's dashboard */
+  resume?: NotebookResume;
+  /** a line for the cell's dashboard to show first (the hand-over ended, or could not happen) */
+  initialNotice?: string;
 }
 
-const TEXT_MODES = new Set(['lanes', 'flags', 'palette']);
+const TEXT_MODES = new Set(['lanes', 'flags', 'value', 'palette']);
 
 /**
  * Keys typed fast (or sent by tmux) arrive as one chunk ("mc"): outside the text fields each
@@ -57,19 +70,27 @@ export function splitKeys(input: string, key: InkKeyFlags, mode: string): Array<
 
 const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
-export function NotebookApp({ controller, onExit, color = colorFromEnv(), ascii = false }: NotebookAppProps) {
+export function NotebookApp({
+  controller,
+  onExit,
+  color = colorFromEnv(),
+  ascii = false,
+  onTerminal,
+  resume,
+  initialNotice,
+}: NotebookAppProps) {
   const [state, setState] = useState<NotebookViewState>(() => controller.getState());
   useEffect(() => {
     setState(controller.getState());
     return controller.subscribe(setState);
   }, [controller]);
-  const { columns, rows } = useTerminalSize();
+  const { columns, rows: height } = useTerminalSize();
   const presets = useMemo(() => controller.presets(), [controller]);
   const lanes = useMemo(() => presets.map((p) => ({ name: p.name, description: p.description })), [presets]);
   const flags = useMemo(() => knownFlags(presets), [presets]);
-  const [cellView, setCellView] = useState<SessionController | null>(null);
+  const [cellView, setCellView] = useState<SessionController | null>(resume?.cellView ?? null);
 
-  const [ui, setUi] = useState<NotebookUi>(initialNotebookUi);
+  const [ui, setUi] = useState<NotebookUi>(resume?.ui ?? initialNotebookUi);
   const uiRef = useRef(ui);
   const apply = useCallback((actions: NotebookUiAction[]) => {
     if (actions.length === 0) return;
@@ -82,17 +103,20 @@ export function NotebookApp({ controller, onExit, color = colorFromEnv(), ascii 
     lanes,
     flags,
     running: state.running,
+    queued: state.queued,
     bisections: state.notebook.bisections?.length ?? 0,
   };
   const latest = useRef({ ctx, cellView, onExit });
   latest.current = { ctx, cellView, onExit };
 
-  // a new cell goes to the end of the list: select it so Enter opens what just started
+  // a new cell goes after the others (before the queued ones): select it so Enter opens what just
+  // started; a queued cell joins the end without moving the selection
   const count = state.notebook.cells.length;
-  const [seenCount, setSeenCount] = useState(count);
-  if (count !== seenCount) {
-    setSeenCount(count);
-    apply([{ type: 'select', index: count > seenCount ? count - 1 : uiRef.current.selected, count }]);
+  const rows = rowCount(ctx);
+  const [seen, setSeen] = useState({ count, rows });
+  if (count !== seen.count || rows !== seen.rows) {
+    setSeen({ count, rows });
+    apply([{ type: 'select', index: count > seen.count ? count - 1 : uiRef.current.selected, count: rows }]);
   }
 
   const runEffect = useCallback(
@@ -110,6 +134,9 @@ export function NotebookApp({ controller, onExit, color = colorFromEnv(), ascii 
           return;
         case 'delete':
           c.delete(e.id);
+          return;
+        case 'unqueue':
+          c.unqueue(e.qid);
           return;
         case 'bisect':
           c.bisect(e.a, e.b);
@@ -154,10 +181,22 @@ export function NotebookApp({ controller, onExit, color = colorFromEnv(), ascii 
     },
     [apply, runEffect],
   );
-  useInput(onInput, { isActive: cellView === null });
+  // always subscribed, also under a cell's dashboard (onInput leaves those keys to it): toggling
+  // `isActive` let raw mode drop to zero between the dashboard's unmount and this re-subscribing,
+  // and a key typed in that gap was lost
+  useInput(onInput);
 
   if (cellView)
-    return <App controller={cellView} ascii={ascii} color={color} onExit={() => setCellView(null)} />;
+    return (
+      <App
+        controller={cellView}
+        ascii={ascii}
+        color={color}
+        onExit={() => setCellView(null)}
+        initialNotice={resume?.cellView === cellView ? initialNotice : undefined}
+        onTerminal={onTerminal ? () => onTerminal({ ui: uiRef.current, cellView }) : undefined}
+      />
+    );
   return (
     <DisplayMode ascii={ascii}>
       <NotebookScreen
@@ -166,7 +205,7 @@ export function NotebookApp({ controller, onExit, color = colorFromEnv(), ascii 
         lanes={lanes}
         flags={flags}
         columns={columns}
-        rows={rows}
+        rows={height}
         color={color}
         notice={state.notice}
       />

@@ -7,15 +7,16 @@ import { Box, Text } from 'ink';
 import type { ReactElement } from 'react';
 import type { NotebookViewState } from '../../src/notebook/controller.js';
 import type { KnownFlag } from '../../src/notebook/flags.js';
-import { NOTEBOOK_BINDINGS, paletteWords } from '../../src/notebook/keymap.js';
-import { editedEnv, type NotebookUi } from '../../src/notebook/view-reducer.js';
+import { ENV_BINDINGS, NOTEBOOK_BINDINGS, paletteWords } from '../../src/notebook/keymap.js';
+import type { NotebookUi } from '../../src/notebook/view-reducer.js';
 import { useClean } from '../display.js';
 import { padCut } from '../format.js';
 import { tone } from '../theme.js';
 import { BisectView } from './BisectView.js';
 import { CompareView } from './CompareView.js';
-import { badge, parentDiff, verdictText } from './cell-line.js';
-import { filterByName } from './route.js';
+import { badge, detailVerdict, parentDiff, verdictText } from './cell-line.js';
+import { EnvEditor, ValueEntry } from './EnvEditor.js';
+import { filterByName, flagItems, selectedQueued } from './route.js';
 
 export interface NotebookScreenProps {
   state: NotebookViewState;
@@ -32,18 +33,22 @@ function Help({ color }: { color: boolean }) {
   const labels = NOTEBOOK_BINDINGS.map((b) =>
     [...b.keys, ...(b.palette ? [`:${b.palette === 'lane' ? 'lane NAME' : b.palette}`] : [])].join(' / '),
   );
-  const w = Math.max(...labels.map((l) => l.length)) + 2;
+  const envLabels = ENV_BINDINGS.map((b) => b.keys.join(' / '));
+  const w = Math.max(...labels.map((l) => l.length), ...envLabels.map((l) => l.length)) + 2;
+  const row = (key: string, label: string, description: string) => (
+    <Text key={key} wrap="truncate-end">
+      <Text bold color={tone(color, 'info')}>
+        {padCut(label, w)}
+      </Text>
+      {description}
+    </Text>
+  );
   return (
     <Box flexDirection="column">
       <Text bold>keys and : commands · Esc or ? closes</Text>
-      {NOTEBOOK_BINDINGS.map((b, i) => (
-        <Text key={b.command} wrap="truncate-end">
-          <Text bold color={tone(color, 'info')}>
-            {padCut(labels[i] ?? '', w)}
-          </Text>
-          {b.description}
-        </Text>
-      ))}
+      {NOTEBOOK_BINDINGS.map((b, i) => row(b.command, labels[i] ?? '', b.description))}
+      <Text bold>in the env editor (e)</Text>
+      {ENV_BINDINGS.map((b, i) => row(`env-${b.command}`, envLabels[i] ?? '', b.description))}
     </Box>
   );
 }
@@ -53,14 +58,17 @@ function Picker({
   items,
   ui,
   color,
+  filtered,
 }: {
   title: string;
   items: Array<{ name: string; description: string }>;
   ui: NotebookUi;
   color: boolean;
+  /** the items are already filtered by the typed text */
+  filtered?: boolean;
 }) {
   const clean = useClean();
-  const matches = filterByName(items, ui.pick.text);
+  const matches = filtered ? items : filterByName(items, ui.pick.text);
   return (
     <Box flexDirection="column">
       <Text bold>
@@ -75,32 +83,6 @@ function Picker({
         </Text>
       ))}
       {matches.length === 0 ? <Text dimColor>nothing matches</Text> : null}
-    </Box>
-  );
-}
-
-function EnvEditor({ state, ui, color }: { state: NotebookViewState; ui: NotebookUi; color: boolean }) {
-  const clean = useClean();
-  const env = ui.env!;
-  const cell = state.notebook.cells.find((c) => c.id === env.cellId);
-  if (!cell) return null;
-  const rows = editedEnv(cell.env, env.edits);
-  const changes = Object.entries(env.edits).map(([k, v]) => (v === null ? `-${k}` : `${k}=${v}`));
-  return (
-    <Box flexDirection="column">
-      <Text bold>
-        env of {cell.id} {cell.lane.name}{' '}
-        <Text dimColor>· space flips 0↔1 · f known flags · u unset · Enter runs a new cell · Esc</Text>
-      </Text>
-      {rows.map(([k, v], i) => (
-        <Text key={k} inverse={i === env.index} wrap="truncate-end">
-          {k in env.edits ? <Text color={tone(color, 'warn')}>* </Text> : '  '}
-          {k}={clean(v)}
-        </Text>
-      ))}
-      <Text color={tone(color, 'accent')}>
-        diff to {cell.id}: {changes.length ? changes.join(' ') : '(none yet)'}
-      </Text>
     </Box>
   );
 }
@@ -120,9 +102,14 @@ function CellList({
 }) {
   const clean = useClean();
   const cells = state.notebook.cells;
-  if (cells.length === 0)
+  const queued = state.queued;
+  if (cells.length === 0 && queued.length === 0)
     return <Text dimColor>no cells yet: n starts one from a lane (:lane NAME), ? lists the keys</Text>;
-  const first = Math.max(0, Math.min(ui.selected - Math.floor(height / 2), cells.length - height));
+  const total = cells.length + queued.length;
+  const first = Math.max(0, Math.min(ui.selected - Math.floor(height / 2), total - height));
+  const shownQueued = queued
+    .map((q, i) => ({ q, at: cells.length + i }))
+    .filter(({ at }) => at >= first && at < first + height);
   return (
     <Box flexDirection="column">
       {cells.slice(first, first + height).map((c, i) => {
@@ -144,6 +131,17 @@ function CellList({
           </Text>
         );
       })}
+      {shownQueued.map(({ q, at }, i) => (
+        <Text key={q.qid} inverse={at === ui.selected} wrap="truncate-end">
+          {'  '}
+          {padCut(q.qid, 4)}{' '}
+          <Text bold color={tone(color, 'muted')}>
+            QUEUED
+          </Text>{' '}
+          {padCut(q.lane, 18)} {i === 0 && shownQueued[0]?.at === cells.length ? 'next' : 'waiting'}
+          {q.what ? <Text color={tone(color, 'accent')}> ← {clean(q.what)}</Text> : null}
+        </Text>
+      ))}
     </Box>
   );
 }
@@ -151,7 +149,16 @@ function CellList({
 function Detail({ state, ui }: { state: NotebookViewState; ui: NotebookUi }) {
   const clean = useClean();
   const c = state.notebook.cells[ui.selected];
+  const q = selectedQueued({ cells: state.notebook.cells, queued: state.queued }, ui);
+  if (q)
+    return (
+      <Text wrap="truncate-end">
+        {q.qid} {q.lane} · queued{q.what ? ` · ${clean(q.what)}` : ''} · runs when the cells before it have
+        ended; x takes it off the queue
+      </Text>
+    );
   if (!c) return null;
+  const verdict = detailVerdict(c);
   const s = c.summary;
   return (
     <Box flexDirection="column">
@@ -165,12 +172,21 @@ function Detail({ state, ui }: { state: NotebookViewState; ui: NotebookUi }) {
           {s.medianToksPerS ?? '–'} toks/s · peak {s.peakMemMiB ?? '–'} MiB
         </Text>
       ) : null}
-      {c.reasons?.length ? <Text wrap="truncate-end">NO-GO: {clean(c.reasons.join('; '))}</Text> : null}
+      {verdict ? <Text wrap="truncate-end">{clean(verdict)}</Text> : null}
       <Text wrap="truncate-end" dimColor>
         {clean(c.evidenceDir)}
       </Text>
     </Box>
   );
+}
+
+/** what quitting now ends: the running cell is stopped (its verdict kept), the queue dropped */
+function quitPrompt(state: NotebookViewState): string {
+  const parts: string[] = [];
+  if (state.running) parts.push(`stop ${state.running} (its verdict is kept)`);
+  const n = state.queued.length;
+  if (n) parts.push(`drop ${n} queued cell${n === 1 ? '' : 's'}`);
+  return `${parts.join(' and ')} and quit? y/N`;
 }
 
 export function NotebookScreen({
@@ -195,10 +211,21 @@ export function NotebookScreen({
       body = <Picker title="new cell from lane" items={[...lanes]} ui={ui} color={color} />;
       break;
     case 'flags':
-      body = <Picker title="known flags" items={[...flags]} ui={ui} color={color} />;
+      body = (
+        <Picker
+          title="known flags (or type a new name)"
+          items={flagItems(flags, ui.pick.text)}
+          ui={ui}
+          color={color}
+          filtered
+        />
+      );
       break;
     case 'env':
-      body = <EnvEditor state={state} ui={ui} color={color} />;
+      body = <EnvEditor state={state} ui={ui} color={color} height={rows - 5} />;
+      break;
+    case 'value':
+      body = <ValueEntry state={state} ui={ui} flags={flags} color={color} />;
       break;
     case 'compare':
       body =
@@ -214,20 +241,23 @@ export function NotebookScreen({
     default:
       body = (
         <Box flexDirection="column">
-          <CellList state={state} ui={ui} color={color} height={Math.max(3, rows - 10)} width={columns} />
+          <CellList state={state} ui={ui} color={color} height={Math.max(3, rows - 11)} width={columns} />
           <Detail state={state} ui={ui} />
         </Box>
       );
   }
   const cell = cells[ui.selected];
+  const queued = selectedQueued({ cells, queued: state.queued }, ui);
   const prompt =
-    ui.mode === 'confirmDelete' && cell
-      ? `delete ${cell.id} ${cell.lane.name}? y/N (its evidence folder stays)`
-      : ui.mode === 'quit'
-        ? `${state.running} is running: stop it (its verdict is kept) and quit? y/N`
-        : ui.mode === 'palette'
-          ? `:${ui.pick.text}_   (${paletteWords().join(', ')})`
-          : null;
+    ui.mode === 'confirmDelete' && queued
+      ? `take ${queued.qid} ${queued.lane} off the queue? y/N`
+      : ui.mode === 'confirmDelete' && cell
+        ? `delete ${cell.id} ${cell.lane.name}? y/N (its evidence folder stays)`
+        : ui.mode === 'quit'
+          ? quitPrompt(state)
+          : ui.mode === 'palette'
+            ? `:${ui.pick.text}_   (${paletteWords().join(', ')})`
+            : null;
   return (
     <Box flexDirection="column" width={columns} height={rows}>
       <Text bold wrap="truncate-end">
@@ -238,6 +268,12 @@ export function NotebookScreen({
       <Box flexDirection="column" flexGrow={1}>
         {body}
       </Box>
+      {state.live ? (
+        <Text wrap="truncate-end" color={tone(color, /· (SUSPECT|STALL):/.test(state.live) ? 'bad' : 'info')}>
+          ▶ {clean(state.live)}
+          {state.queued.length ? <Text dimColor> · {state.queued.length} queued</Text> : null}
+        </Text>
+      ) : null}
       {prompt ? (
         <Text bold color={tone(color, 'warn')} wrap="truncate-end">
           {prompt}

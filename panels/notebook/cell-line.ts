@@ -1,13 +1,28 @@
 /** One cell as a list row, and the parent diff: plain strings so views and tests share them. */
+
+import { envDiff } from '../../src/notebook/env-diff.js';
 import type { Cell } from '../../src/notebook/model.js';
-import { envDiff } from '../../src/report/model.js';
 
 export type Badge = { text: string; tone: 'ok' | 'bad' | 'warn' | 'muted' };
 
 export function badge(c: Cell): Badge {
   if (c.state === 'running') return { text: 'RUN  ', tone: 'warn' };
   if (c.state === 'failed') return { text: 'ERROR', tone: 'bad' };
+  if (c.verdict === 'stopped') return { text: 'STOP ', tone: 'warn' };
   return c.go ? { text: 'GO   ', tone: 'ok' } : { text: 'NO-GO', tone: 'bad' };
+}
+
+/**
+ * The detail line's judgement, worded like the badge: a GO keeps its word even with reasons (a
+ * slow GO says "GO, slow: …"), a NO-GO lists why, a stopped cell says it was stopped.
+ */
+export function detailVerdict(c: Cell): string | null {
+  if (c.state === 'running') return null;
+  const why = (c.reasons ?? []).join('; ');
+  if (c.state === 'failed') return `ERROR: the run failed before a verdict${why ? `: ${why}` : ''}`;
+  if (c.verdict === 'stopped') return `STOPPED before its verdict${why ? `: ${why}` : ''}`;
+  if (c.go) return why ? `GO, ${why}` : null;
+  return `NO-GO: ${why || c.summary?.line || c.verdict || 'no verdict'}`;
 }
 
 /** "toggle of c1: NSA_PREFILL_BATCHED=1" */

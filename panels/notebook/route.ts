@@ -2,11 +2,21 @@
  * Keys of the notebook view → UI actions and at most one effect for the controller. Pure: the
  * open overlay gets the key first, the binding table (src/notebook/keymap.ts) decides on the list.
  */
-import type { KnownFlag } from '../../src/notebook/flags.js';
-import { flipFlag } from '../../src/notebook/flags.js';
-import { type NotebookCommand, notebookCommandForKey, parsePalette } from '../../src/notebook/keymap.js';
+import type { QueuedView } from '../../src/notebook/controller.js';
+import { flipFlag, isBinaryFlag, type KnownFlag, valueChoices } from '../../src/notebook/flags.js';
+import {
+  envCommandForKey,
+  type NotebookCommand,
+  notebookCommandForKey,
+  parsePalette,
+} from '../../src/notebook/keymap.js';
 import type { Cell } from '../../src/notebook/model.js';
-import { editedEnv, type NotebookUi, type NotebookUiAction } from '../../src/notebook/view-reducer.js';
+import {
+  editedEnv,
+  envChanges,
+  type NotebookUi,
+  type NotebookUiAction,
+} from '../../src/notebook/view-reducer.js';
 import type { InkKeyFlags } from '../key-router.js';
 
 export type NotebookEffect =
@@ -14,6 +24,7 @@ export type NotebookEffect =
   | { kind: 'rerun'; id: string }
   | { kind: 'runEdited'; id: string; edits: Record<string, string | null> }
   | { kind: 'delete'; id: string }
+  | { kind: 'unqueue'; qid: string }
   | { kind: 'bisect'; a: string; b: string }
   | { kind: 'open'; id: string }
   | { kind: 'report' }
@@ -25,8 +36,34 @@ export interface NotebookKeyContext {
   lanes: ReadonlyArray<{ name: string; description: string }>;
   flags: readonly KnownFlag[];
   running: string | null;
+  /** cells waiting to run; their rows follow the cells' */
+  queued?: readonly QueuedView[];
   /** the notebook has a bisection to show */
   bisections?: number;
+}
+
+/** the list's rows: the cells, then the queued ones */
+export function rowCount(ctx: Pick<NotebookKeyContext, 'cells' | 'queued'>): number {
+  return ctx.cells.length + (ctx.queued?.length ?? 0);
+}
+
+/** the queued cell under the selection, when the selection is past the cells */
+export function selectedQueued(
+  ctx: Pick<NotebookKeyContext, 'cells' | 'queued'>,
+  ui: NotebookUi,
+): QueuedView | undefined {
+  return ui.selected >= ctx.cells.length ? ctx.queued?.[ui.selected - ctx.cells.length] : undefined;
+}
+
+/** a variable name typed into the flag picker that no known flag has: offered as a new variable */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** the flag picker's items: the known flags matching the filter, and the typed name if it is new */
+export function flagItems(flags: readonly KnownFlag[], text: string): KnownFlag[] {
+  const matches = filterByName(flags, text);
+  const t = text.trim();
+  if (!ENV_NAME.test(t) || flags.some((f) => f.name === t)) return matches;
+  return [...matches, { name: t, description: 'a new variable: type its value next', lanes: [], values: [] }];
 }
 
 export interface NotebookRouted {
@@ -54,7 +91,17 @@ function command(
   arg?: string,
 ): NotebookRouted {
   const cell = ctx.cells[ui.selected];
-  const count = ctx.cells.length;
+  const count = rowCount(ctx);
+  const queued = selectedQueued(ctx, ui);
+  // a queued cell has no run yet: it can only be taken off the queue
+  if (queued && (cmd === 'open' || cmd === 'rerun' || cmd === 'env' || cmd === 'mark'))
+    return {
+      actions: [],
+      effect: {
+        kind: 'notice',
+        text: `${queued.qid} ${queued.lane} has not run yet (x takes it off the queue)`,
+      },
+    };
   switch (cmd) {
     case 'down':
       return { actions: [{ type: 'move', delta: 1, count }] };
@@ -91,7 +138,7 @@ function command(
         effect: { kind: 'notice', text: 'mark a GO cell and a NO-GO cell with m, then :bisect' },
       };
     case 'delete':
-      return cell ? { actions: [{ type: 'open', mode: 'confirmDelete' }] } : NOTHING;
+      return cell || queued ? { actions: [{ type: 'open', mode: 'confirmDelete' }] } : NOTHING;
     case 'report':
       return { actions: [{ type: 'close' }], effect: { kind: 'report' } };
     case 'palette':
@@ -99,7 +146,7 @@ function command(
     case 'help':
       return { actions: [{ type: ui.mode === 'help' ? 'close' : 'open', mode: 'help' } as NotebookUiAction] };
     case 'quit':
-      return ctx.running
+      return ctx.running || ctx.queued?.length
         ? { actions: [{ type: 'open', mode: 'quit' }] }
         : { actions: [], effect: { kind: 'quit' } };
     case null:
@@ -124,22 +171,52 @@ function envKeys(input: string, key: InkKeyFlags, ui: NotebookUi, ctx: NotebookK
   if (!cell) return { actions: [{ type: 'close' }] };
   const rows = editedEnv(cell.env, env.edits);
   const row = rows[env.index];
-  if (key.escape) return { actions: [{ type: 'close' }] };
-  if (key.return) {
-    if (Object.keys(env.edits).length === 0)
-      return {
-        actions: [],
-        effect: { kind: 'notice', text: 'no change yet: space flips a flag, f picks one' },
-      };
-    return { actions: [{ type: 'close' }], effect: { kind: 'runEdited', id: cell.id, edits: env.edits } };
+  switch (envCommandForKey(input, key)) {
+    case 'close':
+      return { actions: [{ type: 'close' }] };
+    case 'run':
+      if (envChanges(cell.env, env.edits).length === 0)
+        return {
+          actions: [],
+          effect: { kind: 'notice', text: 'no change yet: space flips a flag, = types a value, f picks one' },
+        };
+      return { actions: [{ type: 'close' }], effect: { kind: 'runEdited', id: cell.id, edits: env.edits } };
+    case 'down':
+      return { actions: [{ type: 'envMove', delta: 1, count: rows.length }] };
+    case 'up':
+      return { actions: [{ type: 'envMove', delta: -1, count: rows.length }] };
+    case 'flip': {
+      if (!row) return NOTHING;
+      const known = ctx.flags.find((f) => f.name === row[0]);
+      // a flag with other values (NSA_FORCE_BRANCH: cmp|sel|win) has no 0↔1: its values are offered
+      if (!isBinaryFlag(known)) return { actions: [{ type: 'openValue', name: row[0] }] };
+      return { actions: [{ type: 'envSet', name: row[0], value: flipFlag(row[1]) }] };
+    }
+    case 'value':
+      return row ? { actions: [{ type: 'openValue', name: row[0] }] } : NOTHING;
+    case 'unset':
+      return row ? { actions: [{ type: 'envSet', name: row[0], value: null }] } : NOTHING;
+    case 'flags':
+      return { actions: [{ type: 'openFlags' }] };
+    case null:
+      return NOTHING;
   }
-  if (key.downArrow || input === 'j') return { actions: [{ type: 'envMove', delta: 1, count: rows.length }] };
-  if (key.upArrow || input === 'k') return { actions: [{ type: 'envMove', delta: -1, count: rows.length }] };
-  if ((input === ' ' || input === 't') && row)
-    return { actions: [{ type: 'envSet', name: row[0], value: flipFlag(row[1]) }] };
-  if (input === 'u' && row) return { actions: [{ type: 'envSet', name: row[0], value: null }] };
-  if (input === 'f') return { actions: [{ type: 'openFlags' }] };
-  return NOTHING;
+}
+
+/** the value entry: typed text or one of the known values, Enter sets it, Esc back to the editor */
+function valueKeys(input: string, key: InkKeyFlags, ui: NotebookUi, ctx: NotebookKeyContext): NotebookRouted {
+  const name = ui.env?.editing;
+  if (!name || key.escape) return { actions: [{ type: 'closeFlags' }] };
+  const choices = valueChoices(ctx.flags, name, ui.pick.text);
+  const t = typing(input, key, choices.length);
+  if (t !== 'enter') return t;
+  const value = choices[ui.pick.index];
+  if (value === undefined)
+    return {
+      actions: [],
+      effect: { kind: 'notice', text: `type a value for ${name} (u in the editor unsets it)` },
+    };
+  return { actions: [{ type: 'envSet', name, value }, { type: 'closeFlags' }] };
 }
 
 export function routeNotebookKey(
@@ -159,6 +236,9 @@ export function routeNotebookKey(
         : NOTHING;
     case 'confirmDelete': {
       const cell = ctx.cells[ui.selected];
+      const queued = selectedQueued(ctx, ui);
+      if ((input === 'y' || input === 'Y') && queued)
+        return { actions: [{ type: 'close' }], effect: { kind: 'unqueue', qid: queued.qid } };
       if ((input === 'y' || input === 'Y') && cell)
         return { actions: [{ type: 'close' }], effect: { kind: 'delete', id: cell.id } };
       // anything else, Enter included, is the default: No
@@ -177,12 +257,15 @@ export function routeNotebookKey(
     }
     case 'flags': {
       if (key.escape) return { actions: [{ type: 'closeFlags' }] };
-      const matches = filterByName(ctx.flags, ui.pick.text);
+      const matches = flagItems(ctx.flags, ui.pick.text);
       const t = typing(input, key, matches.length);
       if (t !== 'enter') return t;
       const flag = matches[ui.pick.index];
       const cell = ctx.cells.find((c) => c.id === ui.env?.cellId);
       if (!flag || !cell || !ui.env) return NOTHING;
+      // a 0/1 flag flips at once (the quick A/B); any other is given a value
+      if (!isBinaryFlag(flag) || (flag.values.length === 0 && flag.lanes.length === 0))
+        return { actions: [{ type: 'openValue', name: flag.name }] };
       const current =
         flag.name in ui.env.edits ? (ui.env.edits[flag.name] ?? undefined) : cell.env[flag.name];
       return {
@@ -191,6 +274,8 @@ export function routeNotebookKey(
     }
     case 'env':
       return envKeys(input, key, ui, ctx);
+    case 'value':
+      return valueKeys(input, key, ui, ctx);
     case 'palette': {
       if (key.escape) return { actions: [{ type: 'close' }] };
       const t = typing(input, key, 0);

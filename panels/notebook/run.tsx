@@ -1,53 +1,34 @@
-import { type Instance, render } from 'ink';
 import type { TuiOptions } from '../../src/cli/deps.js';
 import type { NotebookController } from '../../src/notebook/controller.js';
 import { resolveAscii } from '../ascii.js';
-import { TerminalGuard } from '../terminal.js';
-import { NotebookApp } from './NotebookApp.js';
-
-const SIGNAL_EXIT: Record<string, number> = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
+import { runScreen } from '../screen.js';
+import { NotebookApp, type NotebookResume } from './NotebookApp.js';
 
 /**
- * The notebook's entry, on the alternate screen like the dashboard. Every way out (q, a signal,
- * an error) gives the terminal back first, then closes the notebook: a running cell is stopped and
- * its verdict written before the lock is released, so nothing is left half-done.
+ * The notebook's entry, drawn the way the dashboard is (panels/screen.tsx), so a cell's dashboard
+ * inside it is the plain one, `t` included: the terminal goes to the cell's run and comes back to
+ * the same cell. Every way out (q, a signal, an error) gives the terminal back first, then closes
+ * the notebook: a running cell is stopped and its verdict written before the lock is released.
  */
 export async function runNotebookTui(
   controller: NotebookController,
   options: TuiOptions = {},
 ): Promise<void> {
   const ascii = resolveAscii(options.ascii);
-  const terminal = new TerminalGuard();
-  let ink: Instance | null = null;
-  const giveBack = () => {
-    const current = ink;
-    ink = null;
-    current?.unmount();
-    terminal.restore();
-  };
-  let closing = false;
-  const leave = (code: number, message?: string) => {
-    if (closing) process.exit(code);
-    closing = true;
-    giveBack();
-    if (message) process.stderr.write(message);
-    const exit = () => process.exit(code);
-    controller.close().then(exit, exit);
-  };
-  process.on('uncaughtException', (e) => leave(1, `nsa-dbg: ${e.stack ?? e.message}\n`));
-  for (const signal of Object.keys(SIGNAL_EXIT) as NodeJS.Signals[])
-    process.on(signal, () => leave(SIGNAL_EXIT[signal] ?? 1));
-  terminal.enter();
-  let finish: () => void = () => {};
-  const done = new Promise<void>((r) => {
-    finish = r;
+  const close = () => controller.close();
+  await runScreen<NotebookResume>({
+    view: (round) => (
+      <NotebookApp
+        controller={controller}
+        ascii={ascii}
+        resume={round.resume}
+        initialNotice={round.notice}
+        onExit={() => round.end({ kind: 'quit' })}
+        onTerminal={(resume) => round.end({ kind: 'terminal', session: resume.cellView, resume })}
+      />
+    ),
+    onQuit: close,
+    onSignal: close,
+    onFatal: close,
   });
-  ink = render(<NotebookApp controller={controller} ascii={ascii} onExit={() => finish()} />, {
-    exitOnCtrlC: false,
-    patchConsole: false,
-    maxFps: 20,
-  });
-  await done;
-  leave(0);
-  return new Promise<void>(() => {});
 }

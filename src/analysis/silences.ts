@@ -138,7 +138,10 @@ export function suspectsOf(s: EvidenceState, current: CurrentSilence[]): Suspect
 }
 
 export interface HotFrame extends Frame {
+  /** samples whose innermost user frame was in this function (any line of it) */
   count: number;
+  /** the lines within the function, hottest first; `line` above is the first of them */
+  lines: Array<{ line: number; count: number }>;
 }
 
 /** Where the program was in each dump (innermost user frame below the handler). */
@@ -149,20 +152,36 @@ export function whereIn(d: DumpEvent): Frame | null {
   return userFrame(frames.slice(0, upTo + 1));
 }
 
-/** Every dump of the run aggregated: a poor man's profiler of where the time goes. */
+/**
+ * Every dump of the run aggregated: a poor man's profiler of where the time goes. One row per
+ * function (by file), not per line: a kernel whose samples land on four of its lines is one hot
+ * function at 40 %, not four rows of 10 %; the lines stay as the detail.
+ */
 export function hotFramesOf(dumps: Iterable<DumpEvent>): HotFrame[] {
-  const counts = new Map<string, HotFrame>();
+  const groups = new Map<
+    string,
+    { function: string; file: string; count: number; lines: Map<number, number> }
+  >();
   for (const d of dumps) {
     const f = whereIn(d);
     if (f === null) continue;
-    const key = `${f.file}:${f.line}:${f.function}`;
-    const cur = counts.get(key);
-    if (cur !== undefined) cur.count++;
-    else counts.set(key, { function: f.function, file: f.file, line: f.line, count: 1 });
+    const key = `${f.file}\0${f.function}`;
+    let g = groups.get(key);
+    if (g === undefined) {
+      g = { function: f.function, file: f.file, count: 0, lines: new Map() };
+      groups.set(key, g);
+    }
+    g.count++;
+    g.lines.set(f.line, (g.lines.get(f.line) ?? 0) + 1);
   }
-  return [...counts.values()].sort(
-    (a, b) => b.count - a.count || a.file.localeCompare(b.file) || a.line - b.line,
-  );
+  return [...groups.values()]
+    .map((g) => {
+      const lines = [...g.lines]
+        .map(([line, count]) => ({ line, count }))
+        .sort((a, b) => b.count - a.count || a.line - b.line);
+      return { function: g.function, file: g.file, line: lines[0]!.line, count: g.count, lines };
+    })
+    .sort((a, b) => b.count - a.count || a.file.localeCompare(b.file) || a.line - b.line);
 }
 
 function round2(v: number): number {

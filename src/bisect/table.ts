@@ -47,11 +47,41 @@ export function markdownSection(nb: Notebook, b: BisectionRecord): string[] {
     '',
     `**Conclusion**: ${conclusionOf(nb, b)}`,
     '',
-    `${b.changes.length} change${b.changes.length === 1 ? '' : 's'} searched, failure class \`${b.verdictClass ?? '?'}\`, ${b.result?.runs ?? 0} run${b.result?.runs === 1 ? '' : 's'}${b.budget !== undefined ? ` (budget ${b.budget})` : ''}${b.repeat > 1 ? `, each trial ${b.repeat}×` : ''}; ${b.result ? (b.result.proven ? 'proven 1-minimal' : 'not proven minimal') : b.state}.`,
+    `${searched(b)}; ${runsText(b)}.`,
     '',
     `| ${TABLE_HEAD.join(' | ')} |`,
     `|${TABLE_HEAD.map(() => ' --- ').join('|')}|`,
     ...rows,
     '',
   ];
+}
+
+/** what was searched for: "4 changes searched for the bad side's `hang`" (a passing bad side has none) */
+function searched(b: BisectionRecord): string {
+  const changes = `${b.changes.length} change${b.changes.length === 1 ? '' : 's'}`;
+  const cls = b.verdictClass;
+  if (!cls) return `${changes} between the two sides`;
+  if (cls === 'pass' || cls === 'slow')
+    return `${changes} between the two sides; the bad side was GO here (${cls}), so there was no failure to search for`;
+  if (b.result?.status === 'not-reproduced')
+    return `${changes} searched; applied to the good side they did not reproduce the bad side's \`${cls}\``;
+  return `${changes} searched for the bad side's \`${cls}\``;
+}
+
+function runsText(b: BisectionRecord): string {
+  const runs = b.result?.runs ?? 0;
+  const budget = b.budget !== undefined ? ` (budget ${b.budget})` : '';
+  const repeat = b.repeat > 1 ? `, each trial ${b.repeat}×` : '';
+  const status = b.result
+    ? b.result.status === 'found'
+      ? b.result.proven
+        ? 'proven 1-minimal'
+        : 'not proven minimal'
+      : b.result.status === 'not-reproduced'
+        ? 'nothing to narrow down'
+        : b.result.status === 'good-fails'
+          ? 'the good side did not pass'
+          : 'budget spent'
+    : b.state;
+  return `${runs} run${runs === 1 ? '' : 's'}${budget}${repeat}; ${status}`;
 }

@@ -31,6 +31,7 @@ export function laneSnapshot(p: Preset & { phases?: Array<{ steps: number }> }):
     args: maskArgv(p.args),
     steps: p.steps,
     acceptance: { ...p.acceptance },
+    ...(p.target ? { target: { ...p.target } } : {}),
     ...(p.phases?.length ? { phases: p.phases } : {}),
   };
 }

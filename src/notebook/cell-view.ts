@@ -1,14 +1,26 @@
 import type { SessionController } from '../session/state.js';
 
-/** the session seen from a cell's dashboard: `q` comes back to the notebook and stops nothing */
-export function asCellView(session: SessionController, owned: SessionController | null): SessionController {
+const LANE_LOCKED = 'a cell keeps its lane: n, r or e in the notebook make a new cell';
+
+/**
+ * The session seen from a cell's dashboard: `q` goes straight back to the notebook and stops
+ * nothing. `release` runs when the dashboard is left (the owner may dispose a finished session).
+ */
+export function asCellView(
+  session: SessionController,
+  owned: SessionController | null,
+  release: () => void = () => {},
+): SessionController {
   const overrides: Partial<SessionController> = {
     quitConsequence: () => 'back to the notebook (the run is not stopped)',
+    quitAsks: () => false,
+    laneLocked: () => LANE_LOCKED,
     quit: async () => {
       if (owned) await owned.quit().catch(() => undefined);
+      release();
     },
     switchLane: async () => {
-      throw new Error('a cell keeps its lane: make a new cell from the notebook (n, r, e)');
+      throw new Error(LANE_LOCKED);
     },
   };
   // every other member is the session's own, bound to it (a Proxy, so members added later pass too)

@@ -1,79 +1,44 @@
 /**
  * The notebook as the TUI drives it: start a cell from a lane (or from another cell with edited
  * env), run it to a verdict exactly as `run --headless` does, keep the cell up to date, open any
- * cell's dashboard, delete, compare, report. One run at a time. Sessions come from the CLI
+ * cell's dashboard, delete, compare, report. One run at a time: a cell asked for while another
+ * runs is queued and starts when the one before it has ended. Sessions come from the CLI
  * (injected), so this file knows nothing of targets or terminals.
  */
 import { dirname } from 'node:path';
 import { bisectCells } from '../bisect/cells.js';
-import type { CellBisect } from '../bisect/model.js';
 import type { Preset } from '../presets/preset.js';
 import { writeReport } from '../report/write.js';
-import type { RunSpec } from '../runs/launcher.js';
 import type { SessionController } from '../session/state.js';
-import { finishedPatch, isStale, type Outcome, resolveEvidenceDir, startedCell } from './cell-build.js';
+import { isStale, resolveEvidenceDir } from './cell-build.js';
+import { CellRun, type Phased, presetFor } from './cell-run.js';
 import { asCellView } from './cell-view.js';
+import type { NotebookDeps, NotebookViewState, StartRequest } from './controller-types.js';
 import { flipFlag } from './flags.js';
-import { gitInfo } from './git-info.js';
-import type { Cell, CellLink, Notebook } from './model.js';
+import type { Cell } from './model.js';
 import { nextCellId } from './reducer.js';
-import { MASK } from './secrets.js';
+import { describeRequest, editedRequest, rerunRequest } from './requests.js';
+import { RunQueue } from './run-queue.js';
 import type { NotebookStore } from './store.js';
 
-export interface CellSession extends SessionController {
-  start(): Promise<void>;
-  currentRun(): { spec: RunSpec; exited: boolean } | null;
-}
-
-export interface OpenCellOptions {
-  lane: string;
-  presets: Map<string, Preset>;
-  runsRoot: string;
-  steps?: number;
-  /** re-attach to a finished (or running) cell's run dir instead of starting the lane */
-  attachRunDir?: string;
-}
-
-export interface NotebookDeps {
-  presets: () => Map<string, Preset>;
-  openSession(o: OpenCellOptions): CellSession;
-  /** start the session and run it to a verdict, taking evidence and stopping on a stall */
-  runToVerdict(session: CellSession): Promise<Outcome & { localDir: string }>;
-  target: string;
-  /** steps for new cells (a phase's own steps win) */
-  steps?: number;
-  now?: () => Date;
-}
-
-export interface NotebookViewState {
-  file: string;
-  notebook: Notebook;
-  /** cells whose lane file changed since they ran */
-  stale: string[];
-  /** the cell whose run is in progress */
-  running: string | null;
-  notice: string | null;
-}
-
-export interface StartRequest {
-  lane: string;
-  /** the full env to run with (default: the lane's) */
-  env?: Record<string, string>;
-  /** a bisection's trial: the lane's args, demo env and detector settings replaced */
-  preset?: Partial<Pick<Preset, 'args' | 'demoEnv' | 'detector'>>;
-  bisect?: CellBisect;
-  parent?: string;
-  link?: CellLink;
-  phase?: number;
-}
-
-type Phased = Preset & { phases?: Array<{ steps: number }> };
+export type {
+  CellSession,
+  NotebookDeps,
+  NotebookViewState,
+  OpenCellOptions,
+  QueuedView,
+  StartRequest,
+} from './controller-types.js';
 
 export class NotebookController {
   /** a bisection (src/bisect) holds the run slot between its trials; close() stops it */
   private task: { abort: AbortController; done: Promise<unknown> } | null = null;
-  /** the run in progress: `id` is the cell it becomes; `added` once the cell is in the notebook */
-  private active: { session: CellSession; id: string; added: boolean; done: Promise<void> } | null = null;
+  /** the run in progress (its cell id is given before the cell is written) */
+  private active: CellRun | null = null;
+  /** runs that ended but whose session a dashboard still shows */
+  private readonly shown = new Set<CellRun>();
+  private readonly queue = new RunQueue<StartRequest>();
+  private closing = false;
   private notice: string | null = null;
   private readonly listeners = new Set<(s: NotebookViewState) => void>();
   private state: NotebookViewState;
@@ -93,6 +58,8 @@ export class NotebookController {
       notebook: nb,
       stale: nb.cells.filter((c) => c.state !== 'running' && isStale(c)).map((c) => c.id),
       running: this.active?.id ?? null,
+      live: this.active?.live ?? null,
+      queued: this.queue.list().map(({ qid, lane, what }) => ({ qid, lane, what })),
       notice: this.notice,
     };
   }
@@ -124,96 +91,72 @@ export class NotebookController {
     return this.store.get().cells.find((c) => c.id === id);
   }
 
-  /** start a run as a new cell; refused (with a notice) while another cell runs */
+  /**
+   * Start a run as a new cell. While another cell (or a bisection) runs it is queued instead and
+   * starts when those before it have ended: the id is null then, the notice says so.
+   */
   start(req: StartRequest): string | null {
-    if (this.active) {
-      this.say(`${this.active.id} is still running: one run at a time`);
-      return null;
-    }
-    if (this.task && !req.bisect) {
-      this.say('a bisection is running: one run at a time (q stops it)');
-      return null;
-    }
+    if (this.closing) return null;
     const presets = this.deps.presets();
     const base = presets.get(req.lane) as Phased | undefined;
     if (!base) {
       this.say(`unknown lane "${req.lane}"`);
       return null;
     }
-    // a lane with phases starts at its first; a linked cell keeps its parent's phase
-    const phase = req.phase ?? (base.phases?.length ? 0 : undefined);
-    const phaseSteps = phase !== undefined ? base.phases?.[phase]?.steps : undefined;
-    const preset: Phased = {
-      ...base,
-      env: req.env ?? base.env,
-      ...req.preset,
-      ...(phaseSteps !== undefined
-        ? { steps: phaseSteps, acceptance: { ...base.acceptance, steps: phaseSteps } }
-        : {}),
-    };
-    const runPresets = new Map(presets).set(req.lane, preset);
-    const session = this.deps.openSession({
-      lane: req.lane,
-      presets: runPresets,
-      runsRoot: this.store.evidenceDir,
-      steps: phaseSteps ?? this.deps.steps,
-    });
+    // a bisection's own trials run in its slot; everything else waits its turn
+    if (!req.bisect && (this.active || this.task)) {
+      const q = this.queue.push(req, req.lane, describeRequest(req, this.store.get().cells));
+      const ahead = this.active?.id ?? 'the bisection';
+      this.say(`${q.qid} ${req.lane} queued: it runs when ${ahead} has ended (x takes it off the queue)`);
+      return null;
+    }
+    if (this.active) {
+      this.say(`${this.active.id} is still running: one run at a time`);
+      return null;
+    }
+    const built = presetFor(base, req);
     const id = nextCellId(this.store.get());
-    const slot = { session, id, added: false, done: Promise.resolve() };
-    this.active = slot;
-    const addCell = (spec: RunSpec, localDir: string) => {
-      if (slot.added) return;
-      this.store.dispatch({
-        type: 'addCell',
-        cell: {
-          ...(req.bisect ? { bisect: req.bisect } : {}),
-          ...startedCell({
-            spec,
-            preset,
-            target: this.deps.target,
-            localDir,
-            notebookDir: dirname(this.store.file),
-            git: this.deps.target === 'local' ? gitInfo(spec.cwd) : undefined,
-            started: spec.createdAt,
-            parent: req.parent,
-            link: req.link,
-            phase,
-          }),
-        },
-      });
-      slot.added = true;
-      this.publish();
-    };
-    // the cell appears as soon as the run exists, so the list shows it running
-    const unsubscribe = session.subscribe(() => {
-      const run = session.currentRun();
-      if (run) addCell(run.spec, run.spec.runDir);
-    });
-    slot.done = this.deps.runToVerdict(session).then(
-      (out) => {
-        unsubscribe();
-        const run = session.currentRun();
-        if (run) addCell(run.spec, out.localDir);
-        this.active = null;
-        if (!slot.added) return this.say(`lane ${req.lane}: the run did not start`);
-        const ended = (this.deps.now?.() ?? new Date()).toISOString();
-        this.store.dispatch({
-          type: 'updateCell',
-          id,
-          patch: finishedPatch(out, out.localDir, run?.spec.env ?? {}, ended),
-        });
-        this.say(`${id} ${req.lane}: ${out.go ? 'GO' : 'NO-GO'} (${out.verdict})`);
-        this.nextPhase(id, { ...req, phase }, base, out.go);
-      },
-      (e: unknown) => {
-        unsubscribe();
-        this.active = null;
-        if (slot.added) this.store.dispatch({ type: 'updateCell', id, patch: { state: 'failed' } });
-        this.say(`lane ${req.lane} failed: ${e instanceof Error ? e.message : String(e)}`);
+    const run = new CellRun(
+      id,
+      req,
+      built,
+      this.store,
+      this.deps,
+      new Map(presets).set(req.lane, built.preset),
+      {
+        changed: () => this.publish(),
+        ended: (r, out, error) => this.ended(r, base, out, error),
       },
     );
+    this.active = run;
     this.say(`${id} ${req.lane}: starting`);
     return id;
+  }
+
+  private ended(run: CellRun, base: Phased, out: { go: boolean; verdict: string } | null, error?: string) {
+    if (this.active === run) this.active = null;
+    const { id, req } = run;
+    if (!out) {
+      this.say(run.added ? `lane ${req.lane} failed: ${error}` : `lane ${req.lane}: ${error}`);
+    } else {
+      this.say(`${id} ${req.lane}: ${out.go ? 'GO' : 'NO-GO'} (${out.verdict})`);
+      this.nextPhase(id, { ...req, phase: run.phase }, base, out.go);
+    }
+    this.drain();
+  }
+
+  /** the next queued cell, once nothing runs */
+  private drain(): void {
+    if (this.active || this.task || this.closing) return;
+    const q = this.queue.shift();
+    if (q) this.start(q.req);
+    else this.publish();
+  }
+
+  /** take a queued cell off the queue before it starts */
+  unqueue(qid: string): void {
+    const q = this.queue.remove(qid);
+    this.say(q ? `${qid} ${q.lane} taken off the queue` : `${qid} is not queued (it may have started)`);
   }
 
   /** smoke ladder: phase N+1 starts as its own linked cell only when phase N passed */
@@ -232,36 +175,15 @@ export class NotebookController {
     return this.active?.done ?? Promise.resolve();
   }
 
-  /** the env a new cell made from `cell` starts with: the lane's now, the cell's edits on top */
-  private envFrom(cell: Cell): Record<string, string> {
-    const lane = this.deps.presets().get(cell.lane.name);
-    const env = { ...(lane?.env ?? {}) };
-    for (const [k, v] of Object.entries(cell.env)) if (v !== MASK) env[k] = v;
-    return env;
-  }
-
   rerun(id: string): string | null {
     const c = this.cell(id);
-    if (!c) return null;
-    return this.start({
-      lane: c.lane.name,
-      env: this.envFrom(c),
-      parent: c.id,
-      link: 'rerun',
-      phase: c.phase,
-    });
+    return c ? this.start(rerunRequest(c, this.deps.presets())) : null;
   }
 
   /** a new cell from `id` with `edits` applied (value null: unset) */
   runEdited(id: string, edits: Record<string, string | null>): string | null {
     const c = this.cell(id);
-    if (!c) return null;
-    const env = this.envFrom(c);
-    for (const [k, v] of Object.entries(edits)) {
-      if (v === null) delete env[k];
-      else env[k] = v;
-    }
-    return this.start({ lane: c.lane.name, env, parent: c.id, link: 'toggle', phase: c.phase });
+    return c ? this.start(editedRequest(c, edits, this.deps.presets())) : null;
   }
 
   /** the one-key A/B: flip `flag` 0↔1 in a new cell made from `id` */
@@ -286,7 +208,16 @@ export class NotebookController {
   async openCell(id: string): Promise<SessionController | null> {
     const c = this.cell(id);
     if (!c) return null;
-    if (this.active?.id === id) return asCellView(this.active.session, null);
+    const live = this.active;
+    if (live?.id === id) {
+      // the live session itself, kept open past the run's end for as long as it is shown
+      this.shown.add(live);
+      const close = live.openView();
+      return asCellView(live.session, null, () => {
+        close();
+        this.shown.delete(live);
+      });
+    }
     const session = this.deps.openSession({
       lane: c.lane.name,
       presets: this.deps.presets(),
@@ -322,7 +253,7 @@ export class NotebookController {
       .catch((e: unknown) => this.say(`${name} failed: ${e instanceof Error ? e.message : String(e)}`))
       .finally(() => {
         if (this.task === slot) this.task = null;
-        this.publish();
+        this.drain();
       });
     return true;
   }
@@ -333,8 +264,10 @@ export class NotebookController {
     bisectCells(this, this.store, { presets: d.presets(), target: d.target, steps: d.steps }, a, b);
   }
 
-  /** stop a running cell (its verdict is still written), then release the notebook */
+  /** drop the queue, stop a running cell (its verdict is still written), then release the notebook */
   async close(): Promise<void> {
+    this.closing = true;
+    this.queue.clear();
     this.task?.abort.abort();
     const a = this.active;
     if (a) {
@@ -342,6 +275,7 @@ export class NotebookController {
       await a.done;
     }
     await this.task?.done;
+    for (const r of this.shown) await r.close();
     this.store.close();
   }
 }

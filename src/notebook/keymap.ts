@@ -54,7 +54,7 @@ export const NOTEBOOK_BINDINGS: readonly NotebookBinding[] = [
     command: 'new',
     keys: ['n'],
     palette: 'lane',
-    description: 'new cell from a lane (:lane NAME)',
+    description: 'new cell from a lane (:lane NAME); queued while another cell runs',
     matches: ch('n'),
   },
   {
@@ -67,7 +67,8 @@ export const NOTEBOOK_BINDINGS: readonly NotebookBinding[] = [
   {
     command: 'env',
     keys: ['e'],
-    description: 'env editor: space flips a flag 0↔1, f picks a known flag, Enter runs a new cell',
+    description:
+      'env editor: space flips a flag 0↔1, = types a value, f picks a known flag, Enter runs a new cell (queued while one runs)',
     matches: ch('e'),
   },
   { command: 'mark', keys: ['m'], description: 'mark / unmark the cell for compare', matches: ch('m') },
@@ -86,7 +87,12 @@ export const NOTEBOOK_BINDINGS: readonly NotebookBinding[] = [
       'bisect the two marked cells (GO vs NO-GO): the smallest env change that flips it; b alone shows the table',
     matches: ch('b'),
   },
-  { command: 'delete', keys: ['x'], description: 'delete the cell (asks; No by default)', matches: ch('x') },
+  {
+    command: 'delete',
+    keys: ['x'],
+    description: 'delete the cell, or take a queued one off the queue (asks; No by default)',
+    matches: ch('x'),
+  },
   {
     command: 'report',
     keys: ['w'],
@@ -130,4 +136,86 @@ export function paletteWords(): string[] {
   return NOTEBOOK_BINDINGS.flatMap((b) =>
     b.palette ? [b.palette === 'lane' ? 'lane NAME' : b.palette] : [],
   );
+}
+
+/** The env editor's keys (`e`): its hint line, the `?` help and dispatch all read this table. */
+export type EnvCommand = 'down' | 'up' | 'flip' | 'value' | 'unset' | 'flags' | 'run' | 'close';
+
+export interface EnvBinding {
+  command: EnvCommand;
+  keys: string[];
+  /** the editor's hint line: short */
+  hint: string;
+  description: string;
+  matches(input: string, key: KeyFlags): boolean;
+}
+
+export const ENV_BINDINGS: readonly EnvBinding[] = [
+  {
+    command: 'down',
+    keys: ['↓', 'j'],
+    hint: '',
+    description: 'next variable',
+    matches: (i, k) => !!k.downArrow || ch('j')(i, k),
+  },
+  {
+    command: 'up',
+    keys: ['↑', 'k'],
+    hint: '',
+    description: 'previous variable',
+    matches: (i, k) => !!k.upArrow || ch('k')(i, k),
+  },
+  {
+    command: 'flip',
+    keys: ['space', 't'],
+    hint: 'flips 0↔1',
+    description: 'flip the highlighted flag 0↔1',
+    matches: (i, k) => ch(' ')(i, k) || ch('t')(i, k),
+  },
+  {
+    command: 'value',
+    keys: ['='],
+    hint: 'types a value',
+    description:
+      'type a value for the highlighted variable; the values the lanes and the trainer know are offered',
+    matches: ch('='),
+  },
+  {
+    command: 'unset',
+    keys: ['u'],
+    hint: 'unsets',
+    description: 'unset the highlighted variable',
+    matches: ch('u'),
+  },
+  {
+    command: 'flags',
+    keys: ['f'],
+    hint: 'known flags',
+    description: 'pick a variable from the flags the lanes and the trainer know (or type a new name)',
+    matches: ch('f'),
+  },
+  {
+    command: 'run',
+    keys: ['Enter'],
+    hint: 'runs a new cell',
+    description: 'run the edit as a new cell (queued while another cell runs)',
+    matches: (_i, k) => !!k.return,
+  },
+  {
+    command: 'close',
+    keys: ['Esc'],
+    hint: '',
+    description: 'close the editor, nothing runs',
+    matches: (_i, k) => !!k.escape,
+  },
+];
+
+export function envCommandForKey(input: string, key: KeyFlags): EnvCommand | null {
+  for (const b of ENV_BINDINGS) if (b.matches(input, key)) return b.command;
+  return null;
+}
+
+/** "space flips 0↔1 · = types a value · ..." for the editor's title line */
+export function envHints(): string {
+  return [...ENV_BINDINGS.filter((b) => b.hint).map((b) => `${b.keys[0]} ${b.hint}`), 'Esc'].join(' · ');
 }

@@ -24,6 +24,8 @@ export interface LaneSnapshot {
   args: string[];
   steps?: number;
   acceptance: { steps?: number; finiteLoss: boolean; noStall: boolean; vramLimitMiB?: number };
+  /** what the lane expects of a run's performance (the report flags a run below it) */
+  target?: { toksPerS?: number };
   phases?: Array<{ steps: number }>;
 }
 
@@ -130,10 +132,4 @@ export const SERIES_POINTS = 200;
 
 export function emptyNotebook(created: string): Notebook {
   return { version: NOTEBOOK_VERSION, created, nextId: 1, cells: [] };
-}
-
-/** a cell's colour slot in charts (SVG and terminal): fixed by its id, so it never changes */
-export function colourSlot(cellId: string, slots: number): number {
-  const n = Number(/^c(\d+)$/.exec(cellId)?.[1] ?? 0);
-  return (((n - 1) % slots) + slots) % slots;
 }

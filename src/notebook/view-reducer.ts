@@ -11,6 +11,8 @@ export type NotebookMode =
   | 'lanes'
   | 'env'
   | 'flags'
+  /** the env editor's value entry for one variable */
+  | 'value'
   | 'palette'
   | 'compare'
   | 'bisect'
@@ -24,8 +26,11 @@ export interface NotebookUi {
   marked: string[];
   /** the lane / flag picker's filter, or the palette's text */
   pick: { text: string; index: number };
-  /** the env editor: the cell it edits, the highlighted variable, the edits (null = unset) */
-  env: { cellId: string; index: number; edits: Record<string, string | null> } | null;
+  /**
+   * the env editor: the cell it edits, the highlighted variable, the edits (null = unset), and the
+   * variable whose value is being typed (mode `value`; the text is in `pick`)
+   */
+  env: { cellId: string; index: number; edits: Record<string, string | null>; editing?: string } | null;
 }
 
 export type NotebookUiAction =
@@ -40,6 +45,8 @@ export type NotebookUiAction =
   | { type: 'openFlags' }
   /** back from the flag picker to the editor */
   | { type: 'closeFlags' }
+  /** type a value for `name` (the text goes into `pick`) */
+  | { type: 'openValue'; name: string }
   | { type: 'pickType'; text: string }
   | { type: 'pickBackspace' }
   | { type: 'pickMove'; delta: number; count: number };
@@ -81,7 +88,11 @@ export function notebookUiReducer(s: NotebookUi, a: NotebookUiAction): NotebookU
     case 'openFlags':
       return s.env ? { ...s, mode: 'flags', pick: EMPTY_PICK } : s;
     case 'closeFlags':
-      return s.env ? { ...s, mode: 'env', pick: EMPTY_PICK } : { ...s, mode: 'list' };
+      return s.env
+        ? { ...s, mode: 'env', pick: EMPTY_PICK, env: { ...s.env, editing: undefined } }
+        : { ...s, mode: 'list' };
+    case 'openValue':
+      return s.env ? { ...s, mode: 'value', pick: EMPTY_PICK, env: { ...s.env, editing: a.name } } : s;
     case 'pickType':
       return { ...s, pick: { text: s.pick.text + a.text, index: 0 } };
     case 'pickBackspace':
@@ -105,4 +116,11 @@ export function editedEnv(
     else out[k] = v;
   }
   return Object.entries(out).sort((a, b) => a[0].localeCompare(b[0]));
+}
+
+/** what the edits change, one entry per variable: `NSA_FORCE_BRANCH unset → sel`, `NSA_USE_FA2 1 → 0` */
+export function envChanges(env: Record<string, string>, edits: Record<string, string | null>): string[] {
+  return Object.entries(edits)
+    .filter(([k, v]) => (env[k] ?? null) !== v)
+    .map(([k, v]) => `${k} ${env[k] ?? 'unset'} → ${v ?? 'unset'}`);
 }

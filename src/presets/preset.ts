@@ -14,6 +14,15 @@ export interface Acceptance {
   vramLimitMiB?: number;
 }
 
+/**
+ * What a lane expects of a run beyond its acceptance, for the report: a GO below it is flagged
+ * (the seed reports' "37 toks/s (target: 50+)"), the GO/NO-GO itself is the acceptance's.
+ */
+export interface PerformanceTarget {
+  /** the median toks/s a run of this lane should reach */
+  toksPerS?: number;
+}
+
 export interface StopPolicy {
   /** write `.HALT` in the out dir first (the trainer polls it once per step) */
   halt: boolean;
@@ -58,6 +67,8 @@ export interface Preset {
   /** regex with named groups step/loss[/toks/lr] for trainers with other log formats */
   stepRegex?: string;
   acceptance: Acceptance;
+  /** expected performance (report only) */
+  target?: PerformanceTarget;
   stop: StopPolicy;
   detector: DetectorSettings;
   /**
@@ -141,6 +152,7 @@ const KNOWN_KEYS = new Set([
   'detector',
   'phases',
   'launcher',
+  'target',
 ]);
 
 type Obj = Record<string, unknown>;
@@ -184,6 +196,15 @@ function section(file: string, field: string, v: unknown): Obj {
   if (v === undefined || v === null) return {};
   if (!isObj(v)) throw new PresetError(file, field, 'must be a mapping');
   return v;
+}
+
+function targetOf(file: string, v: unknown): PerformanceTarget | undefined {
+  if (v === undefined || v === null) return undefined;
+  const t = section(file, 'target', v);
+  for (const k of Object.keys(t))
+    if (k !== 'toksPerS') throw new PresetError(file, `target.${k}`, 'is not a known field (toksPerS)');
+  const toksPerS = num(file, 'target.toksPerS', t.toksPerS);
+  return toksPerS === undefined ? undefined : { toksPerS };
 }
 
 function phaseList(file: string, v: unknown): Array<{ steps: number }> | undefined {
@@ -250,6 +271,7 @@ export function validatePreset(doc: unknown, file: string): Preset {
   const phases = phaseList(file, doc.phases);
   if (command && command.length === 0) throw new PresetError(file, 'command', 'must not be empty');
   const launcher = validateLauncher(file, doc.launcher);
+  const target = targetOf(file, doc.target);
   return {
     name,
     description: typeof doc.description === 'string' ? doc.description.trim() : '',
@@ -275,6 +297,7 @@ export function validatePreset(doc: unknown, file: string): Preset {
       sigintWaitS: num(file, 'stop.sigintWaitS', stop.sigintWaitS) ?? DEFAULT_STOP.sigintWaitS,
     },
     detector: detectorSettings(file, det),
+    ...(target ? { target } : {}),
     ...(phases ? { phases } : {}),
     source: file,
   };

@@ -1,69 +1,48 @@
 /**
- * The report in the seed reports' Markdown form: title, bold metadata block, Executive Summary, the
- * results table, one section per cell (exact command, env, evidence excerpts and paths),
- * Recommendations, and the GO/NO-GO decision with its rationale.
+ * The report in the seed reports' Markdown form: title, bold metadata block, a short Executive
+ * Summary, the results table and chart, performance, the flag bisections, Recommendations, the
+ * GO/NO-GO decision with its conditions and rationale; then an appendix with one section per cell
+ * whose bulk (commands, env, excerpts) folds away.
  */
-import type { Cell } from '../notebook/model.js';
-import { shQuote } from '../util/sh-quote.js';
+import { cellSection, details } from './markdown-cells.js';
 import { DECISION_EMOJI, type ReportModel } from './model.js';
+import { times } from './performance.js';
 
 const cellText = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-const fence = (lang: string, lines: string[]) => ['```' + lang, ...lines, '```'];
+/** more rows than this go into a collapsible block */
+const FOLD_ROWS = 8;
 
-/** env assignments then the argv, one per line, as a shell would take it */
-function commandLines(c: Cell): string[] {
-  const env = Object.keys(c.env)
-    .sort()
-    .map((k) => `${k}=${shQuote(c.env[k]!)} \\`);
-  return [`cd ${shQuote(c.cwd)}`, ...env, c.command.map((a) => shQuote(a)).join(' ')];
-}
-
-const num = (v: number | null | undefined, unit = '') => (v == null ? '–' : `${v}${unit}`);
-
-function cellSection(r: ReportModel['rows'][number]): string[] {
-  const c = r.cell;
-  const badge = r.go === null ? '🔄 RUNNING' : r.go ? '✅ GO' : '❌ NO-GO';
-  const s = c.summary;
-  const out = [`### ${r.configuration} ${badge}`, ''];
-  out.push(`- **Lane**: \`${c.lane.name}\`${c.lane.description ? ` — ${c.lane.description}` : ''}`);
-  if (c.parent) out.push(`- **From**: ${c.link ?? 'linked'} of ${c.parent}`);
-  out.push(`- **Verdict**: ${c.verdict ?? c.state}${s ? ` — ${s.line}` : ''}`);
-  if (c.reasons?.length) out.push(`- **Acceptance**: ${c.reasons.join('; ')}`);
-  out.push(
-    `- **Target**: ${c.target}; started ${c.started ?? c.created}${c.ended ? `, ended ${c.ended}` : ''}`,
-  );
-  if (c.git) out.push(`- **Trainer commit**: ${c.git.sha}${c.git.dirty ? ' (dirty work tree)' : ''}`);
-  if (s)
-    out.push(
-      `- **Loss**: first ${num(s.firstLoss)}, last ${num(s.lastLoss)}, min ${num(s.minLoss)}; **median toks/s** ${num(s.medianToksPerS)}; **peak reserved** ${num(s.peakMemMiB, ' MiB')}; **exit status** ${num(s.exitCode)}`,
-    );
-  out.push('', '**Command**:', '', ...fence('bash', commandLines(c)), '');
-  const x = c.excerpts;
-  if (x?.steps.length) out.push('**Step lines**:', '', ...fence('', x.steps), '');
-  if (s?.stall && x?.tail.length)
-    out.push(`**Last output before the stall at step ${s.stall.step}**:`, '', ...fence('', x.tail), '');
-  if (x?.dumpTop.length)
-    out.push(
-      `**Stack dump** \`${x.dumpFile}\`, main thread, innermost first:`,
-      '',
-      ...fence('', x.dumpTop),
-      '',
-    );
-  if (x?.crash.length) out.push('**Crash**:', '', ...fence('', x.crash), '');
-  if (s?.nan && !x?.crash.length && x?.tail.length)
-    out.push('**Last output**:', '', ...fence('', x.tail), '');
-  out.push(
-    `**Evidence**: \`${c.evidenceDir}/\`${c.evidence.length ? ` — ${c.evidence.map((f) => `\`${f}\``).join(', ')}` : ''}`,
+function performance(m: ReportModel): string[] {
+  const p = m.performance;
+  if (p.rows.length === 0) return [];
+  const nameOf = new Map(m.rows.map((r) => [r.cell.id, r.configuration]));
+  const table = [
+    '| Configuration | Median toks/s | vs fastest GO | Wall s/step | Lane target |',
+    '| --- | --- | --- | --- | --- |',
+    ...p.rows.map(
+      (r) =>
+        `| ${cellText(nameOf.get(r.cellId) ?? r.cellId)} | ${r.toksPerS ?? '–'} | ${r.slowerBy === null ? '–' : r.slowerBy >= 1.05 ? `${times(r.slowerBy)} slower` : r.slowerBy <= 0.95 ? `${times(1 / r.slowerBy)} faster` : 'same'} | ${r.stepS ?? '–'} | ${r.target === null ? '–' : `${r.target} toks/s`} |`,
+    ),
+  ];
+  return [
+    '## Performance',
     '',
-  );
-  return out;
+    ...p.findings.map((f) => `- ${f}`),
+    '',
+    ...(p.rows.length > FOLD_ROWS
+      ? details(`Throughput of all ${p.rows.length} cells`, table)
+      : [...table, '']),
+    'Wall s/step: the run from launch to exit over the steps it reached (start-up included), for runs that ended by themselves.',
+    '',
+  ];
 }
 
 export function renderMarkdown(
   m: ReportModel,
   o: {
     notebook: string;
-    chart?: string /** flag bisections' sections (src/bisect/table.ts) */;
+    chart?: string;
+    /** flag bisections' sections (src/bisect/table.ts) */
     bisections?: string[];
   },
 ): string {
@@ -76,7 +55,7 @@ export function renderMarkdown(
     `**PyTorch**: ${m.pytorch}  `,
     `**CUDA**: ${m.cuda}  `,
     `**Notebook**: \`${o.notebook}\` (${m.rows.length} cell${m.rows.length === 1 ? '' : 's'})  `,
-    `**Decision**: **${m.decision}** ${e}`,
+    `**Decision**: **${m.decision}** ${e}${m.decisionNote ? ` — ${m.decisionNote}` : ''}`,
     '',
     '## Executive Summary',
     '',
@@ -92,18 +71,24 @@ export function renderMarkdown(
         `| ${cellText(r.configuration)} | ${r.stepsReached} | ${cellText(r.hangPoint)} | ${cellText(r.keyFinding)} |`,
     ),
     '',
-    ...m.rows.flatMap(cellSection),
+    ...performance(m),
     ...(o.bisections?.length ? ['## Flag Bisection', '', ...o.bisections] : []),
     '## Recommendations',
     '',
-    ...m.recommendations.map((r) => (r.startsWith('  ') ? `  - ${r.trim()}` : `- ${r}`)),
-    '',
+    ...m.recommendations.flatMap((g) => [`### ${g.title}`, '', ...g.items.map((i) => `- ${i}`), '']),
     `## GO/NO-GO Decision: ${m.decision} ${e}`,
     '',
+    ...(m.conditions.length
+      ? ['### Conditions for Full GO', '', ...m.conditions.map((c) => `- ${c}`), '']
+      : []),
     '### Rationale',
     '',
     ...m.rationale.map((r) => `- ${r}`),
     '',
+    '## Appendix: Cells',
+    '',
+    ...m.rows.flatMap(cellSection),
   ];
-  return lines.join('\n');
+  while (lines[lines.length - 1] === '') lines.pop();
+  return `${lines.join('\n')}\n`;
 }

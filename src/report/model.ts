@@ -5,6 +5,23 @@
  */
 import type { Cell, Notebook } from '../notebook/model.js';
 import { maskArgv, maskEnv } from '../notebook/secrets.js';
+import {
+  configurationOf,
+  failureOf,
+  frameFn,
+  judged,
+  slowGo,
+  stoppedByUser,
+  trialDelta,
+  trialOf,
+} from './cells.js';
+import { type Performance, performanceOf } from './performance.js';
+import { platformOf } from './platform.js';
+import { adviceFor, type RecommendationGroup } from './recommend.js';
+import { listed, rationaleOf, summaryOf } from './summary.js';
+
+export { envDiff } from '../notebook/env-diff.js';
+export { configurationOf, frameFn } from './cells.js';
 
 export type Decision = 'GO' | 'NO-GO' | 'CONDITIONAL GO' | 'IN PROGRESS';
 
@@ -15,9 +32,15 @@ export const DECISION_EMOJI: Record<Decision, string> = {
   'IN PROGRESS': '🔄',
 };
 
+/** a cell's standing in the report */
+export type CellStatus = 'go' | 'slow-go' | 'no-go' | 'stopped' | 'running' | 'failed';
+
 export interface ReportRow {
   cell: Cell;
   configuration: string;
+  /** what ran: the lane and its description, or a bisection trial's lane plus its changes */
+  ran: string;
+  status: CellStatus;
   stepsReached: string;
   hangPoint: string;
   keyFinding: string;
@@ -33,33 +56,35 @@ export interface ReportModel {
   pytorch: string;
   cuda: string;
   decision: Decision;
+  /** what a CONDITIONAL GO hangs on, in a few words ('' otherwise) */
+  decisionNote: string;
   rows: ReportRow[];
   summary: string[];
-  recommendations: string[];
+  performance: {
+    rows: Array<Omit<Performance['rows'][number], 'cell'> & { cellId: string }>;
+    findings: string[];
+  };
+  recommendations: RecommendationGroup[];
+  /** what a CONDITIONAL GO depends on, one line each */
+  conditions: string[];
   rationale: string[];
+  /** the flag bisections the report shows (those with a trial among its cells) */
+  bisections: string[];
 }
 
 const day = (iso: string | undefined) => (iso ?? '').slice(0, 10) || '1970-01-01';
 
-/** "c2 batched-prefill (+NSA_PREFILL_BATCHED=1 vs c1)" */
-export function configurationOf(cell: Cell, all: Cell[]): string {
-  const parent = cell.parent ? all.find((c) => c.id === cell.parent) : undefined;
-  const diff = parent ? envDiff(parent.env, cell.env) : [];
-  return `${cell.id} ${cell.lane.name}${diff.length ? ` (${diff.join(', ')} vs ${parent!.id})` : ''}`;
-}
-
-/** changed, added and removed variables from `a` to `b`, as `NAME=new` / `-NAME` */
-export function envDiff(a: Record<string, string>, b: Record<string, string>): string[] {
-  const out: string[] = [];
-  for (const k of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
-    if (!(k in b)) out.push(`-${k}`);
-    else if (a[k] !== b[k]) out.push(`${k}=${b[k]}`);
-  }
-  return out;
+export function statusOf(c: Cell): CellStatus {
+  if (c.state === 'running') return 'running';
+  if (c.state === 'failed') return 'failed';
+  if (stoppedByUser(c)) return 'stopped';
+  if (c.go) return slowGo(c) ? 'slow-go' : 'go';
+  return 'no-go';
 }
 
 function hangPoint(c: Cell): string {
   const s = c.summary;
+  if (stoppedByUser(c)) return `stopped at step ${s?.stepsReached ?? 0}`;
   if (!s) return c.state === 'running' ? 'running' : '–';
   if (s.stall) return `step ${s.stall.step} (${s.stall.where}), rank ${s.stall.rank}`;
   if (s.crash) return `crash at step ${s.crash.step}`;
@@ -69,91 +94,25 @@ function hangPoint(c: Cell): string {
 
 function keyFinding(c: Cell): string {
   const s = c.summary;
+  if (stoppedByUser(c)) return 'stopped by the user before its verdict';
   if (!s) return c.state === 'running' ? 'still running' : 'no verdict';
   if (s.stall && c.excerpts?.dumpTop[0]) return `hang; main thread in ${frameFn(c.excerpts.dumpTop[0])}`;
   if (s.crash) return `${s.crash.exception}: ${s.crash.message}`;
   if (s.nan) return `non-finite loss at step ${s.nan.step}`;
   const toks = s.medianToksPerS != null ? `, median ${s.medianToksPerS} toks/s` : '';
-  return c.go ? `passed ${s.stepsReached} steps${toks}` : (c.reasons?.[0] ?? s.line);
-}
-
-/** "file:12 in fn: code" → "fn (file:12)" */
-export function frameFn(frame: string): string {
-  const m = /^(.*):(\d+) in ([^:]+)/.exec(frame);
-  return m ? `${m[3]} (${m[1]!.split('/').pop()}:${m[2]})` : frame;
+  const slow = slowGo(c);
+  if (c.go) return `passed ${s.stepsReached} steps${toks}${slow ? `; slow: ${slow}` : ''}`;
+  return failureOf(c);
 }
 
 function decisionOf(cells: Cell[]): Decision {
-  const done = cells.filter((c) => c.state !== 'running');
-  if (done.length === 0) return 'IN PROGRESS';
-  const go = done.filter((c) => c.go).length;
-  if (go === done.length && done.length === cells.length) return 'GO';
-  if (go === 0) return 'NO-GO';
-  return 'CONDITIONAL GO';
-}
-
-function platformOf(cells: Cell[]): { platform: string; pytorch: string; cuda: string } {
-  const p = cells.find((c) => c.platform?.gpu)?.platform ?? cells.find((c) => c.platform)?.platform;
-  const gpu = p?.gpu
-    ? `${p.gpuCount ?? 1}×${p.gpu}${p.gpuMemMiB ? ` ${Math.round(p.gpuMemMiB / 1024)}GB` : ''}`
-    : 'unknown (no nvidia-smi samples)';
-  const demo = cells.some((c) => c.demo) ? ' (simulated: bundled demo trainer)' : '';
-  return { platform: gpu + demo, pytorch: p?.torch ?? 'unknown', cuda: p?.cuda ?? 'unknown' };
-}
-
-function met(c: Cell): string {
-  const a = c.lane.acceptance;
-  const parts = [`reached step ${c.summary?.stepsReached ?? 0}${a.steps ? ` of ${a.steps}` : ''}`];
-  if (a.finiteLoss) parts.push('finite loss');
-  if (a.noStall) parts.push('no stall');
-  if (a.vramLimitMiB !== undefined)
-    parts.push(`peak reserved ${c.summary?.peakMemMiB ?? '?'} MiB ≤ ${a.vramLimitMiB} MiB`);
-  return parts.join(', ');
-}
-
-function recommendations(cells: Cell[]): string[] {
-  const out: string[] = [];
-  const goes = cells.filter((c) => c.go);
-  for (const c of cells) {
-    if (c.state === 'running' || c.go) continue;
-    const fix = goes
-      .map((g) => ({ g, d: envDiff(c.env, g.env) }))
-      .filter((x) => x.d.length > 0 && x.d.length <= 3)
-      .sort((x, y) => x.d.length - y.d.length)[0];
-    const s = c.summary;
-    if (s?.stall) {
-      const where = c.excerpts?.dumpTop[0]
-        ? `; the main thread sits in ${frameFn(c.excerpts.dumpTop[0])}`
-        : '';
-      out.push(`${c.id} ${c.lane.name}: hang at step ${s.stall.step} (${s.stall.where})${where}.`);
-    } else if (s?.crash) {
-      const meaning = signatureMeaning(c);
-      out.push(
-        `${c.id} ${c.lane.name}: fix the ${s.crash.exception}${s.crash.where ? ` in ${s.crash.where}` : ''}${meaning ? ` (${meaning})` : ''}.`,
-      );
-    } else if (s?.nan) {
-      out.push(
-        `${c.id} ${c.lane.name}: non-finite loss at step ${s.nan.step}; keep this precision/config out of production.`,
-      );
-    } else {
-      out.push(`${c.id} ${c.lane.name}: ${c.reasons?.join('; ') || 'did not meet its acceptance'}.`);
-    }
-    if (fix)
-      out.push(
-        `  Try ${fix.d.map(change).join(', ')}: the env of ${fix.g.id} ${fix.g.lane.name}, which passed.`,
-      );
-  }
-  if (goes.length && out.length === 0)
-    out.push('All configurations met their acceptance; continue to a longer run.');
-  if (!goes.length && cells.length) out.push('No configuration passed: do not proceed to production runs.');
-  return out;
-}
-
-const change = (d: string) => (d.startsWith('-') ? `unsetting \`${d.slice(1)}\`` : `\`${d}\``);
-
-function signatureMeaning(c: Cell): string {
-  const sigs = (c.analysis?.signatures ?? []) as Array<{ implies?: string; meaning?: string }>;
-  return sigs.find((s) => s.implies === c.verdict && s.meaning)?.meaning ?? '';
+  const judgedCells = cells.filter(judged);
+  if (judgedCells.length === 0) return cells.some((c) => c.state === 'running') ? 'IN PROGRESS' : 'NO-GO';
+  const go = judgedCells.filter((c) => c.go);
+  if (go.length === 0) return 'NO-GO';
+  const clean =
+    go.length === judgedCells.length && judgedCells.length === cells.length && go.every((c) => !slowGo(c));
+  return clean ? 'GO' : 'CONDITIONAL GO';
 }
 
 export function buildReport(
@@ -165,37 +124,38 @@ export function buildReport(
     : nb.cells;
   // secrets were masked when the cells were written; mask again in case an older file held any
   const safe = cells.map((c) => ({ ...c, env: maskEnv(c.env), command: maskArgv(c.command) }));
+  const shown = new Set(safe.map((c) => c.id));
+  // a bisection belongs to the report when one of its trials is shown
+  const bisections = (nb.bisections ?? []).filter((b) =>
+    b.trials.some((t) => t.cells.some((id) => shown.has(id))),
+  );
+  const nameOf = (c: Cell) => configurationOf(c, nb);
   const ends = safe.map((c) => c.ended ?? c.started ?? c.created).sort();
   const date = day(ends[ends.length - 1] ?? nb.created);
   const subject = nb.subject ?? o.subject;
   const version = o.version ?? 1;
   const decision = decisionOf(safe);
-  const rows = safe.map((c) => ({
-    cell: c,
-    configuration: configurationOf(c, nb.cells),
-    stepsReached: c.summary
-      ? `${c.summary.stepsReached}${(c.lane.acceptance.steps ?? stepsOf(c)) ? ` / ${c.lane.acceptance.steps ?? stepsOf(c)}` : ''}`
-      : '–',
-    hangPoint: hangPoint(c),
-    keyFinding: keyFinding(c),
-    go: c.state === 'running' ? null : !!c.go,
-  }));
-  const go = safe.filter((c) => c.go).map((c) => `${c.id} ${c.lane.name}`);
-  const nogo = safe
-    .filter((c) => c.state !== 'running' && !c.go)
-    .map((c) => `${c.id} ${c.lane.name} (${c.summary?.line ?? c.verdict ?? 'no verdict'})`);
-  const summary = [
-    `${safe.length} configuration${safe.length === 1 ? '' : 's'} ran from notebook cells; decision **${decision}** ${DECISION_EMOJI[decision]}.`,
-    go.length ? `GO: ${go.join(', ')}.` : 'No configuration met its acceptance.',
-    ...(nogo.length ? [`NO-GO: ${nogo.join('; ')}.`] : []),
-  ];
-  const rationale = safe.map((c) =>
-    c.state === 'running'
-      ? `${c.id} ${c.lane.name}: still running, not judged.`
-      : c.go
-        ? `${c.id} ${c.lane.name}: GO ✅ — met its acceptance: ${met(c)}.`
-        : `${c.id} ${c.lane.name}: NO-GO ❌ — ${c.reasons?.join('; ') || `verdict ${c.verdict}`}.`,
-  );
+  const rows: ReportRow[] = safe.map((c) => {
+    const total = c.lane.acceptance.steps ?? stepsOf(c);
+    return {
+      cell: c,
+      configuration: nameOf(c),
+      ran: ranOf(c, nb),
+      status: statusOf(c),
+      stepsReached: c.summary ? `${c.summary.stepsReached}${total ? ` / ${total}` : ''}` : '–',
+      hangPoint: hangPoint(c),
+      keyFinding: keyFinding(c),
+      go: c.state === 'running' || stoppedByUser(c) ? null : !!c.go,
+    };
+  });
+  const perf = performanceOf(safe, nameOf);
+  const advice = adviceFor(safe, bisections, nameOf);
+  const decisionNote =
+    decision !== 'CONDITIONAL GO'
+      ? ''
+      : advice.settings.length
+        ? `GO with ${advice.settings.join(' and ')}; see Conditions for Full GO`
+        : `GO only for ${listed(rows.filter((r) => r.go).map((r) => r.cell.id))}; see Conditions for Full GO`;
   return {
     title: `# ${date} Test Engineer Report - ${subject} v${version}`,
     date,
@@ -203,11 +163,34 @@ export function buildReport(
     version,
     ...platformOf(safe),
     decision,
+    decisionNote,
     rows,
-    summary,
-    recommendations: recommendations(safe),
-    rationale,
+    summary: summaryOf(
+      rows,
+      decision,
+      decisionNote.replace(/; see Conditions for Full GO$/, ''),
+      bisections,
+      perf,
+      nb,
+    ),
+    performance: {
+      rows: perf.rows.map(({ cell, ...r }) => ({ cellId: cell.id, ...r })),
+      findings: perf.findings,
+    },
+    recommendations: advice.recommendations,
+    conditions: decision === 'CONDITIONAL GO' ? advice.conditions : [],
+    rationale: rationaleOf(rows, nb),
+    bisections: bisections.map((b) => b.id),
   };
+}
+
+/** a trial ran the good lane with some of the changes: the lane's description is not what ran */
+function ranOf(c: Cell, nb: Notebook): string {
+  const trial = trialOf(nb, c);
+  if (!trial) return `\`${c.lane.name}\`${c.lane.description ? ` — ${c.lane.description}` : ''}`;
+  const { b, t } = trial;
+  const delta = trialDelta(trial, Number.POSITIVE_INFINITY);
+  return `\`${c.lane.name}\`${delta ? ` with ${delta}` : ' as it is'} — trial ${t.index} of bisection ${b.id} (good \`${b.good.lane}\`, bad \`${b.bad.lane}\`)`;
 }
 
 function stepsOf(c: Cell): number | undefined {

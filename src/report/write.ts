@@ -53,7 +53,9 @@ export function writeReport(o: ReportOptions): ReportOutput {
   }
   const svgFile = toStdout ? `${stem(o.notebookFile)}.report.svg` : `${stem(out)}.svg`;
   const svgRef = toStdout ? svgFile : basename(svgFile);
-  const bisections = (nb.bisections ?? []).flatMap((b) => markdownSection(nb, b));
+  const bisections = (nb.bisections ?? [])
+    .filter((b) => model.bisections.includes(b.id))
+    .flatMap((b) => markdownSection(nb, b));
   const text = renderMarkdown(model, { notebook: notebookRef, chart: svgRef, bisections });
   writeFileAtomic(
     svgFile,

@@ -19,6 +19,8 @@ export async function runHeadless(
   opts: {
     localDir: (runDir: string, runId: string) => string;
     onProgress?: (line: string) => void;
+    /** leave the session open after the verdict (a notebook whose dashboard may still show it disposes it) */
+    keepOpen?: boolean;
   } = { localDir: (d) => d },
 ): Promise<HeadlessOutcome> {
   // The session's timers and followers are unref'd (a TUI must be able to exit), and waiting on a
@@ -60,12 +62,12 @@ export async function runHeadless(
 async function conclude(
   session: Session,
   run: RunController,
-  opts: { localDir: (runDir: string, runId: string) => string },
+  opts: { localDir: (runDir: string, runId: string) => string; keepOpen?: boolean },
   r: AnalysisResult,
 ): Promise<HeadlessOutcome> {
   const preset = session.currentPreset();
   const verdict = judge(r, preset.acceptance, run.spec.steps);
-  await session.dispose();
+  if (!opts.keepOpen) await session.dispose();
   return {
     result: {
       ...r,

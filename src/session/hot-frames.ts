@@ -1,8 +1,9 @@
 /**
  * The `s` key: a poor man's profiler. N stack samples of every rank, 1.5 s apart (SIGUSR1 dumps, or
- * py-spy without a handler), aggregated into the innermost user frames with counts and shares, plus
- * the hottest full stack. The samples are ordinary dump files in the run dir and their requests are
- * in the probe file, so `analyze` counts them too.
+ * py-spy without a handler), aggregated by the function of the innermost user frame (its lines as
+ * the detail) with counts and shares, plus the hottest full stack from that frame outwards. The
+ * samples are ordinary dump files in the run dir and their requests are in the probe file, so
+ * `analyze` counts them too.
  */
 import type { Evidence } from '../analysis/evidence.js';
 import { hotFramesOf, whereIn } from '../analysis/silences.js';
@@ -61,6 +62,7 @@ export class HotFrameSampling {
     if (top !== undefined) {
       const d = dumps.find((x) => {
         const w = whereIn(x);
+        // the hottest line of the hottest function: its stack is the one most samples share
         return w !== null && w.file === top.file && w.line === top.line && w.function === top.function;
       });
       stack = d ? [...(mainThread(d)?.frames ?? [])].reverse() : [];

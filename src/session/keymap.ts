@@ -29,12 +29,28 @@ export interface KeyFlags {
   return?: boolean;
 }
 
+/** What decides whether a key can act now: the run's state and where the dashboard is shown. */
+export interface KeyState {
+  /** the run has ended: nothing is left to signal, sample or type into */
+  ended: boolean;
+  /** why the lane cannot be switched here (a notebook cell keeps its lane); null: it can */
+  laneLocked: string | null;
+  /** `q` asks first (the plain dashboard); a notebook cell's dashboard goes straight back */
+  quitAsks: boolean;
+}
+
+export const LIVE_KEYS: KeyState = { ended: false, laneLocked: null, quitAsks: true };
+
 export interface Binding {
   command: Command;
   /** labels shown in help, e.g. ["d"], ["↑", "k"] */
   keys: string[];
   description: string;
+  /** the footer's short name, for the keys worth a place there */
+  hint?: string;
   matches(input: string, key: KeyFlags): boolean;
+  /** why the key cannot act in this state (said on the status line), or null when it can */
+  unavailable?(s: KeyState): string | null;
 }
 
 const ch = (c: string) => (input: string, key: KeyFlags) => !key.ctrl && !key.meta && input === c;
@@ -44,25 +60,36 @@ export const BINDINGS: readonly Binding[] = [
     command: 'dump',
     keys: ['d'],
     description: 'stack dump: SIGUSR1 to the trainer (after a SigCgt check)',
+    hint: 'dump',
     matches: ch('d'),
+    unavailable: (s) =>
+      s.ended
+        ? 'the run has ended: no process left to dump (the newest dump is in the pane, all of them in the evidence folder)'
+        : null,
   },
   {
     command: 'hotFrames',
     keys: ['s'],
     description: 'hot frames: 10 stack samples 1.5 s apart, a table of where the time goes',
+    hint: 'hot frames',
     matches: ch('s'),
+    unavailable: (s) => (s.ended ? 'the run has ended: no process left to sample' : null),
   },
   {
     command: 'lanes',
     keys: ['l'],
     description: 'switch lane: pick, confirm, restart the run',
+    hint: 'lane',
     matches: ch('l'),
+    unavailable: (s) => s.laneLocked,
   },
   {
     command: 'terminal',
     keys: ['t'],
     description: "the run's own terminal (tmux pane: progress bars, typing); Ctrl-] comes back",
+    hint: 'terminal',
     matches: ch('t'),
+    unavailable: (s) => (s.ended ? 'the run has ended: its output is in the log pane' : null),
   },
   {
     command: 'scrollUp',
@@ -88,8 +115,14 @@ export const BINDINGS: readonly Binding[] = [
     description: 'log page down',
     matches: (i, k) => !!k.pageDown || ch(' ')(i, k),
   },
-  { command: 'follow', keys: ['G'], description: 'follow the newest output again', matches: ch('G') },
-  { command: 'help', keys: ['?'], description: 'show / hide this help', matches: ch('?') },
+  {
+    command: 'follow',
+    keys: ['G'],
+    description: 'follow the newest output again',
+    hint: 'follow',
+    matches: ch('G'),
+  },
+  { command: 'help', keys: ['?'], description: 'show / hide this help', hint: 'help', matches: ch('?') },
   {
     command: 'cancelJob',
     keys: ['K'],
@@ -99,7 +132,8 @@ export const BINDINGS: readonly Binding[] = [
   {
     command: 'quit',
     keys: ['q', 'Ctrl+C'],
-    description: 'quit (asks first, says what happens to the run); while stopping: kill now',
+    description: 'quit (asks first; in a notebook cell: back at once); while stopping: kill now',
+    hint: 'quit',
     matches: (i, k) => ch('q')(i, k) || (!!k.ctrl && i === 'c'),
   },
 ];
@@ -113,4 +147,9 @@ export function commandForKey(input: string, key: KeyFlags): Command | null {
   const single = input.length > 1 && [...input].every((c) => c === input[0]) ? input[0]! : input;
   for (const b of BINDINGS) if (b.matches(single, key)) return b.command;
   return null;
+}
+
+/** why `command` cannot act in state `s`, or null when it can (the binding table says) */
+export function unavailableReason(command: Command, s: KeyState): string | null {
+  return BINDINGS.find((b) => b.command === command)?.unavailable?.(s) ?? null;
 }

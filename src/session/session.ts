@@ -64,6 +64,8 @@ export class Session implements SessionController {
   private lastResult: AnalysisResult | null = null;
   private connection: LinkView | undefined;
   private attachPending: string | undefined;
+  /** the current run was re-attached, not started here: its times come from its folder */
+  private attached = false;
   /** the model (and its version) the current snapshot was built from */
   private builtFrom: { model: LiveModel | null; version: number; state: DashboardState | null } = {
     model: null,
@@ -160,6 +162,8 @@ export class Session implements SessionController {
         if (this.run !== run) return;
         this.phase = 'exited';
         this.endedAt = Date.now();
+        // a re-attached run may have ended long ago: its clock stops when exit_code was written
+        if (this.attached) void this.exitTimeOf(run);
         // the last lines of stdout may still be in flight: drain the followers, then conclude;
         // first the checks on the box finish what they were writing (a stack request in flight
         // appends its record): the verdict and `analyze` of the folder must read the same file
@@ -182,6 +186,9 @@ export class Session implements SessionController {
       const dir = this.attachPending;
       this.attachPending = undefined;
       run = await RunController.attach(this.o.target, dir, events, this.o.follower, this.o.localDir);
+      this.attached = true;
+      // the run's own start, not the moment it was re-attached ("0s" for a finished cell)
+      this.startedAt = Date.parse(run.spec.createdAt) || this.startedAt;
       // the lane the run was started with (its stop policy and acceptance), when it is known here
       if (this.o.presets.has(run.spec.lane)) this.preset = this.presetOf(run.spec.lane);
       // judged with the settings it was started with, as `analyze` of its folder would
@@ -192,6 +199,7 @@ export class Session implements SessionController {
       this.startPoller(run.spec);
       return;
     }
+    this.attached = false;
     const spec = await this.withOutDir(buildRunSpec({ ...this.o.spec, preset: this.preset }));
     ({ model, clock } = this.modelFor(spec, false));
     await this.o.prepareRun?.(spec);
@@ -200,6 +208,18 @@ export class Session implements SessionController {
     this.startChecks(run);
     this.startPoller(spec);
     await run.start(size, { detached: this.o.detached });
+  }
+
+  /** when the run's exit_code was written (its end), from the box that holds it */
+  private async exitTimeOf(run: RunController): Promise<void> {
+    const r = await this.o.target
+      .exec(['stat', '-c', '%Y', `${run.spec.runDir}/exit_code`], { timeoutMs: 5000 })
+      .catch(() => null);
+    const s = Number(r?.code === 0 ? r.stdout.trim() : Number.NaN);
+    if (!Number.isFinite(s) || s <= 0 || this.run !== run) return;
+    // never before the start: clocks of two machines, or a folder copied with new times
+    this.endedAt = Math.max(s * 1000, this.startedAt ?? 0);
+    this.pub.markDirty();
   }
 
   /**

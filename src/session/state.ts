@@ -55,14 +55,17 @@ export interface LogLine {
   text: string;
 }
 
-/** The `s` sampling: innermost user frames with counts and shares, and the hottest full stack. */
+/**
+ * The `s` sampling: one row per function the innermost user frame was in (count, share, and the
+ * lines within it, hottest first), and the hottest full stack.
+ */
 export interface HotFramesView {
   running: boolean;
   taken: number;
   of: number;
   /** samples that got no dump (main thread outside Python) */
   unanswered: number;
-  rows: Array<Frame & { count: number; share: number }>;
+  rows: Array<Frame & { count: number; share: number; lines: Array<{ line: number; count: number }> }>;
   /** innermost first */
   hottestStack: Frame[];
 }
@@ -165,6 +168,10 @@ export interface SessionController {
   openTerminal(cols: number, rows: number): Promise<{ pty: PtyHandle; release: () => void } | string>;
   /** what quitting does to the run, for the confirm prompt */
   quitConsequence(): string;
+  /** `q` asks first (default); a notebook cell's dashboard goes straight back instead */
+  quitAsks?(): boolean;
+  /** why `l` cannot switch the lane here (a notebook cell keeps its lane), or null */
+  laneLocked?(): string | null;
   /** stop (local) or leave running (detached remote) per quitConsequence, then resolve */
   quit(): Promise<void>;
   /** a Slurm run: the job, and what `K` would do (null: not a Slurm run) */

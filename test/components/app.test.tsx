@@ -1,14 +1,19 @@
 import { render } from 'ink-testing-library';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { App } from '../../panels/App.js';
+import { asCellView } from '../../src/notebook/cell-view.js';
 import { BINDINGS } from '../../src/session/keymap.js';
+import type { SessionController } from '../../src/session/state.js';
 import { FakeController } from '../helpers/fake-controller.js';
 import { KEYS, stripAnsi, waitFor } from '../helpers/render.js';
 import { logLines, rank0, runningState, STALLED } from './sample-state.js';
 
-function start(controller = new FakeController(runningState({ log: { lines: logLines(60), total: 60 } }))) {
+function start(
+  controller = new FakeController(runningState({ log: { lines: logLines(60), total: 60 } })),
+  shown: SessionController = controller,
+) {
   const onExit = vi.fn();
-  const r = render(<App controller={controller} onExit={onExit} color={false} />);
+  const r = render(<App controller={shown} onExit={onExit} color={false} />);
   const frame = () => stripAnsi(r.lastFrame() ?? '');
   const until = (text: string) =>
     waitFor(
@@ -23,8 +28,8 @@ function start(controller = new FakeController(runningState({ log: { lines: logL
 }
 
 let current: ReturnType<typeof start> | null = null;
-const app = (controller?: FakeController) => {
-  current = start(controller);
+const app = (controller?: FakeController, shown?: SessionController) => {
+  current = start(controller, shown);
   return current;
 };
 afterEach(() => {
@@ -126,6 +131,41 @@ describe('App', () => {
       () => 'onExit called',
     );
     expect(t.controller.calls).toEqual([{ method: 'quit' }]);
+  });
+
+  it('the footer lists s and t with the other keys', async () => {
+    const t = app();
+    await t.until('step 17/40');
+    expect(t.frame()).toContain('d dump  s hot frames  l lane  t terminal  G follow  ? help  q quit');
+  });
+
+  it("a notebook cell's dashboard: q goes straight back, no prompt; l says why it cannot act", async () => {
+    const fake = new FakeController(runningState({ log: { lines: logLines(60), total: 60 } }));
+    const release = vi.fn();
+    const t = app(fake, asCellView(fake, null, release));
+    await t.until('q back');
+    await t.press('l', 'a cell keeps its lane');
+    expect(t.frame()).not.toContain('filter');
+    await t.press('q');
+    await waitFor(
+      () => t.onExit.mock.calls.length === 1,
+      () => `onExit called; frame:\n${t.frame()}`,
+    );
+    expect(t.frame()).not.toContain('Quit nsa-dbg?');
+    expect(release).toHaveBeenCalledTimes(1);
+    // leaving a cell's dashboard stops nothing
+    expect(fake.calls).toEqual([]);
+  });
+
+  it('a finished run: d and s say the run has ended instead of doing nothing', async () => {
+    const fake = new FakeController(
+      runningState({ runState: 'exited', exitCode: 0, log: { lines: logLines(60), total: 60 } }),
+    );
+    const t = app(fake);
+    await t.until('exited 0');
+    await t.press('d', 'the run has ended: no process left to dump');
+    await t.press('s', 'the run has ended: no process left to sample');
+    expect(fake.calls).toEqual([]);
   });
 
   it('n at the quit prompt stays', async () => {

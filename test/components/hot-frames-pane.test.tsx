@@ -12,8 +12,17 @@ const HOT: HotFramesView = {
   of: 10,
   unanswered: 0,
   rows: [
-    { ...SEL, count: 7, share: 0.7 },
-    { ...FLASH, count: 3, share: 0.3 },
+    {
+      ...SEL,
+      count: 7,
+      share: 0.7,
+      lines: [
+        { line: 88, count: 4 },
+        { line: 91, count: 2 },
+        { line: 97, count: 1 },
+      ],
+    },
+    { ...FLASH, count: 3, share: 0.3, lines: [{ line: 31, count: 3 }] },
   ],
   hottestStack: [
     SEL,
@@ -26,9 +35,10 @@ const pane = (hot: HotFramesView, width = 60, height = 8) =>
 
 describe('HotFramesPane', () => {
   it('shows the hottest frames with share and count, then the hottest stack innermost first', () => {
-    const lines = pane(HOT);
+    const lines = pane(HOT, 80);
     expect(lines[0]).toBe('hot frames · 10 samples, 1.5 s apart');
-    expect(lines[1]).toMatch(/^ 70% +7x select_topn_ranges +selection\.py:88/);
+    // one row per function, its lines as the detail (hottest first)
+    expect(lines[1]).toMatch(/^ 70% +7x select_topn_ranges +selection\.py lines 88 \(4\), 91 \(2\), 97$/);
     expect(lines[2]).toMatch(/^ 30% +3x is_flash_available +flash_wrappers\.py:31/);
     expect(lines[3]).toBe('hottest stack, innermost first');
     expect(lines[4]).toContain('select_topn_ranges');

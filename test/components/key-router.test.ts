@@ -35,9 +35,36 @@ describe('routeKey on the dashboard', () => {
     ]);
   });
 
-  it('ignores unbound keys and pastes', () => {
-    expect(routeKey('x', {}, initialUiState, ctx)).toEqual({ actions: [] });
+  it('says so for a typed key that is not bound; ignores pastes', () => {
+    expect(routeKey('x', {}, initialUiState, ctx)).toEqual({
+      actions: [],
+      effect: { kind: 'notice', text: 'x is not a key here: ? lists the keys' },
+    });
     expect(routeKey('dlq', {}, initialUiState, ctx)).toEqual({ actions: [] });
+    expect(routeKey('', { escape: true }, initialUiState, ctx)).toEqual({ actions: [] });
+  });
+
+  it('a finished run: d, s and t say why they cannot act; scrolling and help still work', () => {
+    const ended = { ...ctx, keys: { ended: true, laneLocked: null, quitAsks: true } };
+    for (const k of ['d', 's', 't']) {
+      const r = routeKey(k, {}, initialUiState, ended);
+      expect(r.actions).toEqual([]);
+      expect(r.effect).toMatchObject({ kind: 'notice', text: expect.stringMatching(/^the run has ended: /) });
+    }
+    expect(routeKey('k', {}, initialUiState, ended).actions).toEqual([
+      { type: 'scroll', delta: 1, maxScroll: 50 },
+    ]);
+    expect(routeKey('?', {}, initialUiState, ended).actions).toEqual([{ type: 'toggleHelp' }]);
+  });
+
+  it("a notebook cell's dashboard: q goes straight back (no prompt), l says the cell keeps its lane", () => {
+    const cell = { ...ctx, keys: { ended: false, laneLocked: 'a cell keeps its lane', quitAsks: false } };
+    expect(routeKey('q', {}, initialUiState, cell)).toEqual({ actions: [], effect: { kind: 'quit' } });
+    expect(routeKey('l', {}, initialUiState, cell)).toEqual({
+      actions: [],
+      effect: { kind: 'notice', text: 'a cell keeps its lane' },
+    });
+    expect(routeKey('d', {}, initialUiState, cell)).toEqual({ actions: [], effect: { kind: 'dump' } });
   });
 });
 

@@ -68,6 +68,20 @@ describe('preset validation', () => {
     expect(() => validatePreset({ name: 'x', stepRegex: 'step (\\d+)' }, 'f.yaml')).toThrow('named groups');
   });
 
+  it('a lane may state a throughput target (for the report); a wrong one names the field', () => {
+    expect(validatePreset({ name: 'l', target: { toksPerS: 50 } }, 'l.yaml').target).toEqual({
+      toksPerS: 50,
+    });
+    expect(validatePreset({ name: 'l' }, 'l.yaml').target).toBeUndefined();
+    expect(() => validatePreset({ name: 'l', target: { toks: 50 } }, 'l.yaml')).toThrow(
+      'l.yaml: field "target.toks": is not a known field (toksPerS)',
+    );
+    expect(() => validatePreset({ name: 'l', target: { toksPerS: 'fast' } }, 'l.yaml')).toThrow(
+      'field "target.toksPerS"',
+    );
+    expect(loadPresets().get('demo-slow-prefill')?.target).toEqual({ toksPerS: 50 });
+  });
+
   it('reports YAML syntax errors with the file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'nsa-presets-'));
     const f = join(dir, 'broken.yaml');

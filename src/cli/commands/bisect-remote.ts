@@ -44,6 +44,7 @@ export async function remoteNotebookDeps(
       (
         await runHeadless(session as unknown as Session, {
           localDir: (_d, id) => localMirrorDir(target.label, id),
+          keepOpen: true,
         })
       ).result,
   };

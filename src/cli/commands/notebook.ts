@@ -51,7 +51,8 @@ export function localNotebookDeps(o: {
         cwd: o.cwd,
         attachRunDir: s.attachRunDir,
       }) as unknown as CellSession,
-    runToVerdict: async (session) => (await runHeadless(session as never, { localDir: (d) => d })).result,
+    runToVerdict: async (session) =>
+      (await runHeadless(session as never, { localDir: (d) => d, keepOpen: true })).result,
   };
 }
 

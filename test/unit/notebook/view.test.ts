@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { routeNotebookKey } from '../../../panels/notebook/route.js';
 import { compareCells } from '../../../src/notebook/compare.js';
-import { flipFlag, knownFlags } from '../../../src/notebook/flags.js';
+import { flipFlag, isBinaryFlag, knownFlags, valueChoices } from '../../../src/notebook/flags.js';
 import { NOTEBOOK_BINDINGS, notebookCommandForKey, parsePalette } from '../../../src/notebook/keymap.js';
 import { parseNotebook } from '../../../src/notebook/store.js';
 import { initialNotebookUi, type NotebookUi, notebookUiReducer } from '../../../src/notebook/view-reducer.js';
@@ -51,7 +51,7 @@ describe('notebook keys and palette', () => {
   });
 
   it('j/k move within the cells; m marks at most two; c needs two marks', () => {
-    expect(press(['j', 'j', 'j', 'j', 'j']).ui.selected).toBe(3);
+    expect(press(Array(20).fill('j')).ui.selected).toBe(11);
     expect(press(['k']).ui.selected).toBe(0);
     expect(press(['c']).effects).toEqual([{ kind: 'notice', text: 'mark two cells with m first' }]);
     const { ui } = press(['m', 'j', 'm', 'j', 'm', 'c']);
@@ -93,6 +93,56 @@ describe('notebook keys and palette', () => {
     expect(press(['r']).effects).toEqual([{ kind: 'rerun', id: 'c1' }]);
   });
 
+  it('env editor: = types a value for the highlighted variable; a non-0/1 flag offers its values', () => {
+    // c1's first variable is NSA_DISABLE_AUX_STATS
+    let r = press(['e', '=', '7', { return: true }]);
+    expect(r.ui.mode).toBe('env');
+    expect(r.ui.env?.edits).toEqual({ NSA_DISABLE_AUX_STATS: '7' });
+    // f, NSA_FORCE_BRANCH: the value entry opens (no "=1"); ↓ picks the second value
+    r = press(['e', 'f', 'F', 'O', 'R', 'C', 'E', '_', 'B', { return: true }]);
+    expect(r.ui.mode).toBe('value');
+    expect(r.ui.env?.editing).toBe('NSA_FORCE_BRANCH');
+    r = press([{ downArrow: true }, { return: true }], r.ui);
+    expect(r.ui.env?.edits).toEqual({ NSA_FORCE_BRANCH: 'sel' });
+    // Esc in the value entry goes back to the editor, nothing set
+    r = press(['e', '=', 'x', { escape: true }]);
+    expect([r.ui.mode, r.ui.env?.edits]).toEqual(['env', {}]);
+    // Enter with no real change runs nothing
+    expect(press(['e', '=', '1', { return: true }, { return: true }]).effects).toEqual([
+      { kind: 'notice', text: expect.stringContaining('no change yet') },
+    ]);
+  });
+
+  it('queued cells: their rows follow the cells; x takes one off the queue, Enter says it has not run', () => {
+    // the first four cells, then one queued
+    const queued = {
+      ...ctx,
+      cells: cells.slice(0, 4),
+      running: 'c4',
+      queued: [{ qid: 'q1', lane: 'fa2', what: 'toggle of c4: NSA_USE_FA2=0' }],
+    };
+    const go = (keys: Array<string | { [k: string]: boolean }>) => {
+      let ui = initialNotebookUi;
+      const effects: unknown[] = [];
+      for (const k of keys) {
+        const [input, flags] = typeof k === 'string' ? [k, {}] : ['', k];
+        const r = routeNotebookKey(input, flags, ui, queued);
+        ui = r.actions.reduce(notebookUiReducer, ui);
+        if (r.effect) effects.push(r.effect);
+      }
+      return { ui, effects };
+    };
+    expect(go(['j', 'j', 'j', 'j', 'j']).ui.selected).toBe(4);
+    expect(go(['j', 'j', 'j', 'j', { return: true }]).effects).toEqual([
+      { kind: 'notice', text: 'q1 fa2 has not run yet (x takes it off the queue)' },
+    ]);
+    expect(go(['j', 'j', 'j', 'j', 'x', 'y']).effects).toEqual([{ kind: 'unqueue', qid: 'q1' }]);
+    // quitting drops the queue: it asks first, even with nothing running
+    expect(routeNotebookKey('q', {}, initialNotebookUi, { ...queued, running: null }).actions).toEqual([
+      { type: 'open', mode: 'quit' },
+    ]);
+  });
+
   it('q asks first while a cell runs', () => {
     const running = { ...ctx, running: 'c4' };
     const r1 = routeNotebookKey('q', {}, initialNotebookUi, running);
@@ -114,6 +164,17 @@ describe('flags, compare, phases', () => {
       '1',
       '1',
     ]);
+  });
+
+  it('offers the values the trainer table and the lanes know; typed text first', () => {
+    const flags = knownFlags(presets);
+    expect(valueChoices(flags, 'NSA_FORCE_BRANCH', '')).toEqual(['cmp', 'sel', 'win']);
+    expect(valueChoices(flags, 'NSA_FORCE_BRANCH', 'w')).toEqual(['w', 'win']);
+    expect(valueChoices(flags, 'NSA_FORCE_BRANCH', 'sel')).toEqual(['sel']);
+    expect(valueChoices(flags, 'UNKNOWN_VAR', 'abc')).toEqual(['abc']);
+    const byName = (n: string) => flags.find((f) => f.name === n);
+    expect(isBinaryFlag(byName('NSA_PREFILL_BATCHED'))).toBe(true);
+    expect(isBinaryFlag(byName('NSA_FORCE_BRANCH'))).toBe(false);
   });
 
   it('compares env, command and summary of two cells', () => {

@@ -1,0 +1,164 @@
+/**
+ * One cell's run inside the notebook controller: the lane (with its phase) turned into the preset
+ * it runs with, the cell written as soon as the run exists, kept up to date, and its verdict
+ * written when the run has ended. Its session stays open while a dashboard shows it, so that view
+ * ends the way the plain dashboard does (exited, the verdict, the clock stopped) instead of
+ * freezing; it is disposed once the run has ended and no dashboard holds it.
+ */
+import { dirname } from 'node:path';
+import type { Preset } from '../presets/preset.js';
+import type { RunSpec } from '../runs/launcher.js';
+import { finishedPatch, type Outcome, startedCell } from './cell-build.js';
+import type { CellSession, NotebookDeps, StartRequest } from './controller-types.js';
+import { gitInfo } from './git-info.js';
+import { liveLine } from './live-line.js';
+import type { CellLink } from './model.js';
+import type { NotebookStore } from './store.js';
+
+export type Phased = Preset & { phases?: Array<{ steps: number }> };
+
+/** the preset a request runs with: the lane, its env replaced, a phase's steps applied */
+export function presetFor(
+  base: Phased,
+  req: StartRequest,
+): { preset: Phased; phase?: number; phaseSteps?: number } {
+  // a lane with phases starts at its first; a linked cell keeps its parent's phase
+  const phase = req.phase ?? (base.phases?.length ? 0 : undefined);
+  const phaseSteps = phase !== undefined ? base.phases?.[phase]?.steps : undefined;
+  const preset: Phased = {
+    ...base,
+    env: req.env ?? base.env,
+    ...req.preset,
+    ...(phaseSteps !== undefined
+      ? { steps: phaseSteps, acceptance: { ...base.acceptance, steps: phaseSteps } }
+      : {}),
+  };
+  return { preset, phase, phaseSteps };
+}
+
+export interface CellRunHooks {
+  /** the cell, its live line or its state changed */
+  changed(): void;
+  /** the run has its verdict (or failed): `go` null when it failed */
+  ended(run: CellRun, outcome: { go: boolean; verdict: string } | null, error?: string): void;
+}
+
+export class CellRun {
+  readonly session: CellSession;
+  readonly done: Promise<void>;
+  added = false;
+  /** the status line: step, loss, toks/s, SUSPECT/STALL */
+  live: string | null = null;
+  /** dashboards open on this session */
+  private views = 0;
+  private concluded = false;
+  private disposed = false;
+
+  constructor(
+    readonly id: string,
+    readonly req: StartRequest & { link?: CellLink },
+    private readonly built: { preset: Phased; phase?: number; phaseSteps?: number },
+    private readonly store: NotebookStore,
+    private readonly deps: NotebookDeps,
+    runPresets: Map<string, Preset>,
+    hooks: CellRunHooks,
+  ) {
+    this.session = deps.openSession({
+      lane: req.lane,
+      presets: runPresets,
+      runsRoot: store.evidenceDir,
+      steps: built.phaseSteps ?? deps.steps,
+    });
+    this.live = liveLine(id, req.lane, this.session.getState());
+    // the cell appears as soon as the run exists, so the list shows it running
+    const unsubscribe = this.session.subscribe((s) => {
+      const run = this.session.currentRun();
+      if (run) this.addCell(run.spec, run.spec.runDir);
+      const line = liveLine(id, req.lane, s);
+      if (line !== this.live) {
+        this.live = line;
+        hooks.changed();
+      }
+    });
+    this.done = deps.runToVerdict(this.session).then(
+      (out) => {
+        unsubscribe();
+        const run = this.session.currentRun();
+        if (run) this.addCell(run.spec, out.localDir);
+        this.finish();
+        if (!this.added) return hooks.ended(this, null, 'the run did not start');
+        const ended = (deps.now?.() ?? new Date()).toISOString();
+        store.dispatch({
+          type: 'updateCell',
+          id,
+          patch: finishedPatch(out as Outcome, out.localDir, run?.spec.env ?? {}, ended),
+        });
+        hooks.ended(this, { go: out.go, verdict: out.verdict });
+      },
+      (e: unknown) => {
+        unsubscribe();
+        this.finish();
+        if (this.added) store.dispatch({ type: 'updateCell', id, patch: { state: 'failed' } });
+        hooks.ended(this, null, e instanceof Error ? e.message : String(e));
+      },
+    );
+  }
+
+  get phase(): number | undefined {
+    return this.built.phase;
+  }
+
+  private addCell(spec: RunSpec, localDir: string): void {
+    if (this.added) return;
+    const { req, built } = this;
+    this.store.dispatch({
+      type: 'addCell',
+      cell: {
+        ...(req.bisect ? { bisect: req.bisect } : {}),
+        ...startedCell({
+          spec,
+          preset: built.preset,
+          target: this.deps.target,
+          localDir,
+          notebookDir: dirname(this.store.file),
+          git: this.deps.target === 'local' ? gitInfo(spec.cwd) : undefined,
+          started: spec.createdAt,
+          parent: req.parent,
+          link: req.link,
+          phase: built.phase,
+        }),
+      },
+    });
+    this.added = true;
+  }
+
+  private finish(): void {
+    this.live = null;
+    this.concluded = true;
+    this.disposeIfUnused();
+  }
+
+  /** a dashboard opens on this run; the function it returns closes it */
+  openView(): () => void {
+    this.views++;
+    let open = true;
+    return () => {
+      if (!open) return;
+      open = false;
+      this.views--;
+      this.disposeIfUnused();
+    };
+  }
+
+  private disposeIfUnused(): void {
+    if (this.disposed || !this.concluded || this.views > 0) return;
+    this.disposed = true;
+    void this.session.dispose?.().catch(() => undefined);
+  }
+
+  /** the notebook closes: whatever shows it, the session goes */
+  async close(): Promise<void> {
+    this.views = 0;
+    if (this.concluded) this.disposeIfUnused();
+  }
+}

@@ -1,0 +1,70 @@
+/** The notebook controller's contracts: what the CLI injects, what the TUI reads, what a start asks. */
+import type { CellBisect } from '../bisect/model.js';
+import type { Preset } from '../presets/preset.js';
+import type { RunSpec } from '../runs/launcher.js';
+import type { SessionController } from '../session/state.js';
+import type { Outcome } from './cell-build.js';
+import type { CellLink, Notebook } from './model.js';
+
+export interface CellSession extends SessionController {
+  start(): Promise<void>;
+  currentRun(): { spec: RunSpec; exited: boolean } | null;
+  /** stop its timers and followers (the controller calls it once no dashboard shows the cell) */
+  dispose?(): Promise<void>;
+}
+
+export interface OpenCellOptions {
+  lane: string;
+  presets: Map<string, Preset>;
+  runsRoot: string;
+  steps?: number;
+  /** re-attach to a finished (or running) cell's run dir instead of starting the lane */
+  attachRunDir?: string;
+}
+
+export interface NotebookDeps {
+  presets: () => Map<string, Preset>;
+  openSession(o: OpenCellOptions): CellSession;
+  /**
+   * start the session and run it to a verdict, taking evidence and stopping on a stall; the
+   * session is left open (the controller disposes it once no dashboard shows it)
+   */
+  runToVerdict(session: CellSession): Promise<Outcome & { localDir: string }>;
+  target: string;
+  /** steps for new cells (a phase's own steps win) */
+  steps?: number;
+  now?: () => Date;
+}
+
+export interface NotebookViewState {
+  file: string;
+  notebook: Notebook;
+  /** cells whose lane file changed since they ran */
+  stale: string[];
+  /** the cell whose run is in progress */
+  running: string | null;
+  /** the running cell's status line: step, loss, toks/s, SUSPECT/STALL */
+  live: string | null;
+  /** cells asked for while another runs, in the order they will run */
+  queued: QueuedView[];
+  notice: string | null;
+}
+
+export interface QueuedView {
+  qid: string;
+  lane: string;
+  /** "toggle of c2: NSA_USE_FA2=0", "" for a plain run of the lane */
+  what: string;
+}
+
+export interface StartRequest {
+  lane: string;
+  /** the full env to run with (default: the lane's) */
+  env?: Record<string, string>;
+  /** a bisection's trial: the lane's args, demo env and detector settings replaced */
+  preset?: Partial<Pick<Preset, 'args' | 'demoEnv' | 'detector'>>;
+  bisect?: CellBisect;
+  parent?: string;
+  link?: CellLink;
+  phase?: number;
+}

@@ -1,0 +1,44 @@
+/**
+ * Requests for new cells made from other cells (a re-run, an env edit), and the words a queued
+ * request goes by. Pure: the lanes and cells are handed in.
+ */
+import type { Preset } from '../presets/preset.js';
+import type { StartRequest } from './controller-types.js';
+import { envDiff } from './env-diff.js';
+import type { Cell } from './model.js';
+import { MASK } from './secrets.js';
+
+/** the env a new cell made from `cell` starts with: the lane's now, the cell's values on top */
+export function envFrom(cell: Cell, lanes: Map<string, Preset>): Record<string, string> {
+  const env = { ...(lanes.get(cell.lane.name)?.env ?? {}) };
+  // a masked secret is not a value: the lane's (or the shell's) stands
+  for (const [k, v] of Object.entries(cell.env)) if (v !== MASK) env[k] = v;
+  return env;
+}
+
+export function rerunRequest(c: Cell, lanes: Map<string, Preset>): StartRequest {
+  return { lane: c.lane.name, env: envFrom(c, lanes), parent: c.id, link: 'rerun', phase: c.phase };
+}
+
+/** `edits`: value null unsets */
+export function editedRequest(
+  c: Cell,
+  edits: Record<string, string | null>,
+  lanes: Map<string, Preset>,
+): StartRequest {
+  const env = envFrom(c, lanes);
+  for (const [k, v] of Object.entries(edits)) {
+    if (v === null) delete env[k];
+    else env[k] = v;
+  }
+  return { lane: c.lane.name, env, parent: c.id, link: 'toggle', phase: c.phase };
+}
+
+/** what a queued request is, for its row: "toggle of c2: NSA_USE_FA2=0", "" for a plain lane */
+export function describeRequest(req: StartRequest, cells: readonly Cell[]): string {
+  if (!req.parent) return '';
+  const p = cells.find((c) => c.id === req.parent);
+  const how = req.link === 'phase' ? `phase ${(req.phase ?? 0) + 1} after` : `${req.link ?? 'from'} of`;
+  const d = p && req.env && req.link !== 'rerun' ? envDiff(p.env, req.env) : [];
+  return `${how} ${req.parent}${d.length ? `: ${d.join(' ')}` : ''}`;
+}

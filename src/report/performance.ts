@@ -1,0 +1,94 @@
+/**
+ * Throughput and step time across the cells, and what stands out: a cell much slower than the
+ * fastest, a cell below its lane's target. The seed reports say "37 toks/s (target: 50+)"; a
+ * notebook where one lane runs at 14.5 toks/s beside another's 88.8 must say it too.
+ */
+import type { Cell } from '../notebook/model.js';
+import { belowTarget, judged } from './cells.js';
+
+/** slower than the fastest by at least this factor is worth a line */
+export const SLOW_RATIO = 1.5;
+/** findings spelled out; the rest are counted */
+const MAX_FINDINGS = 6;
+
+export interface PerfRow {
+  cell: Cell;
+  configuration: string;
+  toksPerS: number | null;
+  /** the fastest cell's toks/s over this one's (1 for the fastest) */
+  slowerBy: number | null;
+  /** wall time per step reached, start-up included; null when the run did not end by itself */
+  stepS: number | null;
+  target: number | null;
+}
+
+export interface Performance {
+  rows: PerfRow[];
+  findings: string[];
+}
+
+const round = (v: number, d: number) => Math.round(v * 10 ** d) / 10 ** d;
+const seconds = (s: number) => `${s >= 10 ? Math.round(s) : s >= 1 ? s.toFixed(1) : s.toFixed(2)} s`;
+export const times = (r: number) => `${r >= 10 ? Math.round(r) : r.toFixed(1)}×`;
+
+function wallStep(c: Cell): number | null {
+  const s = c.summary;
+  // a hang's time is the detector's, not the step's; a crash or NaN ended it early
+  if (!s || s.stall || s.crash || s.nan || !c.started || !c.ended || s.stepsReached < 1) return null;
+  const ms = Date.parse(c.ended) - Date.parse(c.started);
+  return Number.isFinite(ms) && ms > 0 ? round(ms / 1000 / s.stepsReached, 2) : null;
+}
+
+export function performanceOf(cells: Cell[], nameOf: (c: Cell) => string): Performance {
+  const measured = cells.filter((c) => judged(c) && c.summary?.medianToksPerS != null);
+  // the reference is the fastest GO: "slower than a run that hung" says little
+  // and a plain run before a bisection's trial: the same configuration reads better by its lane
+  const plain = measured.filter((c) => c.go && !c.bisect);
+  const goes = plain.length ? plain : measured.filter((c) => c.go);
+  const fastest = (goes.length ? goes : measured).reduce<Cell | null>(
+    (best, c) => (!best || c.summary!.medianToksPerS! > best.summary!.medianToksPerS! ? c : best),
+    null,
+  );
+  const top = fastest?.summary?.medianToksPerS ?? null;
+  const rows: PerfRow[] = cells
+    .filter((c) => judged(c) && (c.summary?.medianToksPerS != null || c.lane.target?.toksPerS !== undefined))
+    .map((c) => {
+      const toks = c.summary?.medianToksPerS ?? null;
+      return {
+        cell: c,
+        configuration: nameOf(c),
+        toksPerS: toks,
+        slowerBy: toks && top ? round(top / toks, 2) : null,
+        stepS: wallStep(c),
+        target: c.lane.target?.toksPerS ?? null,
+      };
+    });
+  const findings: string[] = [];
+  const slow = rows
+    .filter((r) => r.cell !== fastest && r.slowerBy !== null && r.slowerBy >= SLOW_RATIO)
+    .sort((a, b) => (b.slowerBy ?? 0) - (a.slowerBy ?? 0));
+  for (const r of slow.slice(0, MAX_FINDINGS))
+    findings.push(
+      `${r.configuration} ran at ${r.toksPerS} toks/s, ${times(r.slowerBy!)} slower than ${nameOf(fastest!)} (${top} toks/s)${r.stepS !== null ? `; ${seconds(r.stepS)} a step` : ''}.`,
+    );
+  if (slow.length > MAX_FINDINGS)
+    findings.push(
+      `${slow.length - MAX_FINDINGS} more cells ran ≥ ${SLOW_RATIO}× slower than the fastest (table above).`,
+    );
+  for (const r of rows) {
+    const below = belowTarget(r.cell);
+    if (below)
+      findings.push(
+        `${r.configuration}: ${below.toks} toks/s, below its lane's target of ${below.target} toks/s (${Math.round((below.toks / below.target) * 100)} % of it).`,
+      );
+    else if (r.target !== null && r.toksPerS === null)
+      findings.push(
+        `${r.configuration}: no throughput measured against its lane's target of ${r.target} toks/s.`,
+      );
+  }
+  if (findings.length === 0 && measured.length > 1)
+    findings.push(
+      `Throughput is within ${SLOW_RATIO}× of ${nameOf(fastest!)} (${top} toks/s) in all ${measured.length} cells that measured it.`,
+    );
+  return { rows, findings };
+}
