@@ -21,10 +21,13 @@ writeFileSync(
   'name: t-nano\nstepsFlag: "--max_iters="\ndetector: { spinConfirmS: 8 }\nstop: { halt: false, sigintWaitS: 3 }\n',
 );
 
+// biome-ignore lint/suspicious/noExplicitAny: the CLI's JSON, read field by field
+type Json = Record<string, any>;
+
 interface Outcome {
   code: number | null;
-  live: Record<string, any>;
-  offline: Record<string, any>;
+  live: Json;
+  offline: Json;
   runDir: string;
   seconds: number;
 }

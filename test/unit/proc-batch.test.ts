@@ -15,7 +15,12 @@ describe('one /proc read for many pids', () => {
     ].join('\n');
     const m = parseProcBatch(text);
     expect([...m.keys()]).toEqual([101, 102]);
-    expect(m.get(101)).toEqual({ state: 'S', ticks: 300, wchan: 'futex_wait_queue', sigCgt: '0000000180004a02' });
+    expect(m.get(101)).toEqual({
+      state: 'S',
+      ticks: 300,
+      wchan: 'futex_wait_queue',
+      sigCgt: '0000000180004a02',
+    });
     expect(m.get(102)).toMatchObject({ state: 'R', ticks: 1000, wchan: '' });
     expect(m.has(103)).toBe(false);
   });
