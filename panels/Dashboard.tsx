@@ -31,7 +31,7 @@ export interface DashboardProps {
   notice?: string | null;
   lanes: readonly LaneSummary[];
   quitConsequence: string;
-  /** `K`'s prompt: the job and what scancel does (a Slurm run) */
+  /** `K`'s prompt: what cancelling the run's launch does (a Slurm run: scancel of its job) */
   cancelJobText?: string | null;
   quitting?: boolean;
   /** false in a notebook cell's dashboard: `q` goes back, and the footer says so */
@@ -179,10 +179,10 @@ function Overlay(p: DashboardProps & { layout: Layout }) {
       return (
         <QuitConfirm
           {...size}
-          title="Cancel the Slurm job? y/n"
-          consequence={p.cancelJobText ?? 'Not a Slurm run: there is no job to cancel.'}
+          title="Cancel the job? y/n"
+          consequence={p.cancelJobText ?? 'This run has no job to cancel (K cancels a Slurm job).'}
           busy={false}
-          yes="y: scancel"
+          yes="y: cancel it"
         />
       );
     case 'lanes':

@@ -25,7 +25,7 @@ export type HeaderProps = Pick<
   | 'simulated'
   | 'connection'
   | 'verdict'
-  | 'job'
+  | 'launchLine'
 > & { notice: string | null; width: number; color: boolean };
 
 export const DEMO_MARKER = 'DEMO: simulated trainer and GPU';
@@ -34,13 +34,6 @@ function runStateText(p: HeaderProps, clean: (s: string) => string): string {
   if (p.runState === 'exited' && p.exitCode !== undefined && p.exitCode !== null)
     return `exited ${p.exitCode}`;
   return clean(p.runState);
-}
-
-/** `job 41 PENDING (Resources)`, `job 41 RUNNING on gpu[01-02]` */
-export function jobText(j: NonNullable<HeaderProps['job']>, clean: (s: string) => string): string {
-  const nodes = j.nodes ? ` on ${clean(j.nodes)}` : '';
-  const why = j.reason && j.state !== 'RUNNING' ? ` (${clean(j.reason)})` : '';
-  return `job ${clean(j.id)} ${clean(j.state)}${why}${nodes}`;
 }
 
 function connectionText(c: NonNullable<HeaderProps['connection']>, clean: (s: string) => string): string {
@@ -70,7 +63,7 @@ export function Header(p: HeaderProps) {
         <Text>
           {' '}
           · {elapsed} · step {step}
-          {p.job ? ` · ${jobText(p.job, clean)}` : p.pid !== undefined ? ` · pid ${p.pid}` : ''}
+          {p.launchLine ? ` · ${clean(p.launchLine)}` : p.pid !== undefined ? ` · pid ${p.pid}` : ''}
         </Text>
       </Text>
       <Text wrap="truncate-end">

@@ -8,15 +8,10 @@
 import { createReadStream } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import {
-  CLOCK_FILE,
-  classifyRunPath,
-  NODES_FILE,
-  type RunLayout,
-  recordedLayout,
-} from '../ingest/run-files.js';
+import { CLOCK_FILE, classifyRunPath, NODES_FILE, type RunLayout } from '../ingest/run-files.js';
 import { type ReaderView, RunFolderReader, views } from '../ingest/run-folder.js';
-import { type DetectorSettings, evidenceOptionsOf } from '../presets/preset.js';
+import { evidenceOptionsOf } from '../presets/preset.js';
+import { COMMAND_FILE, LAUNCH_FILE, parseRunSpec } from '../runs/spec-file.js';
 import { Evidence, type EvidenceOptions } from './evidence.js';
 import type { AnalysisResult } from './result.js';
 import { DigestCollector } from './run-digest.js';
@@ -47,16 +42,14 @@ export interface RunSettings {
 }
 
 export async function runSettings(dir: string): Promise<RunSettings> {
-  const text = await readFile(join(dir, 'command.json'), 'utf8').catch(() => null);
+  const text = await readFile(join(dir, COMMAND_FILE), 'utf8').catch(() => null);
   if (text === null) return { layout: {} };
   try {
-    const spec = JSON.parse(text) as {
-      detector?: DetectorSettings;
-      stepRegex?: unknown;
-      layout?: unknown;
-      launcher?: { nprocPerNode?: number; slurm?: unknown; hosts?: unknown };
-    };
-    const layout = recordedLayout(spec);
+    const launch = await readFile(join(dir, LAUNCH_FILE), 'utf8')
+      .then((t) => JSON.parse(t) as unknown)
+      .catch(() => undefined);
+    const spec = parseRunSpec(text, launch);
+    const layout = spec.layout ?? {};
     const out: RunSettings = { layout };
     if (spec.detector && typeof spec.detector === 'object') out.evidence = evidenceOptionsOf(spec.detector);
     if (typeof spec.stepRegex === 'string') out.stepRegex = new RegExp(spec.stepRegex);

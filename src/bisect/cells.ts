@@ -9,7 +9,7 @@ import { runBisection } from './runner.js';
 export function bisectCells(
   controller: Pick<NotebookController, 'start' | 'idle' | 'getState' | 'setNotice' | 'runTask'>,
   store: NotebookStore,
-  o: { presets: Map<string, Preset>; target: string; steps?: number },
+  o: { presets: Map<string, Preset>; target: string; launchKey?: Record<string, unknown>; steps?: number },
   a: string,
   b: string,
 ): boolean {
@@ -20,7 +20,11 @@ export function bisectCells(
     controller.setNotice('mark a GO cell and a NO-GO cell with m, then :bisect');
     return false;
   }
-  const planned = planFromCells(o.presets, ca, cb, { target: o.target, steps: o.steps });
+  const planned = planFromCells(o.presets, ca, cb, {
+    target: o.target,
+    ...(o.launchKey ? { launchKey: o.launchKey } : {}),
+    steps: o.steps,
+  });
   if ('error' in planned) {
     controller.setNotice(planned.error);
     return false;

@@ -18,8 +18,10 @@ export interface KeyParts {
   steps?: number;
   demo: boolean;
   stepMs?: number;
-  /** "local" or user@host */
+  /** where the trial runs: "local", user@host, slurm:local, node-a,node-b */
   target: string;
+  /** what else of the target decides how a run goes (a Slurm job's nodes and options) */
+  launch?: Record<string, unknown>;
 }
 
 /** JSON with object keys sorted, so equal values always hash alike */
@@ -45,6 +47,7 @@ export function trialKey(p: KeyParts): string {
     demo: p.demo,
     stepMs: p.stepMs,
     target: p.target,
+    launch: p.launch,
   };
   return createHash('sha256').update(canonical(doc)).digest('hex').slice(0, 16);
 }

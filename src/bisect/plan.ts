@@ -15,7 +15,10 @@ import type { BisectPlan } from './runner.js';
 import { classOf } from './summary.js';
 
 export interface PlanOptions {
+  /** where trials run, as cells record it */
   target: string;
+  /** what else of the target decides how a run goes (a Slurm job's nodes) */
+  launchKey?: Record<string, unknown>;
   steps?: number;
   demo: boolean;
   stepMs?: number;
@@ -62,6 +65,7 @@ function plan(
           demo: o.demo,
           stepMs: o.stepMs,
           target: o.target,
+          ...(o.launchKey ? { launch: o.launchKey } : {}),
         }),
       target: o.target,
       steps: o.steps,
@@ -81,8 +85,6 @@ export function planFromLanes(
   const bad = presets.get(badName);
   if (!good) return { error: `unknown lane "${goodName}" (see nsa-dbg lanes)` };
   if (!bad) return { error: `unknown lane "${badName}" (see nsa-dbg lanes)` };
-  if (good.launcher || bad.launcher)
-    return { error: 'bisect runs single-process lanes; torchrun lanes are not supported yet' };
   return plan(
     { preset: good, side: sideOfLane(good, o.demo) },
     { lane: bad.name, preset: bad, side: sideOfLane(bad, o.demo) },

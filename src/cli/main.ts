@@ -21,11 +21,7 @@ function withTuiOptions(deps: CliDeps, options: TuiOptions): CliDeps {
     ...deps,
     loadTui: async () => {
       const tui = await deps.loadTui();
-      const { runNotebookTui } = tui;
-      return {
-        runTui: (controller) => tui.runTui(controller, options),
-        ...(runNotebookTui ? { runNotebookTui: (c) => runNotebookTui(c, options) } : {}),
-      };
+      return { runTui: (view) => tui.runTui(view, options) };
     },
   };
 }

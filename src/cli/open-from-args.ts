@@ -1,37 +1,57 @@
-import type { Session } from '../session/session.js';
-import { type HostsArgs, openHostsSession } from './open-hosts.js';
+/**
+ * The command line's choice of where runs go and how they are launched, made into an Opener once:
+ * this machine (a PTY per run), one box over `--host` (detached), either of them submitting Slurm
+ * jobs (`--slurm`), or several hosts (`--hosts`). `run`, `demo`, the notebook and `bisect` take the
+ * same options (target-options.ts); `attach` makes one for the run it picks up.
+ */
+import { kindOf } from '../launch/kinds.js';
+import type { Preset } from '../presets/preset.js';
+import type { RunSpec } from '../runs/launcher.js';
+import type { Target } from '../targets/target.js';
+import { hostConnector, hostsOpener } from './open-hosts.js';
 import {
-  localMirrorDir,
-  type OpenOptions,
-  openLocalSession,
-  openRemoteSession,
+  defaultRemoteRunsRoot,
+  type LinkSink,
+  linkSink,
+  localOpener,
+  type Opener,
   remoteHome,
+  remoteOpener,
 } from './open-session.js';
-import { connectFromArgs, type HostArgs } from './remote.js';
+import { connectFromArgs } from './remote.js';
+import { launchOfArgs, type TargetArgs } from './target-options.js';
 
-export interface Opened {
-  session: Session;
-  /** where the evidence ends up on this machine, for a run dir */
-  localDirOf: (runDir: string, runId: string) => string;
-  /** the target's label ("local" or user@host) */
-  label: string;
+export async function openerFromArgs(a: TargetArgs, lane?: Preset): Promise<Opener> {
+  const sink = linkSink();
+  if (a.hosts) return hostsOpener({ ...a, hosts: a.hosts }, sink, lane);
+  const launch = launchOfArgs(a);
+  if (!a.host) return localOpener(launch);
+  const target = await connectFromArgs(a, () => ({ setConnection: sink.report }));
+  const home = await remoteHome(target);
+  return remoteOpener(target, home, sink, launch, a['runs-dir'] ?? defaultRemoteRunsRoot(home));
 }
 
-/** local unless --host is given (one SSH connection carries everything) or --hosts (one per host) */
-export async function openFromArgs(a: HostArgs & Partial<HostsArgs>, o: OpenOptions): Promise<Opened> {
-  if (a.hosts) {
-    const { session, label } = await openHostsSession({ ...a, hosts: a.hosts }, o);
-    // the run dir is the cell's folder here: its evidence is where it runs
-    return { session, localDirOf: (d) => d, label };
-  }
-  if (!a.host) return { session: openLocalSession(o), localDirOf: (d) => d, label: 'local' };
-  let session: Session | null = null;
-  const target = await connectFromArgs(a, () => session);
-  const home = await remoteHome(target);
-  session = openRemoteSession(target, home, o);
+/**
+ * For `attach`: the place of a run found on `base` (this machine, or the box of `--host`), reached
+ * the way its launch kind says (a `--hosts` cell: a new connection to each of its hosts).
+ */
+export async function openerForRun(
+  a: TargetArgs,
+  base: Target,
+  home: string | null,
+  spec: RunSpec,
+  sink: LinkSink,
+): Promise<Opener> {
+  if (home !== null)
+    return remoteOpener(base, home, sink, undefined, a['runs-dir'] ?? defaultRemoteRunsRoot(home));
+  const target = await kindOf(spec.launcher).reconnect(base, spec, hostConnector(a, sink));
+  const opener = localOpener(undefined, target);
   return {
-    session,
-    localDirOf: (_d, id) => localMirrorDir(target.label, id),
-    label: target.label,
+    ...opener,
+    open: (o) => {
+      const session = opener.open(o);
+      sink.current = session;
+      return session;
+    },
   };
 }

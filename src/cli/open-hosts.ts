@@ -1,20 +1,22 @@
 /**
- * `run --hosts A,B,…`: one SSH connection per host (each alias resolved like `--host`: ssh config,
- * known_hosts, agent), the rendezvous on the first host, and a session whose run dir is the cell's
- * folder on this machine (src/hosts/).
+ * `--hosts A,B,…`: one SSH connection per host (each alias resolved like `--host`: ssh config,
+ * known_hosts, agent), the rendezvous on the first host, and sessions whose run dir is the cell's
+ * folder on this machine (src/hosts/). The same connections serve every run of a notebook.
  */
 
 import { parseHostList } from '../hosts/hosts.js';
-import { HostsFollower } from '../hosts/hosts-follower.js';
-import { followedHosts } from '../hosts/hosts-run.js';
-import { type HostConnection, HostsTarget } from '../hosts/hosts-target.js';
-import { loadPresets } from '../presets/load.js';
-import { Session } from '../session/session.js';
+import { HostsTarget } from '../hosts/hosts-target.js';
+import { DEFAULT_RDZV_PORT, type LaunchSpec } from '../runs/launch-spec.js';
 import type { LinkView } from '../session/session-options.js';
-import { DEFAULT_RDZV_PORT } from '../slurm/sbatch.js';
 import { LocalTarget } from '../targets/local.js';
 import type { Target } from '../targets/target.js';
-import { defaultRemoteRunsRoot, type OpenOptions, remoteHome } from './open-session.js';
+import {
+  defaultRemoteRunsRoot,
+  type LinkSink,
+  localOpener,
+  type Opener,
+  remoteHome,
+} from './open-session.js';
 import { connectFromArgs, type HostArgs } from './remote.js';
 
 export interface HostsArgs extends HostArgs {
@@ -23,6 +25,7 @@ export interface HostsArgs extends HostArgs {
   'rdzv-port'?: number;
   /** runs root on each host (default: its ~/.nsa-dbg/runs) */
   'runs-dir'?: string;
+  cwd?: string;
 }
 
 /**
@@ -51,62 +54,65 @@ function linkAggregator(set: (v: LinkView) => void) {
   };
 }
 
-export async function openHostsSession(
-  a: HostsArgs,
-  o: OpenOptions,
-): Promise<{ session: Session; label: string }> {
-  const aliases = parseHostList(a.hosts);
-  const presets = o.presets ?? loadPresets();
-  const lane = presets.get(o.lane);
-  // before connecting to every host: the lane must exist and start torchrun
-  if (lane && !lane.launcher)
-    throw new Error(
-      `--hosts starts one torchrun agent per node: lane ${lane.name} has no launcher (add launcher: { torchrun: { nproc_per_node: G } } to it)`,
-    );
-  let session: Session | null = null;
-  const report = linkAggregator((v) => session?.setConnection(v));
-  const conns: Array<HostConnection & { home: string }> = [];
+/** connect to one host of a `--hosts` run, its link state reported with the others' */
+export function hostConnector(a: HostArgs, sink: LinkSink): (alias: string) => Promise<Target> {
+  const report = linkAggregator((v) => sink.current?.setConnection(v));
+  return (alias) =>
+    connectFromArgs({ ...a, host: alias }, () => ({ setConnection: (v: LinkView) => report(alias, v) }));
+}
+
+/** one connection per host (all or none), with each host's home */
+async function connectAll(
+  aliases: string[],
+  connect: (alias: string) => Promise<Target>,
+): Promise<Array<{ alias: string; target: Target; home: string }>> {
+  const conns: Array<{ alias: string; target: Target; home: string }> = [];
   try {
     for (const alias of aliases) {
-      const target = await connectFromArgs({ ...a, host: alias }, () => ({
-        setConnection: (v: LinkView) => report(alias, v),
-      }));
+      const target = await connect(alias);
       conns.push({ alias, target, home: await remoteHome(target) });
     }
   } catch (e) {
     await Promise.all(conns.map((c) => c.target.close()));
     throw e;
   }
+  return conns;
+}
+
+/**
+ * `--hosts`: the lane must start torchrun (checked before connecting to every host), then one
+ * connection per host and the rendezvous address.
+ */
+export async function hostsOpener(
+  a: HostsArgs,
+  sink: LinkSink,
+  lane?: { name: string; launcher?: unknown },
+): Promise<Opener> {
+  const aliases = parseHostList(a.hosts);
+  if (lane && !lane.launcher)
+    throw new Error(
+      `--hosts starts one torchrun agent per node: lane ${lane.name} has no launcher (add launcher: { torchrun: { nproc_per_node: G } } to it)`,
+    );
+  const conns = await connectAll(aliases, hostConnector(a, sink));
   const rdzvHost = a['rdzv-host'] ?? (await rendezvousHost(conns[0]!.target));
-  const local = new LocalTarget();
-  const target = new HostsTarget(local, conns);
-  session = new Session({
-    target,
-    presets,
-    lane: o.lane,
-    spec: {
-      steps: o.steps,
-      command: o.command,
-      runsRoot: o.runsRoot,
-      hosts: {
-        hosts: conns.map((c) => ({
-          alias: c.alias,
-          runsRoot: a['runs-dir'] ?? defaultRemoteRunsRoot(c.home),
-          cwd: o.cwd ?? c.home,
-        })),
-        rdzvEndpoint: `${rdzvHost}:${a['rdzv-port'] ?? DEFAULT_RDZV_PORT}`,
-      },
+  const target = new HostsTarget(new LocalTarget(), conns);
+  const launch: LaunchSpec = {
+    kind: 'hosts',
+    hosts: conns.map((c) => ({
+      alias: c.alias,
+      runsRoot: a['runs-dir'] ?? defaultRemoteRunsRoot(c.home),
+      cwd: a.cwd ?? c.home,
+    })),
+    rdzvEndpoint: `${rdzvHost}:${a['rdzv-port'] ?? DEFAULT_RDZV_PORT}`,
+  };
+  const base = localOpener(launch, target);
+  return {
+    ...base,
+    // with --hosts, --runs-dir is each host's: the cell's folder is here
+    open: (o) => {
+      const session = base.open({ ...o, runsRoot: undefined });
+      sink.current = session;
+      return session;
     },
-    smi: () => ['nvidia-smi'],
-    // the GPU panel shows the first host's GPUs (the rendezvous host)
-    gpuTarget: conns[0]!.target,
-    simulated: false,
-    publishMs: o.publishMs,
-    terminal: { cols: process.stdout.columns || 120, rows: process.stdout.rows || 40 },
-    // quitting stops every host's agent (the ladder acts on all of them), like a local run
-    leaveRunningOnQuit: false,
-    follower: (spec) => (_t, dir, onChunk) =>
-      new HostsFollower(local, dir, followedHosts(target, spec), onChunk),
-  });
-  return { session, label: target.label };
+  };
 }

@@ -1,12 +1,21 @@
+/**
+ * Where runs go and how a session for one is made: an Opener per place (this machine, one box over
+ * SSH, several hosts: open-hosts.ts), made once from the command line and asked for a session per
+ * run (`run`, `demo` and `attach` open one; the notebook and `bisect` one per cell). What is
+ * launched there (a PTY, detached, a Slurm job, an agent per host) is the spec's launch kind.
+ */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, relative } from 'node:path';
+import { kindOf } from '../launch/kinds.js';
 import { loadPresets } from '../presets/load.js';
 import type { Preset } from '../presets/preset.js';
-import { DEMO_DIR_IN_RUN, demoShimPath, type SpecOptions } from '../runs/build-spec.js';
+import { DEMO_DIR_IN_RUN, demoShimPath } from '../runs/build-spec.js';
+import type { LaunchSpec } from '../runs/launch-spec.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { mirrorFollower } from '../runs/mirror-follower.js';
 import { Session } from '../session/session.js';
+import type { LinkView, SessionOptions } from '../session/session-options.js';
 import { LocalTarget } from '../targets/local.js';
 import type { Target } from '../targets/target.js';
 import { packageRoot } from '../util/package-root.js';
@@ -19,46 +28,85 @@ export interface OpenOptions {
   /** the demo's rank processes (`--ranks N`) */
   ranks?: number;
   command?: string[];
+  /** where run dirs go on the machine that runs them (`--runs-dir`) */
   runsRoot?: string;
+  /**
+   * where each run's folder goes on this machine (a notebook's evidence folder): a local run's dir,
+   * a remote run's mirror, a `--hosts` cell, as `<evidenceRoot>/<run id>`
+   */
+  evidenceRoot?: string;
   outDir?: string;
   cwd?: string;
   publishMs?: number;
   /** re-attach to this run dir instead of starting a run */
   attachRunDir?: string;
+  /** `attachRunDir` is a finished run's folder on this machine: read to its end, nothing live */
+  replay?: boolean;
   /** lanes to run from (the notebook passes a lane with a cell's edited env); default: loadPresets() */
   presets?: Map<string, Preset>;
-  /** submit as a Slurm job (`--slurm`) */
-  slurm?: SpecOptions['slurm'];
 }
 
-function terminalSize() {
+/** A place runs go, made once; a session for each run. */
+export interface Opener {
+  /** where runs go, as a cell records it: `local`, `user@host`, `slurm:local`, `node-a,node-b` */
+  readonly label: string;
+  /** what besides the label shapes a run here (a Slurm job's nodes and options), for trial keys */
+  readonly launchKey?: Record<string, unknown>;
+  open(o: OpenOptions): Session;
+  /** the connections, once no session needs them */
+  close(): Promise<void>;
+}
+
+export function terminalSize() {
   return { cols: process.stdout.columns || 120, rows: process.stdout.rows || 40 };
 }
 
-/** A Session on this machine. The demo points the GPU panel at the simulated nvidia-smi. */
-export function openLocalSession(o: OpenOptions): Session {
-  return new Session({
-    target: new LocalTarget(),
+/** the session options every place shares: lanes, steps, the command, the demo, the terminal */
+function common(o: OpenOptions): Omit<SessionOptions, 'target' | 'smi' | 'spec'> & {
+  spec: Omit<SessionOptions['spec'], 'runsRoot' | 'demo' | 'launch'>;
+} {
+  return {
     presets: o.presets ?? loadPresets(),
     lane: o.lane,
-    spec: {
-      steps: o.steps,
-      command: o.command,
-      demo: o.demo ? { stepMs: o.stepMs, ranks: o.ranks } : undefined,
-      runsRoot: o.runsRoot,
-      outDir: o.outDir,
-      cwd: o.cwd,
-      slurm: o.slurm,
-    },
-    smi: (spec) => (o.demo ? ['python3', demoShimPath(), '--demo-run-dir', spec.outDir] : ['nvidia-smi']),
+    spec: { steps: o.steps, command: o.command, outDir: o.outDir },
     simulated: o.demo,
     publishMs: o.publishMs,
     terminal: terminalSize(),
     attachRunDir: o.attachRunDir,
-    // an attached local run was started detached by someone else, and a Slurm job outlives us
-    // (`K` cancels it): leave them running
-    leaveRunningOnQuit: !!o.attachRunDir || !!o.slurm,
-  });
+    replay: o.replay,
+  };
+}
+
+/**
+ * This machine: a PTY per run, or a Slurm job (`launch`) submitted from here, the run dir the
+ * evidence. `target`: what runs reach (a `--hosts` cell's connections when one is picked up again).
+ */
+export function localOpener(
+  launch: LaunchSpec = { kind: 'pty' },
+  target: Target = new LocalTarget(),
+): Opener {
+  const place = kindOf(launch).place(launch, target.label);
+  return {
+    label: place.label,
+    ...(place.key ? { launchKey: place.key } : {}),
+    open: (o) => {
+      const c = common(o);
+      return new Session({
+        ...c,
+        target,
+        spec: {
+          ...c.spec,
+          demo: o.demo ? { stepMs: o.stepMs, ranks: o.ranks } : undefined,
+          runsRoot: o.runsRoot ?? o.evidenceRoot,
+          cwd: o.cwd,
+          launch,
+        },
+        smi: (spec) =>
+          o.demo || spec.demo ? ['python3', demoShimPath(), '--demo-run-dir', spec.outDir] : ['nvidia-smi'],
+      });
+    },
+    close: () => target.close(),
+  };
 }
 
 /** the remote login's home, so run dirs get absolute paths (SFTP does not expand ~) */
@@ -93,37 +141,69 @@ async function copyDemo(target: Target, spec: RunSpec): Promise<void> {
   }
 }
 
+/** the SSH link's state goes to whichever session is current */
+export type LinkSink = { current: Pick<Session, 'setConnection'> | null };
+
+export function linkSink(): LinkSink & { report: (v: LinkView) => void } {
+  const sink: LinkSink & { report: (v: LinkView) => void } = {
+    current: null,
+    report: (v) => sink.current?.setConnection(v),
+  };
+  return sink;
+}
+
 /**
- * A Session on a remote box: runs start detached (tmux or setsid+nohup), evidence is mirrored into
- * a local folder as it arrives, and quitting leaves the run running for `attach`.
+ * A remote box: runs start detached (tmux or setsid+nohup), or as a Slurm job submitted on it (a
+ * login node); evidence is mirrored into a local folder as it arrives, and quitting leaves the run
+ * running for `attach`.
  */
-export function openRemoteSession(target: Target, home: string, o: OpenOptions): Session {
-  const runsRoot = o.runsRoot ?? defaultRemoteRunsRoot(home);
-  return new Session({
-    target,
-    presets: o.presets ?? loadPresets(),
-    lane: o.lane,
-    spec: {
-      steps: o.steps,
-      command: o.command,
-      demo: o.demo ? { stepMs: o.stepMs, ranks: o.ranks, inRunDir: true } : undefined,
-      runsRoot,
-      outDir: o.outDir,
-      cwd: o.cwd ?? home,
-      slurm: o.slurm,
+export function remoteOpener(
+  target: Target,
+  home: string,
+  sink: LinkSink,
+  launch: LaunchSpec = { kind: 'detached' },
+  /** where run dirs go on the box (`--runs-dir`; default its ~/.nsa-dbg/runs) */
+  runsRoot = defaultRemoteRunsRoot(home),
+): Opener {
+  const place = kindOf(launch).place(launch, target.label);
+  return {
+    label: place.label,
+    ...(place.key ? { launchKey: place.key } : {}),
+    open: (o) => {
+      const c = common(o);
+      const mirror = (spec: RunSpec) =>
+        o.evidenceRoot ? join(o.evidenceRoot, spec.runId) : localMirrorDir(target.label, spec.runId);
+      const session = new Session({
+        ...c,
+        target,
+        spec: {
+          ...c.spec,
+          demo: o.demo ? { stepMs: o.stepMs, ranks: o.ranks, inRunDir: true } : undefined,
+          runsRoot: o.runsRoot ?? runsRoot,
+          cwd: o.cwd ?? home,
+          launch,
+        },
+        smi: (spec) =>
+          o.demo || spec.demo
+            ? [
+                'python3',
+                `${spec.runDir}/${DEMO_DIR_IN_RUN}/nvidia_smi_shim.py`,
+                '--demo-run-dir',
+                spec.outDir,
+              ]
+            : ['nvidia-smi'],
+        prepareRun: o.demo ? (spec) => copyDemo(target, spec) : undefined,
+        follower: (spec) => mirrorFollower(mirror(spec)),
+        localDir: mirror,
+      });
+      sink.current = session;
+      return session;
     },
-    smi: (spec) =>
-      o.demo || spec.demo
-        ? ['python3', `${spec.runDir}/${DEMO_DIR_IN_RUN}/nvidia_smi_shim.py`, '--demo-run-dir', spec.outDir]
-        : ['nvidia-smi'],
-    simulated: o.demo,
-    publishMs: o.publishMs,
-    terminal: terminalSize(),
-    detached: 'auto',
-    leaveRunningOnQuit: true,
-    attachRunDir: o.attachRunDir,
-    prepareRun: o.demo ? (spec) => copyDemo(target, spec) : undefined,
-    follower: (spec) => mirrorFollower(localMirrorDir(target.label, spec.runId)),
-    localDir: (spec) => localMirrorDir(target.label, spec.runId),
-  });
+    close: () => target.close(),
+  };
+}
+
+/** one session on this machine (a PTY per run, or `launch`: a Slurm job submitted from here) */
+export function openLocalSession(o: OpenOptions & { launch?: LaunchSpec }): Session {
+  return localOpener(o.launch).open(o);
 }

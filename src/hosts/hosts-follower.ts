@@ -15,8 +15,8 @@
  */
 import { appendFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Follower } from '../runs/follower.js';
 import { EvidenceMirror } from '../runs/mirror.js';
-import type { Follower } from '../runs/run-controller.js';
 import { RunWatcher } from '../runs/run-watcher.js';
 import type { Target } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';

@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path';
 import { type LaunchInfo, launchDetached } from '../runs/detached.js';
+import type { HostsLaunch } from '../runs/launch-spec.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { installStackHook } from '../runs/run-env.js';
 import { killTree, type StoppableRun } from '../runs/stop.js';
@@ -13,7 +14,6 @@ import type { Target } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
 import {
   HOST_NODE_SCRIPT,
-  type HostsSettings,
   hostLauncherSpec,
   hostNodeScript,
   hostRunDir,
@@ -23,19 +23,22 @@ import {
 import type { FollowedHost } from './hosts-follower.js';
 import type { HostsTarget } from './hosts-target.js';
 
-export interface HostsLaunch extends LaunchInfo {
+/** a `--hosts` cell's spec */
+export type HostsRunSpec = RunSpec & { launcher: HostsLaunch };
+
+/** what the cell's launch.json records: each host's run dir and how its agent was detached */
+export interface HostsLaunchInfo {
   mode: 'hosts';
   hosts: Array<{ alias: string; runDir: string; launch: LaunchInfo }>;
 }
 
-export function hostsOf(spec: RunSpec): HostsSettings | undefined {
-  return spec.launcher?.hosts;
-}
-
 /** each host with its connection and run dir, for the follower */
-export function followedHosts(target: HostsTarget, spec: RunSpec): FollowedHost[] {
-  const s = hostsOf(spec)!;
-  return s.hosts.map((entry) => ({ entry, target: target.of(entry), runDir: hostRunDir(spec, entry) }));
+export function followedHosts(target: HostsTarget, spec: HostsRunSpec): FollowedHost[] {
+  return spec.launcher.hosts.map((entry) => ({
+    entry,
+    target: target.of(entry),
+    runDir: hostRunDir(spec, entry),
+  }));
 }
 
 /**
@@ -44,11 +47,11 @@ export function followedHosts(target: HostsTarget, spec: RunSpec): FollowedHost[
  */
 export async function launchHosts(
   target: HostsTarget,
-  spec: RunSpec,
+  spec: HostsRunSpec,
   size: { cols: number; rows: number },
-): Promise<HostsLaunch> {
-  const s = hostsOf(spec)!;
-  const out: HostsLaunch = { mode: 'hosts', hosts: [] };
+): Promise<HostsLaunchInfo> {
+  const s = spec.launcher;
+  const out: HostsLaunchInfo = { mode: 'hosts', hosts: [] };
   for (let i = 0; i < s.hosts.length; i++) {
     const entry = s.hosts[i]!;
     const t = target.of(entry);
@@ -66,7 +69,10 @@ export async function launchHosts(
 }
 
 /** the torchrun agent's pid on each host (its run dir's `pid`), where it has one yet */
-async function agentPids(target: HostsTarget, spec: RunSpec): Promise<Array<{ t: Target; pid: number }>> {
+async function agentPids(
+  target: HostsTarget,
+  spec: HostsRunSpec,
+): Promise<Array<{ t: Target; pid: number }>> {
   const found = await Promise.all(
     followedHosts(target, spec).map(async (h) => {
       const b = await h.target.readFile(`${h.runDir}/pid`).catch(() => null);
@@ -78,7 +84,7 @@ async function agentPids(target: HostsTarget, spec: RunSpec): Promise<Array<{ t:
 }
 
 /** what a stop acts on: every host's agent */
-export function hostsStoppable(target: HostsTarget, spec: RunSpec): StoppableRun {
+export function hostsStoppable(target: HostsTarget, spec: HostsRunSpec): StoppableRun {
   return {
     isAlive: async () => {
       const alive = await Promise.all(
@@ -104,13 +110,7 @@ export function hostsStoppable(target: HostsTarget, spec: RunSpec): StoppableRun
   };
 }
 
-/** a chunk's name is a host's `pid` file (`hosts/<alias>/pid`): an agent has started */
-export function isHostPidFile(spec: RunSpec, name: string): boolean {
-  return hostOfFile(spec, name, 'pid') !== null;
-}
-
 /** the host whose run-dir file `file` a chunk's name is (`hosts/<alias>/<file>`), or null */
-export function hostOfFile(spec: RunSpec, name: string, file: string): string | null {
-  const s = hostsOf(spec);
-  return s?.hosts.find((h) => name === join(mirrorSubdir(h), file))?.alias ?? null;
+export function hostOfFile(spec: HostsRunSpec, name: string, file: string): string | null {
+  return spec.launcher.hosts.find((h) => name === join(mirrorSubdir(h), file))?.alias ?? null;
 }

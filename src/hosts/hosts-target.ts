@@ -4,7 +4,7 @@
  * a worker pid's /proc and signals go to the host that runs it (by the ranks' node records, so equal
  * pids on two hosts are never confused).
  */
-import { NodeRoutedTarget } from '../slurm/srun-target.js';
+import { NodeRoutedTarget } from '../targets/node-routed.js';
 import type { Target } from '../targets/target.js';
 import { type HostEntry, safeAlias } from './hosts.js';
 
@@ -31,6 +31,11 @@ export class HostsTarget extends NodeRoutedTarget {
     );
   }
 
+  /** this machine, where the cell's folder is */
+  get local(): Target {
+    return this.base;
+  }
+
   /** the same hosts, with worker pids routed by `nodeOf` (the run's node records) */
   routed(nodeOf: (pid: number) => string | null): HostsTarget {
     return new HostsTarget(this.base, this.hosts, nodeOf);
@@ -48,6 +53,8 @@ export class HostsTarget extends NodeRoutedTarget {
   }
 }
 
-export function isHostsTarget(t: Target): t is HostsTarget {
-  return t instanceof HostsTarget;
+/** the connections of a `--hosts` run (its session's target is one) */
+export function hostsTargetOf(t: Target): HostsTarget {
+  if (!(t instanceof HostsTarget)) throw new Error('a --hosts run needs a connection to each host');
+  return t;
 }

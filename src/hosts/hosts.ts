@@ -8,27 +8,14 @@
  */
 
 import { HOSTS_DIR } from '../ingest/run-files.js';
+import { type AgentPlace, NODE_SCRIPT, nodeScript } from '../runs/agent-script.js';
+import type { HostEntry, HostsLaunch } from '../runs/launch-spec.js';
 import type { RunSpec } from '../runs/launcher.js';
-import { type AgentPlace, nodeScript } from '../slurm/sbatch.js';
 import { shQuote } from '../util/sh-quote.js';
 
-/** one host of a `--hosts` run */
-export interface HostEntry {
-  /** as given on the command line (an ssh alias, user@host, …): the node's name in the evidence */
-  alias: string;
-  /** where run dirs live on that host (its ~/.nsa-dbg/runs, or --runs-dir) */
-  runsRoot: string;
-  /** the working directory there */
-  cwd: string;
-}
-
-export interface HostsSettings {
-  hosts: HostEntry[];
-  /** host:port of the c10d rendezvous, on the first host */
-  rdzvEndpoint: string;
-  /** how many words of the torchrun argv are the command itself (`python3 -m torch.distributed.run`) */
-  launcherWords: number;
-}
+export type { HostEntry };
+/** a `--hosts` launch's settings (command.json's `launcher`) */
+export type HostsSettings = Omit<HostsLaunch, 'kind'>;
 
 export { HOSTS_DIR, MERGED_HOST_FILES } from '../ingest/run-files.js';
 
@@ -55,7 +42,6 @@ export function hostSpec(spec: RunSpec, s: HostsSettings, i: number): RunSpec {
   const h = s.hosts[i]!;
   const dir = hostRunDir(spec, h);
   const move = (v: string) => (v.startsWith(spec.runDir) ? dir + v.slice(spec.runDir.length) : v);
-  const { hosts: _hosts, ...launcher } = spec.launcher!;
   return {
     ...spec,
     // its own id (= its dir's name): the host's tmux session and `attach --host` listing tell it apart
@@ -63,19 +49,20 @@ export function hostSpec(spec: RunSpec, s: HostsSettings, i: number): RunSpec {
     runDir: dir,
     outDir: dir,
     cwd: h.cwd,
-    // a plain run dir of one agent: the cell's layout (hosts/, merged output) is not its own
-    layout: undefined,
+    // a plain run dir of one detached agent: the cell's layout (hosts/, merged output) is not its
+    // own, and `attach --host` to it follows that one agent
+    layout: {},
     argv: spec.argv.map(move),
     env: Object.fromEntries(Object.entries(spec.env).map(([k, v]) => [k, move(v)])),
-    launcher,
+    launcher: { kind: 'detached' },
   };
 }
 
-export const HOST_NODE_SCRIPT = 'node.sh';
+export const HOST_NODE_SCRIPT = NODE_SCRIPT;
 
 /**
- * The node script of host `i` (src/slurm/sbatch.ts) with its place written in, and the rendezvous:
- * the first host, the cell's run id as the rendezvous id.
+ * The node script of host `i` (src/runs/agent-script.ts) with its place written in, and the
+ * rendezvous: the first host, the cell's run id as the rendezvous id.
  */
 export function hostNodeScript(cell: RunSpec, s: HostsSettings, i: number): string {
   const place: AgentPlace = {
@@ -85,7 +72,7 @@ export function hostNodeScript(cell: RunSpec, s: HostsSettings, i: number): stri
     endpoint: shQuote(s.rdzvEndpoint),
     id: shQuote(cell.runId),
   };
-  return nodeScript(hostSpec(cell, s, i), s, place);
+  return nodeScript(hostSpec(cell, s, i), place);
 }
 
 /** what the host's launcher runs: its node script (which execs the torchrun agent) */

@@ -175,19 +175,3 @@ export function hostsLayout(nprocPerNode: number): RunLayout {
     hostFilesAtTop: [...MERGED_HOST_FILES, 'exit_code', 'pid'],
   };
 }
-
-/**
- * The layout a run dir's command.json records, or, for one written before layouts were recorded,
- * the layout its launcher settings imply.
- */
-export function recordedLayout(spec: {
-  layout?: unknown;
-  launcher?: { nprocPerNode?: number; slurm?: unknown; hosts?: unknown };
-}): RunLayout {
-  const l = spec.layout;
-  if (l !== null && typeof l === 'object' && !Array.isArray(l)) return l as RunLayout;
-  const n = spec.launcher?.nprocPerNode ?? 1;
-  if (spec.launcher?.hosts) return hostsLayout(n);
-  if (spec.launcher?.slurm) return agentsLayout(n);
-  return {};
-}

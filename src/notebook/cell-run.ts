@@ -66,7 +66,7 @@ export class CellRun {
     this.session = deps.openSession({
       lane: req.lane,
       presets: runPresets,
-      runsRoot: store.evidenceDir,
+      evidenceRoot: store.evidenceDir,
       steps: built.phaseSteps ?? deps.steps,
     });
     this.live = liveLine(id, req.lane, this.session.getState());

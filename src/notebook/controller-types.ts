@@ -9,6 +9,8 @@ import type { CellLink, Notebook } from './model.js';
 export interface CellSession extends SessionController {
   start(): Promise<void>;
   currentRun(): { spec: RunSpec; exited: boolean } | null;
+  /** stop the run by its lane's policy, as a user's stop (the notebook closing: its verdict is kept) */
+  stopByUser?(): Promise<void>;
   /** stop its timers and followers (the controller calls it once no dashboard shows the cell) */
   dispose?(): Promise<void>;
 }
@@ -16,21 +18,28 @@ export interface CellSession extends SessionController {
 export interface OpenCellOptions {
   lane: string;
   presets: Map<string, Preset>;
-  runsRoot: string;
+  /** the notebook's evidence folder: each cell's folder on this machine goes in it */
+  evidenceRoot: string;
   steps?: number;
-  /** re-attach to a finished (or running) cell's run dir instead of starting the lane */
+  /** pick up a cell's run that is still going, on its target, instead of starting the lane */
   attachRunDir?: string;
 }
 
 export interface NotebookDeps {
   presets: () => Map<string, Preset>;
+  /** a session for a new cell on the notebook's target, or for a running cell picked up there */
   openSession(o: OpenCellOptions): CellSession;
+  /** the dashboard of a finished cell: its folder on this machine read to its end, nothing live */
+  openFinished(o: { lane: string; presets: Map<string, Preset>; dir: string }): CellSession;
   /**
    * start the session and run it to a verdict, taking evidence and stopping on a stall; the
    * session is left open (the controller disposes it once no dashboard shows it)
    */
   runToVerdict(session: CellSession): Promise<Outcome & { localDir: string }>;
+  /** where new cells run, as a cell records it (`local`, `user@host`, `slurm:local`, `node-a,node-b`) */
   target: string;
+  /** what else of the target decides how a run goes (a Slurm job's nodes), for trial keys */
+  launchKey?: Record<string, unknown>;
   /** steps for new cells (a phase's own steps win) */
   steps?: number;
   now?: () => Date;

@@ -13,7 +13,7 @@ import type { SessionController } from '../session/state.js';
 import { isStale, resolveEvidenceDir } from './cell-build.js';
 import { CellRun, type Phased, presetFor } from './cell-run.js';
 import { asCellView } from './cell-view.js';
-import type { NotebookDeps, NotebookViewState, StartRequest } from './controller-types.js';
+import type { CellSession, NotebookDeps, NotebookViewState, StartRequest } from './controller-types.js';
 import { flipFlag } from './flags.js';
 import type { Cell } from './model.js';
 import { nextCellId } from './reducer.js';
@@ -218,12 +218,23 @@ export class NotebookController {
         this.shown.delete(live);
       });
     }
-    const session = this.deps.openSession({
-      lane: c.lane.name,
-      presets: this.deps.presets(),
-      runsRoot: this.store.evidenceDir,
-      attachRunDir: resolveEvidenceDir(dirname(this.store.file), c),
-    });
+    const presets = this.deps.presets();
+    let session: CellSession;
+    if (c.state !== 'running') {
+      // its folder here holds the whole run: read to its end, nothing on its target asked
+      const dir = resolveEvidenceDir(dirname(this.store.file), c);
+      session = this.deps.openFinished({ lane: c.lane.name, presets, dir });
+    } else if (c.target === this.deps.target) {
+      // left running by an nsa-dbg that is gone: followed live again on its own target
+      session = this.deps.openSession({
+        lane: c.lane.name,
+        presets,
+        evidenceRoot: this.store.evidenceDir,
+        attachRunDir: c.runDir,
+      });
+    } else {
+      throw new Error(`it runs on ${c.target}: open the notebook with that target to follow it`);
+    }
     await session.start();
     return asCellView(session, session);
   }
@@ -261,7 +272,8 @@ export class NotebookController {
   /** `:bisect` on two marked cells: the search runs as this controller's task */
   bisect(a: string, b: string): void {
     const d = this.deps;
-    bisectCells(this, this.store, { presets: d.presets(), target: d.target, steps: d.steps }, a, b);
+    const o = { presets: d.presets(), target: d.target, launchKey: d.launchKey, steps: d.steps };
+    bisectCells(this, this.store, o, a, b);
   }
 
   /** drop the queue, stop a running cell (its verdict is still written), then release the notebook */
@@ -271,7 +283,8 @@ export class NotebookController {
     this.task?.abort.abort();
     const a = this.active;
     if (a) {
-      await a.session.quit().catch(() => undefined);
+      // stopped, whatever its launch would do on a plain quit (a detached or Slurm run is left)
+      await (a.session.stopByUser ?? a.session.quit).call(a.session).catch(() => undefined);
       await a.done;
     }
     await this.task?.done;

@@ -1,12 +1,10 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { HostsSettings } from '../hosts/hosts.js';
-import { agentsLayout, hostsLayout } from '../ingest/run-files.js';
 import { DEFAULT_COMMAND, type Preset } from '../presets/preset.js';
 import { torchrunArgv } from '../presets/torchrun.js';
 import { stepsArgs, stepsInCommand, trainerOf } from '../presets/trainers.js';
-import type { SlurmSettings } from '../slurm/sbatch.js';
 import { packageRoot } from '../util/package-root.js';
+import type { LaunchSpec } from './launch-spec.js';
 import { newRunId, type RunSpec } from './launcher.js';
 
 export interface SpecOptions {
@@ -30,10 +28,11 @@ export interface SpecOptions {
   now?: Date;
   /** torchrun lanes: ranks per node instead of the lane's nproc_per_node */
   nprocPerNode?: number;
-  /** submit as a Slurm job across nodes (torchrun lanes only) */
-  slurm?: Omit<SlurmSettings, 'launcherWords'>;
-  /** one torchrun agent per host over SSH (torchrun lanes only); the run dir is the local cell */
-  hosts?: Omit<HostsSettings, 'launcherWords'>;
+  /**
+   * how the run is launched (default: a PTY of this nsa-dbg); its kind completes the spec (its
+   * folder layout, what it needs of the lane) before the run starts
+   */
+  launch?: LaunchSpec;
 }
 
 export function defaultRunsRoot(env = process.env): string {
@@ -90,11 +89,6 @@ export function buildRunSpec(o: SpecOptions): RunSpec {
   if (steps !== undefined) argv.push(...stepsArgs(flag, steps));
   else steps = stepsInCommand(flag, argv);
   const torchrun = preset.launcher;
-  const multi = o.slurm ? '--slurm' : o.hosts ? '--hosts' : null;
-  if (multi && torchrun === undefined)
-    throw new Error(
-      `${multi} starts one torchrun agent per node: lane ${preset.name} has no launcher (add launcher: { torchrun: { nproc_per_node: G } } to it)`,
-    );
   if (torchrun !== undefined) argv = torchrunArgv(torchrun, runDir, argv, o.nprocPerNode);
   // `{runDir}` in a lane's env value: files that belong with the evidence (NCCL flight recorder)
   for (const [k, v] of Object.entries(env))
@@ -113,19 +107,14 @@ export function buildRunSpec(o: SpecOptions): RunSpec {
     detector: preset.detector,
     ...(preset.stackSignal === undefined ? {} : { stackSignal: preset.stackSignal }),
     ...(preset.stepRegex === undefined ? {} : { stepRegex: preset.stepRegex }),
-    ...(o.slurm || o.hosts
-      ? {
-          layout: (o.hosts ? hostsLayout : agentsLayout)(o.nprocPerNode ?? torchrun?.nprocPerNode ?? 1),
-        }
-      : {}),
+    layout: {},
+    launcher: o.launch ?? { kind: 'pty' },
     ...(torchrun === undefined
       ? {}
       : {
-          launcher: {
-            kind: 'torchrun' as const,
+          torchrun: {
             nprocPerNode: o.nprocPerNode ?? torchrun.nprocPerNode,
-            ...(o.slurm ? { slurm: { ...o.slurm, launcherWords: torchrun.command.length } } : {}),
-            ...(o.hosts ? { hosts: { ...o.hosts, launcherWords: torchrun.command.length } } : {}),
+            commandWords: torchrun.command.length,
           },
         }),
   };

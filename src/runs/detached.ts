@@ -1,6 +1,8 @@
 import type { ExecResult, Target } from '../targets/target.js';
 import { shQuote } from '../util/sh-quote.js';
+import type { DetachedMode } from './launch-spec.js';
 import { launcherScript, type RunSpec } from './launcher.js';
+import { LAUNCH_FILE } from './spec-file.js';
 
 /**
  * Detached runs survive the connection: a dropped link, a sleeping laptop or a killed nsa-dbg never
@@ -8,18 +10,13 @@ import { launcherScript, type RunSpec } from './launcher.js';
  * the real terminal, progress bars included); without it, setsid+nohup and a PTY that follows
  * stdout.log.
  */
-export type LaunchMode = 'tmux' | 'nohup';
+export type LaunchMode = DetachedMode;
 
+/** how a detached run was started (its launch.json) */
 export interface LaunchInfo {
-  /**
-   * slurm: a batch job (src/slurm/), started by a run with `--slurm`; hosts: one agent per host
-   * (src/hosts/), and the terminal shows the cell's merged stdout.log
-   */
-  mode: LaunchMode | 'slurm' | 'hosts';
+  mode: LaunchMode;
   /** tmux session name when mode is tmux */
   session?: string;
-  /** the Slurm job id when mode is slurm */
-  jobId?: string;
 }
 
 export function tmuxSessionName(runId: string): string {
@@ -43,7 +40,7 @@ export async function launchDetached(
   const script = `${spec.runDir}/run.sh`;
   await target.writeFile(script, launcherScript(spec, mode === 'tmux' ? 'tee' : 'file'));
   const info: LaunchInfo = mode === 'tmux' ? { mode, session: tmuxSessionName(spec.runId) } : { mode };
-  await target.writeFile(`${spec.runDir}/launch.json`, `${JSON.stringify(info)}\n`);
+  await target.writeFile(`${spec.runDir}/${LAUNCH_FILE}`, `${JSON.stringify(info)}\n`);
   let r: ExecResult;
   if (mode === 'tmux') {
     r = await target.exec(
@@ -79,10 +76,11 @@ export function followArgv(info: LaunchInfo, runDir: string): string[] {
 }
 
 export async function readLaunchInfo(target: Target, runDir: string): Promise<LaunchInfo | null> {
-  const b = await target.readFile(`${runDir}/launch.json`);
+  const b = await target.readFile(`${runDir}/${LAUNCH_FILE}`);
   if (!b) return null;
   try {
-    return JSON.parse(b.toString('utf8')) as LaunchInfo;
+    const info = JSON.parse(b.toString('utf8')) as Partial<LaunchInfo>;
+    return info.mode === 'tmux' || info.mode === 'nohup' ? (info as LaunchInfo) : null;
   } catch {
     return null;
   }

@@ -1,14 +1,14 @@
-import type { HostsSettings } from '../hosts/hosts.js';
 import type { RunLayout } from '../ingest/run-files.js';
 import type { DetectorSettings } from '../presets/preset.js';
-import type { SlurmSettings } from '../slurm/sbatch.js';
 import { shJoin, shQuote } from '../util/sh-quote.js';
+import type { LaunchSpec, TorchrunRun } from './launch-spec.js';
 import { runEnvironment } from './run-env.js';
 
 /**
  * Every run, local or remote, lives in its own run directory:
  *
- *   command.json  what was run (argv, env, cwd, lane) — for `attach` and the notebook
+ *   command.json  what was run (argv, env, cwd, lane, how it was launched) — for `attach`, the
+ *                 notebook and `analyze` (older files are migrated as they are read: spec-file.ts)
  *   run.sh        the POSIX-sh launcher below
  *   pid           the trainer's pid (written by the process itself just before it execs the trainer)
  *   exit_code     the trainer's exit status (128+N when killed by signal N)
@@ -37,22 +37,14 @@ export interface RunSpec {
   detector?: DetectorSettings;
   /** the lane's step regex, for trainers with other log formats */
   stepRegex?: string;
-  /** how the run's folder is laid out, for its reader (src/ingest/run-files.ts) */
+  /** how the run's folder is laid out, for its reader (src/ingest/run-files.ts); its kind's choice */
   layout?: RunLayout;
   /** the signal of nsa-dbg's stack hook in the ranks (default SIGUSR2, 12); 0: no hook */
   stackSignal?: number;
-  /**
-   * launched through torchrun: `pid` is then torchrun's, which must never get SIGUSR1 (it does not
-   * forward it and dies of it); the ranks' pids come from their heartbeats
-   */
-  launcher?: {
-    kind: 'torchrun';
-    nprocPerNode: number;
-    /** submitted as a Slurm job: one torchrun agent per node (src/slurm/sbatch.ts) */
-    slurm?: SlurmSettings;
-    /** one torchrun agent per host over SSH (`--hosts`, src/hosts/) */
-    hosts?: HostsSettings;
-  };
+  /** how the run is launched: a PTY here, detached, a Slurm job, one agent per host (launch-spec.ts) */
+  launcher: LaunchSpec;
+  /** the command is a torchrun line (the lane's `launcher: torchrun`) */
+  torchrun?: TorchrunRun;
 }
 
 export type OutputMode =

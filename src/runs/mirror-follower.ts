@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import type { FollowerFactory } from './follower.js';
 import { EvidenceMirror } from './mirror.js';
-import type { FollowerFactory } from './run-controller.js';
 
 /**
  * For remote runs: mirror the run dir into a local evidence folder and feed the engine the same

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { isTempFile, OUT_COPY_DIR } from '../ingest/run-files.js';
 import type { Target } from '../targets/target.js';
 import { shQuote } from '../util/sh-quote.js';
+import type { Follower } from './follower.js';
 import { EvidenceMirror, type FileMark } from './mirror.js';
-import type { Follower } from './run-controller.js';
 
 /** the marks of the out_dir's files before the run, kept in the run dir (an attach resumes from them) */
 export const OUT_BASELINE_FILE = 'out-baseline.json';

@@ -26,7 +26,7 @@ export function stackSignalOf(spec: Pick<RunSpec, 'stackSignal'>): number {
  * with RANK set are ranks, and the launcher itself is never signalled.
  */
 function launcherStartsRanks(spec: RunSpec): boolean {
-  if (spec.launcher !== undefined) return true;
+  if (spec.torchrun !== undefined) return true;
   const i = spec.argv.indexOf('--ranks');
   const ranks = Number(i >= 0 ? spec.argv[i + 1] : (spec.env.NSA_DEMO_RANKS ?? 1));
   return spec.demo === true && ranks > 1;

@@ -1,19 +1,12 @@
 /**
- * A run across nodes (`--slurm`, `--hosts`) whose worker has failed is over, but it may not end by
- * itself: torchrun stops the failed node's workers, then waits up to 5 min at its exit barrier for
+ * A run across nodes (its launch kind `spansNodes`: `--slurm`, `--hosts`) whose worker has failed
+ * is over, but it may not end by itself: torchrun stops the failed node's workers, then waits up to 5 min at its exit barrier for
  * the other agents, and a peer that never joined the collective (its rank failed before
  * init_process_group) leaves the other nodes' ranks waiting in it for up to 30 min, which is no
  * evidence of anything. A crash in a collective ends every node within seconds (gloo and NCCL see the
  * closed connection), so the rest of the run gets this long to end on its own, then is stopped.
  */
-import type { RunSpec } from '../runs/launcher.js';
-
 export const WORKER_FAILURE_GRACE_MS = 15_000;
-
-/** runs whose nodes do not all end when one fails */
-export function spansNodes(spec: RunSpec): boolean {
-  return !!(spec.launcher?.slurm || spec.launcher?.hosts);
-}
 
 export class FailureGrace {
   private timer: NodeJS.Timeout | null = null;

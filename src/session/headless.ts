@@ -17,11 +17,10 @@ export interface HeadlessOutcome {
 export async function runHeadless(
   session: Session,
   opts: {
-    localDir: (runDir: string, runId: string) => string;
     onProgress?: (line: string) => void;
     /** leave the session open after the verdict (a notebook whose dashboard may still show it disposes it) */
     keepOpen?: boolean;
-  } = { localDir: (d) => d },
+  } = {},
 ): Promise<HeadlessOutcome> {
   // The session's timers and followers are unref'd (a TUI must be able to exit), and waiting on a
   // promise holds nothing: without this, node leaves the moment the launcher's PTY closes, before
@@ -62,7 +61,7 @@ export async function runHeadless(
 async function conclude(
   session: Session,
   run: RunController,
-  opts: { localDir: (runDir: string, runId: string) => string; keepOpen?: boolean },
+  opts: { keepOpen?: boolean },
   r: AnalysisResult,
 ): Promise<HeadlessOutcome> {
   const preset = session.currentPreset();
@@ -73,7 +72,7 @@ async function conclude(
       ...r,
       lane: preset.name,
       runDir: run.spec.runDir,
-      localDir: opts.localDir(run.spec.runDir, run.spec.runId),
+      localDir: session.localDirOf(run.spec),
       go: verdict.go,
       reasons: verdict.reasons,
     },

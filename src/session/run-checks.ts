@@ -6,7 +6,6 @@
 import type { CurrentSilence } from '../analysis/silences.js';
 import type { RunController } from '../runs/run-controller.js';
 import { StackSampler } from '../runs/stack-sampler.js';
-import type { Target } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
 import { HotFrameSampling } from './hot-frames.js';
 import type { LiveModel } from './live-model.js';
@@ -16,6 +15,13 @@ import type { HotFramesView } from './state.js';
 
 const CULPRIT_WAIT_MS = 15_000;
 
+/** the node a worker pid runs on, from the ranks' node records (null: not known yet) */
+function nodeOfPid(model: LiveModel, pid: number): string | null {
+  let rank: number | undefined;
+  for (const [r, p] of model.rankPids) if (p === pid) rank = r;
+  return model.evidence.nodes.nodeOfPid(pid, rank);
+}
+
 export class RunChecks {
   private readonly sampler: StackSampler;
   private readonly prober: StallProber;
@@ -24,11 +30,12 @@ export class RunChecks {
   private waiters: Array<(c: CurrentSilence) => void> = [];
 
   constructor(
-    target: Target,
     private readonly run: RunController,
     private readonly model: LiveModel,
     private readonly onChange: () => void,
   ) {
+    // stacks and /proc facts go through the run's launch: on a rank's own node where it has several
+    const target = run.checksTarget((pid) => nodeOfPid(model, pid));
     this.sampler = new StackSampler({
       target,
       runDir: run.spec.runDir,
@@ -47,8 +54,8 @@ export class RunChecks {
   }
 
   private pidOf(rank: number): number | undefined {
-    // under torchrun the run's pid is the launcher's: never a rank to signal
-    const own = this.run.spec.launcher === undefined ? this.run.pid : undefined;
+    // under torchrun the run's pid is torchrun's: never a rank to signal
+    const own = this.run.spec.torchrun === undefined ? this.run.pid : undefined;
     return this.model.rankPids.get(rank) ?? (rank === 0 ? own : undefined);
   }
 

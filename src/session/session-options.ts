@@ -1,28 +1,23 @@
 import type { Preset } from '../presets/preset.js';
 import type { SpecOptions } from '../runs/build-spec.js';
-import type { LaunchMode } from '../runs/detached.js';
+import type { FollowerFactory } from '../runs/follower.js';
 import type { RunSpec } from '../runs/launcher.js';
-import type { FollowerFactory } from '../runs/run-controller.js';
 import type { Target } from '../targets/target.js';
 
 export interface SessionOptions {
   target: Target;
   presets: Map<string, Preset>;
   lane: string;
-  /** everything buildRunSpec needs besides the preset */
+  /** everything buildRunSpec needs besides the preset (`launch`: how runs are launched) */
   spec: Omit<SpecOptions, 'preset'>;
   /** nvidia-smi argv on the target for a run (the demo passes its shim, which needs the run's dirs) */
   smi: (spec: RunSpec) => string[];
-  /** where nvidia-smi runs, when not on `target` (a `--hosts` run: the first host) */
+  /** where nvidia-smi runs, when not where the run's launch kind says */
   gpuTarget?: Target;
   simulated: boolean;
   /** publish at most this often (ms); 50 = 20 Hz */
   publishMs?: number;
-  /** what quitting does: local runs are stopped, detached remote runs are left running */
-  leaveRunningOnQuit?: boolean;
   terminal?: { cols: number; rows: number };
-  /** start runs detached (remote): they outlive the connection and this process */
-  detached?: LaunchMode | 'auto';
   /** how a run's files are followed (remote: mirrored into a local evidence folder) */
   follower?: (spec: RunSpec) => FollowerFactory;
   /** the run folder on this machine (remote: the mirror); default: the run dir itself */
@@ -31,6 +26,8 @@ export interface SessionOptions {
   prepareRun?: (spec: RunSpec) => Promise<void>;
   /** re-attach to this existing run dir instead of starting the lane */
   attachRunDir?: string;
+  /** `attachRunDir` is a finished run's folder on this machine: read it to its end, nothing live */
+  replay?: boolean;
 }
 
 /** the SSH link as the connection reports it; the snapshot turns `since` into a live outage length */

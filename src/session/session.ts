@@ -2,23 +2,24 @@ import type { AnalysisResult } from '../analysis/evidence.js';
 import type { CurrentSilence } from '../analysis/silences.js';
 import { clockLine } from '../ingest/clock.js';
 import type { GpuSample } from '../ingest/events.js';
-import { CLOCK_FILE, OUT_COPY_DIR, recordedLayout } from '../ingest/run-files.js';
+import { CLOCK_FILE, OUT_COPY_DIR } from '../ingest/run-files.js';
+import { kindOf } from '../launch/kinds.js';
+import { replayRun } from '../launch/replay.js';
+import { attachRun, newRun, planRun } from '../launch/run.js';
 import { evidenceOptionsOf, type Preset } from '../presets/preset.js';
 import { buildRunSpec } from '../runs/build-spec.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { trainerOutDir } from '../runs/out-dir-of.js';
-import { RunController } from '../runs/run-controller.js';
-import type { JobState } from '../slurm/job.js';
+import type { RunController } from '../runs/run-controller.js';
 import type { PtyHandle } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
 import { ArrivalClock } from './arrival-clock.js';
-import { FailureGrace, spansNodes } from './failure-grace.js';
+import { FailureGrace } from './failure-grace.js';
 import { GpuPoller, type GpuUpdate } from './gpu-poller.js';
 import { LiveModel } from './live-model.js';
 import { SnapshotPublisher } from './publisher.js';
 import { RunChecks } from './run-checks.js';
 import type { LinkView, SessionOptions } from './session-options.js';
-import { cancelJob, cancelJobText, checksTarget } from './slurm-glue.js';
 import { buildSnapshot } from './snapshot.js';
 import type { DashboardState, LaneSummary, RunPhase, SessionController } from './state.js';
 import { type StopLadder, stopText } from './stop-ladder.js';
@@ -145,17 +146,18 @@ export class Session implements SessionController {
         if (this.phase === 'starting') this.phase = 'running';
         this.pub.markDirty();
       },
-      onJob: (s: JobState) => {
-        debugLog(
-          `job ${s.jobId}: ${s.state}${s.reason ? ` (${s.reason})` : ''}${s.nodes ? ` on ${s.nodes}` : ''}`,
-        );
-        // a Slurm run has no pid file: it runs once the job does
-        if (s.state === 'RUNNING' && this.phase === 'starting') this.phase = 'running';
+      // a run without a pid file of its own (a job, agents on hosts) runs once its launch says so
+      onRunning: () => {
+        if (this.phase === 'starting') this.phase = 'running';
         this.pub.markDirty();
       },
-      onHostExit: (alias: string, code: number) => {
-        debugLog(`host ${alias}: agent exited ${code}`);
-        if (code !== 0) this.afterWorkerFailure(run, `${alias}: its agent exited ${code}`);
+      onLaunchChange: () => {
+        debugLog(`launch: ${this.run?.launch?.line() ?? ''}`);
+        this.pub.markDirty();
+      },
+      onAgentExit: (agent: string, code: number) => {
+        debugLog(`agent ${agent} exited ${code}`);
+        if (code !== 0) this.afterWorkerFailure(run, `${agent}: its agent exited ${code}`);
       },
       onExit: (code: number | null) => {
         debugLog(`run exited ${code}`);
@@ -185,7 +187,9 @@ export class Session implements SessionController {
     if (this.attachPending) {
       const dir = this.attachPending;
       this.attachPending = undefined;
-      run = await RunController.attach(this.o.target, dir, events, this.o.follower, this.o.localDir);
+      run = this.o.replay
+        ? await replayRun(this.o.target, dir, events)
+        : await attachRun(this.o.target, dir, events, this.o);
       this.attached = true;
       // the run's own start, not the moment it was re-attached ("0s" for a finished cell)
       this.startedAt = Date.parse(run.spec.createdAt) || this.startedAt;
@@ -200,14 +204,15 @@ export class Session implements SessionController {
       return;
     }
     this.attached = false;
-    const spec = await this.withOutDir(buildRunSpec({ ...this.o.spec, preset: this.preset }));
+    // the launch kind completes the spec (its folder layout; a multi-node kind needs torchrun)
+    const spec = await this.withOutDir(planRun(buildRunSpec({ ...this.o.spec, preset: this.preset })));
     ({ model, clock } = this.modelFor(spec, false));
     await this.o.prepareRun?.(spec);
-    run = new RunController(this.o.target, spec, events, this.o.follower?.(spec), this.o.localDir?.(spec));
+    run = newRun(this.o.target, spec, events, this.o);
     this.run = run;
     this.startChecks(run);
     this.startPoller(spec);
-    await run.start(size, { detached: this.o.detached });
+    await run.start(size);
   }
 
   /** when the run's exit_code was written (its end), from the box that holds it */
@@ -230,7 +235,7 @@ export class Session implements SessionController {
     const model = new LiveModel({
       stepRegex: spec.stepRegex ?? this.preset.stepRegex,
       ...evidenceOptionsOf(spec.detector ?? this.preset.detector),
-      layout: recordedLayout(spec),
+      layout: spec.layout ?? {},
       timed: true,
     });
     const local = this.o.localDir?.(spec) ?? spec.runDir;
@@ -280,7 +285,7 @@ export class Session implements SessionController {
    * then are stopped (src/session/failure-grace.ts). The verdict stays the crash's.
    */
   private afterWorkerFailure(run: RunController, what: string): void {
-    if (this.failureGrace.armed || run.exited || !spansNodes(run.spec)) return;
+    if (this.failureGrace.armed || run.exited || !run.kind.spansNodes) return;
     this.pub.setNotice(
       `${what}; the rest of the run is stopped if it has not ended in ${this.failureGrace.seconds} s`,
     );
@@ -292,7 +297,7 @@ export class Session implements SessionController {
   }
 
   private startChecks(run: RunController): void {
-    this.checks = new RunChecks(checksTarget(this.o.target, run, this.model), run, this.model, () => {
+    this.checks = new RunChecks(run, this.model, () => {
       this.pub.markDirty();
     });
     for (const w of this.confirmedWaiters.splice(0)) void this.checks.stallConfirmed().then(w);
@@ -302,7 +307,8 @@ export class Session implements SessionController {
     this.poller?.stop();
     const seen = new WeakSet<GpuSample>();
     const model = this.model;
-    this.poller = new GpuPoller(this.o.gpuTarget ?? this.o.target, this.o.smi(spec), (u) => {
+    const gpuTarget = this.o.gpuTarget ?? kindOf(spec.launcher).gpuTarget(this.o.target);
+    this.poller = new GpuPoller(gpuTarget, this.o.smi(spec), (u) => {
       this.gpu = u;
       // each sample once into the evidence (the report's GPU section), however often it is re-sent
       for (const g of u.gpus) {
@@ -336,7 +342,7 @@ export class Session implements SessionController {
   private tick(): void {
     if (this.stopping) this.pub.setNotice(stopText(this.stopping, Date.now()));
     this.checkOutDir(Date.now());
-    const watch = this.run !== null && spansNodes(this.run.spec) && !this.failureGrace.armed;
+    const watch = this.run?.kind.spansNodes === true && !this.failureGrace.armed;
     const failed = watch ? this.model.evidence.firstWorkerFailure() : null;
     if (failed && this.run)
       this.afterWorkerFailure(this.run, `rank ${failed.rank} failed (exit ${failed.exitCode})`);
@@ -490,12 +496,15 @@ export class Session implements SessionController {
     }
   }
 
+  /** `K`: what cancelling the run's launch would do (null: its launch has no cancel) */
   cancelJobText(): string | null {
-    return cancelJobText(this.run);
+    return this.run?.launch?.cancellable?.cancelText() ?? null;
   }
 
   async cancelJob(): Promise<string> {
-    const r = await cancelJob(this.run);
+    const c = this.run?.launch?.cancellable;
+    if (!c) return 'this run has no job to cancel (K cancels a Slurm job)';
+    const r = await c.cancel();
     if (r.cancelled) {
       this.stoppedByUser = true;
       this.pub.setNotice(r.message);
@@ -503,14 +512,19 @@ export class Session implements SessionController {
     return r.message;
   }
 
+  /** quitting leaves the run for `attach` (its kind says, and whether it was picked up here) */
+  private leavesRunning(): boolean {
+    return this.run?.kind.leavesRunningOnQuit(this.attached) === true;
+  }
+
   quitConsequence(): string {
-    if (!this.run || this.run.exited) return 'The run has ended; nothing is left running.';
-    if (this.run.job)
-      return `Slurm job ${this.run.job.jobId} keeps running (K cancels it); re-attach with: nsa-dbg attach ${this.run.spec.runId}`;
-    if (this.o.leaveRunningOnQuit)
-      return `The run keeps running on ${this.o.target.label} (detached); re-attach with: nsa-dbg attach ${this.run.spec.runId}`;
-    const hosts = this.run.spec.launcher?.hosts?.hosts.map((h) => h.alias);
-    return `The run will be stopped${hosts ? ` on every host (${hosts.join(', ')})` : ''} (${this.preset.stop.halt ? '.HALT, then ' : ''}SIGINT, then SIGKILL). Evidence stays in ${this.run.spec.runDir}`;
+    const run = this.run;
+    if (!run || run.exited || !run.launch) return 'The run has ended; nothing is left running.';
+    return run.launch.quitWords({
+      leave: this.leavesRunning(),
+      policy: this.preset.stop,
+      targetLabel: this.o.target.label,
+    });
   }
 
   /** a second `q` while the stop ladder runs: SIGKILL the trainer's whole tree now */
@@ -529,7 +543,7 @@ export class Session implements SessionController {
   }
 
   async quit(): Promise<void> {
-    if (!this.o.leaveRunningOnQuit) await this.stopCurrent();
+    if (!this.leavesRunning()) await this.stopCurrent();
     await this.dispose();
   }
 
@@ -571,5 +585,10 @@ export class Session implements SessionController {
   /** for the CLI/tests: the run in progress */
   currentRun(): RunController | null {
     return this.run;
+  }
+
+  /** where a run's evidence is on this machine: its run dir, or a remote run's mirror */
+  localDirOf(spec: RunSpec): string {
+    return this.o.localDir?.(spec) ?? spec.runDir;
   }
 }

@@ -4,7 +4,6 @@ import type { Preset } from '../presets/preset.js';
 import type { RunController } from '../runs/run-controller.js';
 import type { GpuUpdate } from './gpu-poller.js';
 import type { LiveModel } from './live-model.js';
-import { jobView } from './slurm-glue.js';
 import {
   type DashboardState,
   emptyDashboardState,
@@ -127,6 +126,6 @@ export function buildSnapshot(i: SnapshotInput): DashboardState {
       attempts: i.connection.attempts,
       outageS: i.connection.state === 'up' ? undefined : (i.now - i.connection.since) / 1000,
     },
-    job: jobView(i.run),
+    launchLine: i.run?.launch?.line() ?? null,
   });
 }

@@ -124,19 +124,11 @@ export interface DashboardState {
   /** a transient message for the status line ("SIGUSR1 sent to pid 4162") */
   notice: string | null;
   connection?: { state: 'up' | 'down' | 'reconnecting'; outageS?: number; attempts?: number };
-  /** a Slurm run: its job */
-  job?: JobView | null;
-}
-
-/** a Slurm job as the header shows it */
-export interface JobView {
-  id: string;
-  /** PENDING, RUNNING, COMPLETED, … (SUBMITTED until squeue first answers) */
-  state: string;
-  /** why it is pending (Resources, Priority, …) or why it ended */
-  reason: string | null;
-  /** where it runs: `node[01-02]` */
-  nodes: string | null;
+  /**
+   * what the run's launch says of itself, in the header in place of the pid: a Slurm job's
+   * `job 41 PENDING (Resources)`, a `--hosts` run's agents; null when the pid says enough
+   */
+  launchLine?: string | null;
 }
 
 export interface LaneSummary {
@@ -174,9 +166,9 @@ export interface SessionController {
   laneLocked?(): string | null;
   /** stop (local) or leave running (detached remote) per quitConsequence, then resolve */
   quit(): Promise<void>;
-  /** a Slurm run: the job, and what `K` would do (null: not a Slurm run) */
+  /** what `K` would do to the run's launch (a Slurm job: scancel); null: it has nothing to cancel */
   cancelJobText?(): string | null;
-  /** `K`, confirmed: scancel the job; resolves with the line for the status bar */
+  /** `K`, confirmed: cancel the launch; resolves with the line for the status bar */
   cancelJob?(): Promise<string>;
 }
 

@@ -6,18 +6,23 @@
  * agents, which pass it on to their workers), then scancel itself (SIGTERM, SIGKILL after Slurm's
  * KillWait).
  */
+
+import { nodeScript } from '../runs/agent-script.js';
 import type { RunSpec } from '../runs/launcher.js';
 import type { StoppableRun } from '../runs/stop.js';
 import type { Target } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
 import { cancelJob, type JobState, jobEnded, jobState, submitJob } from './job.js';
-import { NODE_SCRIPT, nodeScript, SBATCH_FILE, type SlurmSettings, sbatchScript } from './sbatch.js';
+import { NODE_SCRIPT, SBATCH_FILE, SLURM_PLACE, type SlurmSettings, sbatchScript } from './sbatch.js';
 
 /** how often the job's state is read: squeue is a call to the controller, so not too often */
 const POLL_MS = 2000;
 
 export async function submitSlurmRun(target: Target, spec: RunSpec, s: SlurmSettings): Promise<string> {
-  await target.writeFile(`${spec.runDir}/${NODE_SCRIPT}`, nodeScript(spec, s));
+  await target.writeFile(
+    `${spec.runDir}/${NODE_SCRIPT}`,
+    nodeScript(spec, SLURM_PLACE, `started by srun from ${SBATCH_FILE}`),
+  );
   await target.writeFile(`${spec.runDir}/${SBATCH_FILE}`, sbatchScript(spec, s));
   return submitJob(target, spec.runDir, s.sbatchArgs);
 }

@@ -1,6 +1,8 @@
 import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
 import { DEMO_MARKER, Header } from '../../panels/Header.js';
+import type { JobState } from '../../src/slurm/job.js';
+import { jobLine } from '../../src/slurm/slurm-kind.js';
 import { frameLines } from '../helpers/render.js';
 import { runningState } from './sample-state.js';
 
@@ -8,6 +10,16 @@ const header = (partial: Parameters<typeof runningState>[0] = {}, notice: string
   const s = runningState(partial);
   return frameLines(render(<Header {...s} notice={notice} width={100} color={false} />).lastFrame());
 };
+
+const job = (state: string, reason: string | null, nodes: string | null = null): JobState => ({
+  jobId: '41',
+  state,
+  reason,
+  nodes,
+  exitCode: null,
+  signal: null,
+  source: 'squeue',
+});
 
 describe('Header', () => {
   it('shows target, lane, run state, elapsed, step of total and pid on the first line', () => {
@@ -26,15 +38,18 @@ describe('Header', () => {
     expect(lines[1]).toContain('baseline plus the batched prefill fix');
   });
 
-  it('a Slurm run: the job in place of the pid, PENDING with Slurm’s reason, RUNNING with its nodes', () => {
+  it('a launch with words of its own (a Slurm job, agents on hosts): in place of the pid, escapes cut', () => {
     const [pending] = header({
       runState: 'starting',
-      job: { id: '41', state: 'PENDING', reason: 'Resources', nodes: null },
+      launchLine: jobLine('41', job('PENDING', 'Resources')),
     });
     expect(pending).toContain('job 41 PENDING (Resources)');
     expect(pending).not.toContain('pid');
-    const [running] = header({ job: { id: '41', state: 'RUNNING', reason: null, nodes: 'gpu[01-02]' } });
+    const [running] = header({ launchLine: jobLine('41', job('RUNNING', null, 'gpu[01-02]')) });
     expect(running).toContain('job 41 RUNNING on gpu[01-02]');
+    // a node name or reason comes from the cluster: untrusted, drawn without its escapes
+    const [hostile] = header({ launchLine: 'job 41 PENDING (\x1b[2Jgone)' });
+    expect(hostile).toContain('job 41 PENDING (gone)');
   });
 
   it('says plainly when the trainer and GPU are simulated', () => {

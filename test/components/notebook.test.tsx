@@ -40,6 +40,9 @@ function setup() {
     openSession: () => {
       throw new Error('no runs in the view test');
     },
+    openFinished: () => {
+      throw new Error('no runs in the view test');
+    },
     runToVerdict: () => Promise.reject(new Error('no runs in the view test')),
   });
   const onExit = vi.fn();

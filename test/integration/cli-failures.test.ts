@@ -105,11 +105,13 @@ describe('expected failures', () => {
     expectPlain(r, 2, /lane baseline has no launcher/);
   });
 
-  it('attach to a --hosts cell: exit 2, pointing at analyze', async () => {
+  it('attach to a --hosts cell (command.json of an older nsa-dbg) reconnects to its hosts: one unreachable is exit 3', async () => {
     const runs = mkdtempSync(join(tmpdir(), 'nsa-cells-'));
     const id = '20261122-230000-ddp-beef';
     mkdirSync(join(runs, id));
-    const hosts = { hosts: [], rdzvEndpoint: 'a:29500', launcherWords: 1 };
+    const entry = (alias: string) => ({ alias, runsRoot: '/r', cwd: '/' });
+    // the shape written before launch kinds: torchrun settings carrying the hosts
+    const hosts = { hosts: [entry('target'), entry('nohost-1')], rdzvEndpoint: 'a:29500', launcherWords: 1 };
     const spec = {
       runId: id,
       runDir: join(runs, id),
@@ -127,7 +129,11 @@ describe('expected failures', () => {
         launcher: { kind: 'torchrun', nprocPerNode: 2, hosts },
       }),
     );
-    expectPlain(await cli(['attach', id, '--runs-dir', runs]), 2, /several hosts.*nsa-dbg analyze/);
+    const listed = await cli(['attach', '--runs-dir', runs, '--json']);
+    expect(JSON.parse(listed.stdout)[0]).toMatchObject({ runId: id, launcher: 'hosts', status: 'starting' });
+    // the first host answers, the second does not exist: the attach fails with the host named
+    const r = await cli(['attach', id, '--runs-dir', runs, '--ssh-config', sshd.configPath]);
+    expectPlain(r, 3, /nohost-1/);
   });
 
   it('attach to a run that is not on the box: exit 2 at once, though the link is open', async () => {

@@ -2,9 +2,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { hasTmux } from '../../src/runs/detached.js';
+import { attachRun, newRun } from '../../src/launch/run.js';
+import { hasTmux, readLaunchInfo } from '../../src/runs/detached.js';
+import type { DetachedMode } from '../../src/runs/launch-spec.js';
 import { newRunId, type RunSpec } from '../../src/runs/launcher.js';
-import { RunController } from '../../src/runs/run-controller.js';
 import { LocalTarget } from '../../src/targets/local.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -16,7 +17,7 @@ afterAll(async () => {
   await target.exec(['tmux', 'kill-server']).catch(() => undefined);
 });
 
-function spec(): RunSpec {
+function spec(mode: DetachedMode): RunSpec {
   const root = mkdtempSync(join(tmpdir(), 'nsa-det-'));
   const py = join(root, 'train.py');
   writeFileSync(
@@ -33,6 +34,7 @@ function spec(): RunSpec {
     lane: 'det',
     outDir: runDir,
     createdAt: '',
+    launcher: { kind: 'detached', mode },
   };
 }
 
@@ -41,10 +43,10 @@ const noop = { onFileChunk: () => {}, onPid: () => {}, onExit: () => {} };
 describe.each(['tmux', 'nohup'] as const)('detached run (%s)', (mode) => {
   it('outlives its controller and is re-attached with every byte of evidence', async () => {
     if (mode === 'tmux') expect(await hasTmux(target)).toBe(true);
-    const s = spec();
-    const first = new RunController(target, s, noop);
-    await first.start({ cols: 80, rows: 24 }, { detached: mode });
-    expect(first.launch?.mode).toBe(mode);
+    const s = spec(mode);
+    const first = newRun(target, s, noop);
+    await first.start({ cols: 80, rows: 24 });
+    expect((await readLaunchInfo(target, s.runDir))?.mode).toBe(mode);
     const pid = await first.waitForPid();
     // the controller (and its PTY) goes away mid-run, like a killed TUI
     await first.dispose();
@@ -52,12 +54,12 @@ describe.each(['tmux', 'nohup'] as const)('detached run (%s)', (mode) => {
 
     let seen = '';
     let exitCode: number | null | undefined;
-    const again = await RunController.attach(target, s.runDir, {
-      onFileChunk: (name, c) => {
+    const again = await attachRun(target, s.runDir, {
+      onFileChunk: (name: string, c: Buffer) => {
         if (name === 'stdout.log') seen += c.toString();
       },
       onPid: () => {},
-      onExit: (c) => {
+      onExit: (c: number | null) => {
         exitCode = c;
       },
     });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { newRunId, type RunSpec } from '../../src/runs/launcher.js';
+import { ptyKind } from '../../src/runs/pty-kind.js';
 import { RunController } from '../../src/runs/run-controller.js';
 import { catchesSignal, listProcesses } from '../../src/runs/signals.js';
 import { LocalTarget } from '../../src/targets/local.js';
@@ -32,17 +33,23 @@ function spec(script: string, env: Record<string, string> = {}): RunSpec {
     lane: 't',
     outDir: runDir,
     createdAt: new Date().toISOString(),
+    launcher: { kind: 'pty' },
   };
 }
 
 function start(s: RunSpec, chunks: string[] = []): RunController {
-  const r = new RunController(target, s, {
-    onFileChunk: (name, c) => {
-      if (name === 'stdout.log') chunks.push(c.toString());
+  const r = new RunController(
+    target,
+    s,
+    {
+      onFileChunk: (name, c) => {
+        if (name === 'stdout.log') chunks.push(c.toString());
+      },
+      onPid: () => {},
+      onExit: () => {},
     },
-    onPid: () => {},
-    onExit: () => {},
-  });
+    { kind: ptyKind },
+  );
   runs.push(r);
   return r;
 }
@@ -147,14 +154,19 @@ describe('a dump without a SIGUSR1 handler', () => {
     const s = spec("import time\nprint('up', flush=True)\nwhile True: time.sleep(0.05)\n");
     const chunks: string[] = [];
     const names: string[] = [];
-    const r = new RunController(target, s, {
-      onFileChunk: (name, c) => {
-        names.push(name);
-        if (name === 'stdout.log') chunks.push(c.toString());
+    const r = new RunController(
+      target,
+      s,
+      {
+        onFileChunk: (name, c) => {
+          names.push(name);
+          if (name === 'stdout.log') chunks.push(c.toString());
+        },
+        onPid: () => {},
+        onExit: () => {},
       },
-      onPid: () => {},
-      onExit: () => {},
-    });
+      { kind: ptyKind },
+    );
     runs.push(r);
     await r.start();
     const pid = (await r.waitForPid())!;

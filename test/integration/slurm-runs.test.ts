@@ -159,14 +159,15 @@ describe('Slurm runs: 2 nodes × 2 ranks (two srun tasks on a one-box cluster)',
       cwd,
       presets: loadPresets(presetDirs(cwd)),
       publishMs: 50,
-      slurm: { nodes: 1, sbatchArgs: [...cluster.pendingArgs], rdzvPort: await freePort() },
+      launch: { kind: 'slurm', nodes: 1, sbatchArgs: [...cluster.pendingArgs], rdzvPort: await freePort() },
     });
     try {
       await session.start();
+      // the header's words on the launch: `job 41 PENDING (PartitionDown)`
       const pending = await waitUntil(
         () => {
-          const j = session.getState().job;
-          return j?.state === 'PENDING' && j.reason ? j : null;
+          const m = /^job (\d+) PENDING \((\w+)\)/.exec(session.getState().launchLine ?? '');
+          return m ? { id: m[1]!, reason: m[2]! } : null;
         },
         { timeoutMs: 30_000, what: 'the job PENDING with a reason' },
       );
@@ -180,7 +181,7 @@ describe('Slurm runs: 2 nodes × 2 ranks (two srun tasks on a one-box cluster)',
         job: { id: pending.id, state: 'PENDING', reason: 'PartitionDown' },
       });
       expect(await session.cancelJob()).toMatch(/being cancelled/);
-      await waitUntil(() => session.getState().job?.state === 'CANCELLED', {
+      await waitUntil(() => /^job \d+ CANCELLED/.test(session.getState().launchLine ?? ''), {
         timeoutMs: 30_000,
         what: 'the job CANCELLED',
       });

@@ -33,7 +33,6 @@ const settings: HostsSettings = {
     { alias: 'ops@gpu-b:2222', runsRoot: '/scratch/runs', cwd: '/scratch' },
   ],
   rdzvEndpoint: '10.0.0.7:29500',
-  launcherWords: 3,
 };
 
 const spec: RunSpec = {
@@ -54,7 +53,8 @@ const spec: RunSpec = {
   lane: 'ddp',
   outDir: '/local/runs/20261122-221000-ddp-ab12',
   createdAt: '2026-11-22T22:10:00.000Z',
-  launcher: { kind: 'torchrun', nprocPerNode: 2, hosts: settings },
+  launcher: { kind: 'hosts', ...settings },
+  torchrun: { nprocPerNode: 2, commandWords: 3 },
 };
 
 describe('host list', () => {
@@ -78,8 +78,10 @@ describe('each host’s copy of the run', () => {
     expect(b.argv[6]).toBe(`${b.runDir}/torchrun-logs`);
     expect(b.env.TORCH_NCCL_DEBUG_INFO_TEMP_FILE).toBe(`${b.runDir}/nccl_trace_`);
     expect(b.env.A).toBe('b c');
-    // the host's own command.json is a one-agent run: no hosts in it
-    expect(b.launcher).toEqual({ kind: 'torchrun', nprocPerNode: 2 });
+    // the host's own command.json is one detached agent's run: no hosts in it, torchrun's kept
+    expect(b.launcher).toEqual({ kind: 'detached' });
+    expect(b.torchrun).toEqual({ nprocPerNode: 2, commandWords: 3 });
+    expect(b.layout).toEqual({});
   });
 
   it('its node script records where it runs and meets the others at the first host', () => {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NodeMap, parseNodeLine } from '../../src/ingest/node-map.js';
 import { StdoutParser } from '../../src/ingest/stdout-parser.js';
+import { nodeScript } from '../../src/runs/agent-script.js';
 import type { RunSpec } from '../../src/runs/launcher.js';
 import {
   jobEnded,
@@ -18,11 +19,19 @@ import {
   parseScontrol,
   parseSqueue,
 } from '../../src/slurm/job.js';
-import { nodeScript, type SlurmSettings, sbatchScript } from '../../src/slurm/sbatch.js';
+import { SLURM_PLACE, type SlurmSettings, sbatchScript } from '../../src/slurm/sbatch.js';
 import { exitCodeOfJob } from '../../src/slurm/slurm-run.js';
 
 const work = mkdtempSync(join(tmpdir(), 'nsa-slurm-unit-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+const settings: SlurmSettings = {
+  nodes: 2,
+  partition: 'gpu',
+  time: '1:00:00',
+  sbatchArgs: ['--account=ml'],
+  rdzvPort: 29611,
+};
 
 const spec = (runDir: string): RunSpec => ({
   runId: '20261122-010203-ddp-abcd',
@@ -43,16 +52,9 @@ const spec = (runDir: string): RunSpec => ({
   lane: 'ddp',
   outDir: runDir,
   createdAt: '2026-11-22T01:02:03.000Z',
-  launcher: { kind: 'torchrun', nprocPerNode: 2 },
+  launcher: { kind: 'slurm', ...settings },
+  torchrun: { nprocPerNode: 2, commandWords: 3 },
 });
-const settings: SlurmSettings = {
-  nodes: 2,
-  partition: 'gpu',
-  time: '1:00:00',
-  sbatchArgs: ['--account=ml'],
-  rdzvPort: 29611,
-  launcherWords: 3,
-};
 
 describe('batch script', () => {
   it('has the #SBATCH lines, the rendezvous on the first node, srun --label and the exit status', () => {
@@ -83,7 +85,7 @@ describe('batch script', () => {
     // the "torchrun": print what it was given
     fake('python3', 'for a in "$@"; do printf "%s\\n" "$a"; done');
     const s = { ...spec(dir), cwd: work };
-    writeFileSync(join(dir, 'node.sh'), nodeScript(s, settings));
+    writeFileSync(join(dir, 'node.sh'), nodeScript(s, SLURM_PLACE));
     writeFileSync(join(dir, 'job.sbatch'), sbatchScript(s, settings));
     const printed = execFileSync('bash', [join(dir, 'job.sbatch')], {
       env: { PATH: `${bin}:/usr/bin:/bin`, SLURM_JOB_NODELIST: 'node-[a-b]' },

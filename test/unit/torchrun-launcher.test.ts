@@ -51,7 +51,9 @@ describe('lanes that launch through torchrun', () => {
       '--steps',
       '5',
     ]);
-    expect(spec.launcher).toEqual({ kind: 'torchrun', nprocPerNode: 2 });
+    // launched in a PTY here; the command is a torchrun line of one word
+    expect(spec.launcher).toEqual({ kind: 'pty' });
+    expect(spec.torchrun).toEqual({ nprocPerNode: 2, commandWords: 1 });
     // the NCCL Flight Recorder dumps into the run dir, with the evidence
     expect(spec.env.TORCH_NCCL_DEBUG_INFO_TEMP_FILE).toBe(`${spec.runDir}/nccl_trace_rank_`);
     expect(spec.env.TORCH_NCCL_TRACE_BUFFER_SIZE).toBe('2000');

@@ -1,20 +1,16 @@
 import type { CommandModule } from 'yargs';
+import { listRuns, pickRun } from '../../launch/list-runs.js';
 import { defaultRunsRoot } from '../../runs/build-spec.js';
-import { listRuns, pickRun } from '../../runs/list-runs.js';
+import { readRunSpec } from '../../runs/spec-file.js';
 import { runHeadless } from '../../session/headless.js';
-import type { Session } from '../../session/session.js';
 import { LocalTarget } from '../../targets/local.js';
 import type { Target } from '../../targets/target.js';
 import type { CliDeps } from '../deps.js';
-import {
-  defaultRemoteRunsRoot,
-  localMirrorDir,
-  openLocalSession,
-  openRemoteSession,
-  remoteHome,
-} from '../open-session.js';
+import { openerForRun } from '../open-from-args.js';
+import { defaultRemoteRunsRoot, linkSink, remoteHome } from '../open-session.js';
 import { connectFromArgs, type HostArgs, withHostOptions } from '../remote.js';
 import { reportFailure } from '../report-failure.js';
+import { showDashboard } from '../show.js';
 
 interface AttachArgs extends HostArgs {
   run?: string;
@@ -37,12 +33,12 @@ export function attachCommand(deps: CliDeps): CommandModule<object, AttachArgs> 
       ) as never,
     handler: async (a) => {
       try {
-        let session: Session | null = null;
+        const sink = linkSink();
         let target: Target;
         let runsRoot: string;
-        let home = '';
+        let home: string | null = null;
         if (a.host) {
-          target = await connectFromArgs(a, () => session);
+          target = await connectFromArgs(a, () => ({ setConnection: sink.report }));
           home = await remoteHome(target);
           runsRoot = a['runs-dir'] ?? defaultRemoteRunsRoot(home);
         } else {
@@ -56,18 +52,24 @@ export function attachCommand(deps: CliDeps): CommandModule<object, AttachArgs> 
           else
             for (const r of runs)
               process.stdout.write(
-                `${r.runId}  ${r.status}${r.exitCode !== undefined ? ` ${r.exitCode}` : ''}${r.job ? `  job ${r.job.id} ${r.job.state}${r.job.reason && r.job.state === 'PENDING' ? ` (${r.job.reason})` : ''}` : ''}  lane ${r.lane}  ${r.command}\n`,
+                `${r.runId}  ${r.status}${r.exitCode !== undefined ? ` ${r.exitCode}` : ''}${r.note ? `  ${r.note}` : ''}  lane ${r.lane}  ${r.command}\n`,
               );
           await target.close();
           return;
         }
         const picked = pickRun(runs, a.run);
-        const o = { lane: picked.lane, demo: false, attachRunDir: picked.runDir, runsRoot };
-        session = a.host ? openRemoteSession(target, home, o) : openLocalSession(o);
+        const spec = await readRunSpec(target, picked.runDir);
+        if (!spec) throw new Error(`no run matches "${a.run}"`);
+        // the run's own place: a `--hosts` cell reconnects to each of its hosts
+        const opener = await openerForRun(a, target, home, spec, sink);
+        const session = opener.open({
+          lane: picked.lane,
+          demo: false,
+          attachRunDir: picked.runDir,
+          runsRoot,
+        });
         if (a.headless) {
-          const out = await runHeadless(session, {
-            localDir: (d, id) => (a.host ? localMirrorDir(target.label, id) : d),
-          });
+          const out = await runHeadless(session);
           process.stdout.write(
             a.json
               ? `${JSON.stringify(out.result)}\n`
@@ -75,18 +77,16 @@ export function attachCommand(deps: CliDeps): CommandModule<object, AttachArgs> 
           );
           process.exit(out.exitCode);
         }
-        const tui = await deps.loadTui();
-        await session.start();
-        await tui.runTui(session);
+        await showDashboard(deps, session);
       } catch (e) {
-        if (
-          /no run matches|matches \d+ runs|re-attaching to it is not supported/.test((e as Error).message)
-        ) {
+        if (/no run matches|matches \d+ runs/.test((e as Error).message)) {
           process.stderr.write(`nsa-dbg: ${(e as Error).message}\n`);
           // exit now: the open SSH connection would keep the process alive
           process.exit(2);
         }
         reportFailure(e);
+        // a connection failure to a host of a `--hosts` cell, with others open
+        if (process.exitCode) process.exit(process.exitCode);
       }
     },
   };

@@ -5,17 +5,18 @@ import { controllerPort } from '../../bisect/port.js';
 import { runBisection } from '../../bisect/runner.js';
 import { bisectionJson, conclusionOf } from '../../bisect/summary.js';
 import { textTable } from '../../bisect/table.js';
-import { NotebookController, type NotebookDeps } from '../../notebook/controller.js';
+import { NotebookController } from '../../notebook/controller.js';
 import { DEFAULT_NOTEBOOK, NotebookStore } from '../../notebook/store.js';
 import { loadPresets } from '../../presets/load.js';
 import type { CliDeps } from '../deps.js';
+import { notebookDeps } from '../notebook-deps.js';
+import { openerFromArgs } from '../open-from-args.js';
 import { requirePython } from '../preflight.js';
-import { type HostArgs, withHostOptions } from '../remote.js';
 import { reportFailure } from '../report-failure.js';
-import { remoteNotebookDeps } from './bisect-remote.js';
-import { demoNotebook, localNotebookDeps } from './notebook.js';
+import { type TargetArgs, targetUsageError, withTargetOptions } from '../target-options.js';
+import { demoNotebook } from './notebook.js';
 
-interface BisectArgs extends HostArgs {
+interface BisectArgs extends TargetArgs {
   good: string;
   bad: string;
   steps?: number;
@@ -26,7 +27,6 @@ interface BisectArgs extends HostArgs {
   'step-ms'?: number;
   detector?: string;
   json?: boolean;
-  cwd?: string;
   '--'?: string[];
 }
 
@@ -42,7 +42,7 @@ export function bisectCommand(_deps: CliDeps): CommandModule<object, BisectArgs>
     command: 'bisect',
     describe: 'find the smallest env/args change that turns a GO lane into a NO-GO one (delta debugging)',
     builder: (y) =>
-      withHostOptions(
+      withTargetOptions(
         y
           .parserConfiguration({ 'populate--': true })
           .option('good', { type: 'string', demandOption: true, describe: 'the lane that is GO' })
@@ -65,6 +65,11 @@ export function bisectCommand(_deps: CliDeps): CommandModule<object, BisectArgs>
             describe: 'trials’ detector settings over the lanes’, e.g. floorS=2,spinConfirmS=4,firstStepS=5',
           })
           .option('cwd', { type: 'string', describe: 'working directory for the command' })
+          .option('runs-dir', {
+            type: 'string',
+            describe:
+              'with --host or --hosts: where run dirs go there (trials’ folders are beside the notebook)',
+          })
           .option('json', { type: 'boolean', describe: 'print one JSON object' })
           .example('$0 bisect --demo --good batched-prefill --bad demo-many-flags --steps 8', '')
           .example(
@@ -82,11 +87,21 @@ export function bisectCommand(_deps: CliDeps): CommandModule<object, BisectArgs>
       if (!whole(a.steps, 1)) return usage('--steps must be a whole number ≥ 1');
       const detector = parseDetector(a.detector);
       if ('error' in detector) return usage(detector.error);
+      const where = targetUsageError(a);
+      if (where) return usage(where);
       let store: NotebookStore | null = null;
       try {
         const presets = loadPresets();
+        // checked before anything connects: the key needs the place's label, which a connection gives
+        const early = planFromLanes(presets, a.good, a.bad, { target: '', demo: !!a.demo });
+        if ('error' in early) return usage(early.error);
+        if (a.demo && !a.host) await requirePython();
+        // taken before anything runs: a notebook held by another nsa-dbg fails fast
+        store = NotebookStore.open(a.notebook ?? (a.demo ? demoNotebook() : DEFAULT_NOTEBOOK));
+        const opener = await openerFromArgs(a, presets.get(a.good));
         const planned = planFromLanes(presets, a.good, a.bad, {
-          target: a.host ?? 'local',
+          target: opener.label,
+          ...(opener.launchKey ? { launchKey: opener.launchKey } : {}),
           steps: a.steps,
           demo: !!a.demo,
           stepMs: a['step-ms'],
@@ -96,13 +111,8 @@ export function bisectCommand(_deps: CliDeps): CommandModule<object, BisectArgs>
           detector: detector.settings,
         });
         if ('error' in planned) return usage(planned.error);
-        if (a.demo && !a.host) await requirePython();
-        // taken before anything runs: a notebook held by another nsa-dbg fails fast
-        store = NotebookStore.open(a.notebook ?? (a.demo ? demoNotebook() : DEFAULT_NOTEBOOK));
         const o = { demo: !!a.demo, steps: a.steps, stepMs: a['step-ms'], command, cwd: a.cwd };
-        const deps: NotebookDeps = a.host
-          ? await remoteNotebookDeps(a, { ...o, presets })
-          : localNotebookDeps({ ...o, presets: () => presets });
+        const deps = notebookDeps(opener, { ...o, presets: () => presets });
         const controller = new NotebookController(store, deps);
         // Ctrl-C stops the running trial (its verdict is kept) and releases the notebook
         process.once('SIGINT', () => void controller.close().finally(() => process.exit(130)));

@@ -1,10 +1,11 @@
 import type { CommandModule } from 'yargs';
 import { runHeadless } from '../../session/headless.js';
 import type { CliDeps } from '../deps.js';
-import { openFromArgs } from '../open-from-args.js';
+import { openerFromArgs } from '../open-from-args.js';
 import { requirePython } from '../preflight.js';
 import { type HostArgs, withHostOptions } from '../remote.js';
 import { reportFailure } from '../report-failure.js';
+import { showDashboard } from '../show.js';
 
 interface DemoArgs extends HostArgs {
   'step-ms'?: number;
@@ -43,7 +44,8 @@ export function demoCommand(deps: CliDeps): CommandModule<object, DemoArgs> {
     handler: async (a) => {
       if (!a.host) await requirePython();
       try {
-        const { session, localDirOf } = await openFromArgs(a, {
+        const opener = await openerFromArgs(a);
+        const session = opener.open({
           lane: a.lane,
           steps: a.steps,
           demo: true,
@@ -53,16 +55,14 @@ export function demoCommand(deps: CliDeps): CommandModule<object, DemoArgs> {
         });
         if (a.headless) {
           // a check that an install works, without a terminal: the same path as run --demo --headless
-          const out = await runHeadless(session, { localDir: localDirOf });
+          const out = await runHeadless(session);
           const r = out.result;
           process.stdout.write(
             a.json ? `${JSON.stringify(r)}\n` : `${r.go ? 'GO' : 'NO-GO'} lane ${r.lane}: ${r.verdict}\n`,
           );
           process.exit(out.exitCode);
         }
-        const tui = await deps.loadTui();
-        await session.start();
-        await tui.runTui(session);
+        await showDashboard(deps, session);
       } catch (e) {
         reportFailure(e);
       }

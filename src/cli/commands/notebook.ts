@@ -1,23 +1,25 @@
 import { join } from 'node:path';
 import type { CommandModule } from 'yargs';
-import { type CellSession, NotebookController, type NotebookDeps } from '../../notebook/controller.js';
+import { NotebookController } from '../../notebook/controller.js';
 import { recoverCells } from '../../notebook/recover.js';
 import { DEFAULT_NOTEBOOK, NotebookStore } from '../../notebook/store.js';
 import { loadPresets } from '../../presets/load.js';
-import type { Preset } from '../../presets/preset.js';
 import { defaultRunsRoot } from '../../runs/build-spec.js';
-import { runHeadless } from '../../session/headless.js';
 import type { CliDeps } from '../deps.js';
-import { openLocalSession } from '../open-session.js';
+import { notebookDeps } from '../notebook-deps.js';
+import { openerFromArgs } from '../open-from-args.js';
 import { requirePython } from '../preflight.js';
 import { reportFailure } from '../report-failure.js';
+import { showNotebook } from '../show.js';
+import { type TargetArgs, targetUsageError, withTargetOptions } from '../target-options.js';
 
-interface NotebookArgs {
+export { localNotebookDeps } from '../notebook-deps.js';
+
+interface NotebookArgs extends TargetArgs {
   notebook?: string;
   demo?: boolean;
   steps?: number;
   'step-ms'?: number;
-  cwd?: string;
   '--'?: string[];
 }
 
@@ -26,75 +28,61 @@ export function demoNotebook(env = process.env): string {
   return join(defaultRunsRoot(env), '..', 'demo-notebook.json');
 }
 
-/** Cells run on this machine, to a verdict exactly as `run --headless` gets it. */
-export function localNotebookDeps(o: {
-  demo: boolean;
-  steps?: number;
-  stepMs?: number;
-  command?: string[];
-  cwd?: string;
-  presets?: () => Map<string, Preset>;
-}): NotebookDeps {
-  return {
-    presets: o.presets ?? (() => loadPresets()),
-    target: 'local',
-    steps: o.steps,
-    openSession: (s) =>
-      openLocalSession({
-        lane: s.lane,
-        presets: s.presets,
-        steps: s.steps,
-        demo: o.demo,
-        stepMs: o.stepMs,
-        command: o.command?.length ? o.command : undefined,
-        runsRoot: s.runsRoot,
-        cwd: o.cwd,
-        attachRunDir: s.attachRunDir,
-      }) as unknown as CellSession,
-    runToVerdict: async (session) =>
-      (await runHeadless(session as never, { localDir: (d) => d, keepOpen: true })).result,
-  };
-}
-
 /** `nsa-dbg` with no subcommand: the notebook of this folder (or --notebook FILE) in the TUI */
 export function notebookCommand(deps: CliDeps): CommandModule<object, NotebookArgs> {
   return {
     command: '$0',
     describe: `open the notebook (./${DEFAULT_NOTEBOOK} unless --notebook FILE): cells of runs, A/B toggles, compare, report`,
     builder: (y) =>
-      y
-        .parserConfiguration({ 'populate--': true })
-        .option('notebook', { type: 'string', describe: `notebook file (default ./${DEFAULT_NOTEBOOK})` })
-        .option('demo', {
-          type: 'boolean',
-          describe: 'new cells run the bundled demo trainer (own notebook)',
-        })
-        .option('steps', { type: 'number', describe: 'steps for new cells (default: the lane’s)' })
-        .option('step-ms', { type: 'number', describe: 'with --demo: milliseconds per step' })
-        .option('cwd', { type: 'string', describe: 'working directory for the trainer command' }) as never,
+      withTargetOptions(
+        y
+          .parserConfiguration({ 'populate--': true })
+          .option('notebook', { type: 'string', describe: `notebook file (default ./${DEFAULT_NOTEBOOK})` })
+          .option('demo', {
+            type: 'boolean',
+            describe: 'new cells run the bundled demo trainer (own notebook)',
+          })
+          .option('steps', { type: 'number', describe: 'steps for new cells (default: the lane’s)' })
+          .option('step-ms', { type: 'number', describe: 'with --demo: milliseconds per step' })
+          .option('cwd', { type: 'string', describe: 'working directory for the trainer command' })
+          .option('runs-dir', {
+            type: 'string',
+            describe:
+              'with --host or --hosts: where run dirs go there (each cell’s folder here is beside the notebook)',
+          }),
+      ) as never,
     handler: async (a) => {
-      if (a.demo) await requirePython();
+      const usage = targetUsageError(a);
+      if (usage) {
+        process.stderr.write(`nsa-dbg: ${usage}\n`);
+        process.exitCode = 2;
+        return;
+      }
+      if (a.demo && !a.host) await requirePython();
       const command = (a['--'] ?? []).map(String);
       const file = a.notebook ?? (a.demo ? demoNotebook() : DEFAULT_NOTEBOOK);
-      let store: NotebookStore;
+      let store: NotebookStore | null = null;
+      let controller: NotebookController;
       try {
+        // taken before connecting: a notebook held by another nsa-dbg fails fast
         store = NotebookStore.open(file);
+        const opener = await openerFromArgs(a);
+        const presets = () => loadPresets();
+        const o = { demo: !!a.demo, steps: a.steps, stepMs: a['step-ms'], command, cwd: a.cwd, presets };
+        controller = new NotebookController(store, notebookDeps(opener, o));
       } catch (e) {
-        return reportFailure(e);
+        store?.close();
+        reportFailure(e);
+        // an SSH connection made before the failure must not keep the process alive
+        process.exit(process.exitCode ?? 1);
       }
-      const controller = new NotebookController(
-        store,
-        localNotebookDeps({ demo: !!a.demo, steps: a.steps, stepMs: a['step-ms'], command, cwd: a.cwd }),
-      );
       // cells a previous nsa-dbg left running and whose run has ended since get their verdict now
       const recovered = await recoverCells(store).catch(() => []);
       if (recovered.length)
         controller.setNotice(
           `verdicts for ${recovered.join(', ')}: their runs ended while the notebook was closed`,
         );
-      const tui = await deps.loadTui();
-      if (!tui.runNotebookTui) throw new Error('this build has no notebook view');
-      await tui.runNotebookTui(controller);
+      await showNotebook(deps, controller);
     },
   };
 }

@@ -1,16 +1,16 @@
 import type { CommandModule } from 'yargs';
-import { parseHostList } from '../../hosts/hosts.js';
 import { recordRun } from '../../notebook/record.js';
 import { evidenceDirOf, NotebookStore } from '../../notebook/store.js';
+import { loadPresets } from '../../presets/load.js';
 import { runHeadless } from '../../session/headless.js';
-import { DEFAULT_RDZV_PORT } from '../../slurm/sbatch.js';
 import type { CliDeps } from '../deps.js';
-import { openFromArgs } from '../open-from-args.js';
+import { openerFromArgs } from '../open-from-args.js';
 import { requirePython } from '../preflight.js';
-import { type HostArgs, withHostOptions } from '../remote.js';
 import { reportFailure } from '../report-failure.js';
+import { showDashboard } from '../show.js';
+import { type TargetArgs, targetUsageError, withTargetOptions } from '../target-options.js';
 
-interface RunArgs extends HostArgs {
+interface RunArgs extends TargetArgs {
   lane: string;
   steps?: number;
   headless?: boolean;
@@ -18,18 +18,8 @@ interface RunArgs extends HostArgs {
   demo?: boolean;
   'step-ms'?: number;
   ranks?: number;
-  'runs-dir'?: string;
   'out-dir'?: string;
-  cwd?: string;
   notebook?: string;
-  slurm?: boolean;
-  nodes?: number;
-  partition?: string;
-  time?: string;
-  'sbatch-arg'?: string[];
-  'rdzv-port'?: number;
-  hosts?: string;
-  'rdzv-host'?: string;
   '--'?: string[];
 }
 
@@ -38,7 +28,7 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
     command: 'run',
     describe: 'run a trainer command with a lane’s env: nsa-dbg run --lane NAME [--steps N] -- COMMAND...',
     builder: (y) =>
-      withHostOptions(
+      withTargetOptions(
         y
           .parserConfiguration({ 'populate--': true })
           .option('lane', {
@@ -69,33 +59,6 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
             describe:
               'with --headless: append the run as a cell of this notebook (its evidence goes beside it)',
           })
-          .option('slurm', {
-            type: 'boolean',
-            describe:
-              'submit as a Slurm job (sbatch; one torchrun agent per node at a c10d rendezvous); the lane needs launcher: torchrun',
-          })
-          .option('nodes', { type: 'number', describe: 'with --slurm: nodes (default 1)' })
-          .option('partition', { type: 'string', describe: 'with --slurm: the partition' })
-          .option('time', { type: 'string', describe: 'with --slurm: the time limit (sbatch --time)' })
-          .option('sbatch-arg', {
-            type: 'string',
-            array: true,
-            describe: 'with --slurm: one more sbatch option, e.g. --sbatch-arg=--account=ml (repeatable)',
-          })
-          .option('hosts', {
-            type: 'string',
-            describe:
-              'run across these hosts (ssh aliases, comma-separated, each resolved like --host): one torchrun agent per host, the rendezvous on the first; the lane needs launcher: torchrun',
-          })
-          .option('rdzv-host', {
-            type: 'string',
-            describe:
-              'with --hosts: the first host’s address as the others reach it (default: the address its sshd was reached on)',
-          })
-          .option('rdzv-port', {
-            type: 'number',
-            describe: 'with --slurm or --hosts: the c10d rendezvous port on the first node (default 29500)',
-          })
           .example('$0 run --lane batched-prefill --steps 200 -- python -u scripts/train_showcase.py', '')
           .example('$0 run --slurm --nodes 2 --partition gpu --lane ddp -- python -u train.py', '')
           .example('$0 run --hosts gpu1,gpu2 --lane ddp -- python -u train.py', '')
@@ -115,14 +78,9 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
         process.exitCode = 2;
         return;
       }
-      const usage = runUsageError(a);
+      const usage = targetUsageError(a);
       if (usage) {
         process.stderr.write(`nsa-dbg: ${usage}\n`);
-        process.exitCode = 2;
-        return;
-      }
-      if (a.slurm && a.nodes !== undefined && (!Number.isInteger(a.nodes) || a.nodes < 1)) {
-        process.stderr.write('nsa-dbg: --nodes must be a whole number ≥ 1\n');
         process.exitCode = 2;
         return;
       }
@@ -131,39 +89,27 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
       try {
         // taken before the run, so a notebook held by another nsa-dbg fails fast and runs nothing
         if (a.notebook) notebook = NotebookStore.open(a.notebook);
-        const opened = await openFromArgs(a, {
+        const presets = loadPresets();
+        const opener = await openerFromArgs(a, presets.get(a.lane));
+        const session = opener.open({
           lane: a.lane,
+          presets,
           steps: a.steps,
           demo: !!a.demo,
           stepMs: a['step-ms'],
           ranks: a.ranks,
           command: command.length ? command : undefined,
-          // with --hosts, --runs-dir is each host's and the cell's folder is here
-          runsRoot:
-            (a.hosts ? undefined : a['runs-dir']) ??
-            (notebook && !a.host ? evidenceDirOf(notebook.file) : undefined),
+          runsRoot: a['runs-dir'],
+          // a cell's folder goes beside the notebook (a remote run's mirror too)
+          evidenceRoot: notebook ? evidenceDirOf(notebook.file) : undefined,
           outDir: a['out-dir'],
           cwd: a.cwd,
-          ...(a.slurm
-            ? {
-                slurm: {
-                  nodes: a.nodes ?? 1,
-                  partition: a.partition,
-                  time: a.time,
-                  sbatchArgs: (a['sbatch-arg'] ?? []).map(String),
-                  rdzvPort: a['rdzv-port'] ?? DEFAULT_RDZV_PORT,
-                },
-              }
-            : {}),
         });
         if (!a.headless) {
-          const tui = await deps.loadTui();
-          await opened.session.start();
-          await tui.runTui(opened.session);
+          await showDashboard(deps, session);
           return;
         }
-        const out = await runHeadless(opened.session, {
-          localDir: opened.localDirOf,
+        const out = await runHeadless(session, {
           onProgress: (l) => {
             if (!a.json) process.stderr.write(`nsa-dbg: ${l}\n`);
           },
@@ -172,8 +118,8 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
         if (notebook) {
           const cell = recordRun(notebook, {
             outcome: r,
-            preset: opened.session.currentPreset(),
-            target: opened.label,
+            preset: session.currentPreset(),
+            target: opener.label,
             localDir: r.localDir,
           });
           notebook.close();
@@ -182,7 +128,7 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
         if (a.json) process.stdout.write(`${JSON.stringify(r)}\n`);
         else
           process.stdout.write(
-            `${r.go ? 'GO' : 'NO-GO'} lane ${r.lane}: ${r.verdict}, ${r.stepsReached} steps${r.reasons.length ? ` (${r.reasons.join('; ')})` : ''}\n  run dir: ${opened.label}:${r.runDir}\n  evidence: ${r.localDir}\n`,
+            `${r.go ? 'GO' : 'NO-GO'} lane ${r.lane}: ${r.verdict}, ${r.stepsReached} steps${r.reasons.length ? ` (${r.reasons.join('; ')})` : ''}\n  run dir: ${opener.label}:${r.runDir}\n  evidence: ${r.localDir}\n`,
           );
         process.exitCode = out.exitCode;
         // the SSH connection and timers must not keep the process alive
@@ -193,24 +139,4 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
       }
     },
   };
-}
-
-/** flags that only make sense together, checked before anything connects or runs */
-function runUsageError(a: RunArgs): string | null {
-  const slurmOnly = (['nodes', 'partition', 'time', 'sbatch-arg'] as const).filter((k) => a[k] !== undefined);
-  if (!a.slurm && slurmOnly.length) return `--${slurmOnly[0]} needs --slurm`;
-  if (a['rdzv-port'] !== undefined && !a.slurm && !a.hosts) return '--rdzv-port needs --slurm or --hosts';
-  if (a['rdzv-host'] !== undefined && !a.hosts) return '--rdzv-host needs --hosts';
-  if (a.hosts !== undefined) {
-    if (a.slurm) return 'give either --hosts or --slurm, not both';
-    if (a.host) return 'give either --host (one box) or --hosts (several), not both';
-    if (a.demo) return '--hosts runs a torchrun lane’s command: give it after --, not --demo';
-    if (a['out-dir']) return '--hosts keeps each host’s evidence in its run dir: --out-dir is not supported';
-    try {
-      parseHostList(a.hosts);
-    } catch (e) {
-      return (e as Error).message;
-    }
-  }
-  return null;
 }

@@ -1,0 +1,60 @@
+/**
+ * A notebook's cells on the place the command line named (this machine, `--host`, `--slurm`,
+ * `--hosts`): each cell a session from the same Opener, run to a verdict exactly as
+ * `run --headless` gets it, its folder in the notebook's evidence folder. The notebook TUI and
+ * `bisect` share this.
+ */
+import type { CellSession, NotebookDeps } from '../notebook/controller.js';
+import { loadPresets } from '../presets/load.js';
+import type { Preset } from '../presets/preset.js';
+import { runHeadless } from '../session/headless.js';
+import type { Session } from '../session/session.js';
+import { localOpener, type Opener } from './open-session.js';
+
+export interface CellOptions {
+  demo: boolean;
+  steps?: number;
+  stepMs?: number;
+  command?: string[];
+  cwd?: string;
+  presets?: () => Map<string, Preset>;
+}
+
+export function notebookDeps(opener: Opener, o: CellOptions): NotebookDeps & { close(): Promise<void> } {
+  // a finished cell is read from its folder here, whatever its target was
+  const here = localOpener();
+  return {
+    presets: o.presets ?? (() => loadPresets()),
+    target: opener.label,
+    ...(opener.launchKey ? { launchKey: opener.launchKey } : {}),
+    steps: o.steps,
+    openSession: (s) =>
+      opener.open({
+        lane: s.lane,
+        presets: s.presets,
+        steps: s.steps,
+        demo: o.demo,
+        stepMs: o.stepMs,
+        command: o.command?.length ? o.command : undefined,
+        evidenceRoot: s.evidenceRoot,
+        cwd: o.cwd,
+        attachRunDir: s.attachRunDir,
+      }) as unknown as CellSession,
+    openFinished: (s) =>
+      here.open({
+        lane: s.lane,
+        presets: s.presets,
+        demo: false,
+        attachRunDir: s.dir,
+        replay: true,
+      }) as unknown as CellSession,
+    runToVerdict: async (session) =>
+      (await runHeadless(session as unknown as Session, { keepOpen: true })).result,
+    close: () => opener.close(),
+  };
+}
+
+/** cells run on this machine (a PTY per cell) */
+export function localNotebookDeps(o: CellOptions): NotebookDeps {
+  return notebookDeps(localOpener(), o);
+}

@@ -1,0 +1,64 @@
+import type { LaunchKindName } from '../runs/launch-spec.js';
+import type { RunSpec } from '../runs/launcher.js';
+import { readRunSpec } from '../runs/spec-file.js';
+import type { Target } from '../targets/target.js';
+import { kindOf } from './kinds.js';
+
+export interface RunListing {
+  runId: string;
+  runDir: string;
+  lane: string;
+  createdAt: string;
+  command: string;
+  /** how it was launched: pty, detached, slurm, hosts */
+  launcher: LaunchKindName;
+  /** `pending`: a Slurm job waiting for its nodes */
+  status: 'running' | 'exited' | 'lost' | 'starting' | 'pending';
+  exitCode?: number;
+  pid?: number;
+  /** the listing line's words on the launch (`job 41 PENDING (Resources)`) */
+  note?: string;
+  /** a Slurm run: its job and the job's state as squeue/scontrol/sacct give it */
+  job?: { id: string; state: string; reason: string | null; nodes: string | null };
+}
+
+/** The runs under a runs root on a target, newest first, each with its state as its kind tells it. */
+export async function listRuns(target: Target, runsRoot: string): Promise<RunListing[]> {
+  const ids = (await target.listDir(runsRoot)).sort().reverse();
+  const out: RunListing[] = [];
+  for (const runId of ids) {
+    const runDir = `${runsRoot}/${runId}`;
+    let spec: RunSpec | null;
+    try {
+      spec = await readRunSpec(target, runDir);
+    } catch {
+      continue;
+    }
+    if (spec === null) continue;
+    const s = await kindOf(spec.launcher).status(target, runDir, spec);
+    out.push({
+      runId,
+      runDir,
+      lane: spec.lane,
+      createdAt: spec.createdAt,
+      command: spec.argv.join(' '),
+      launcher: spec.launcher.kind,
+      status: s.status,
+      ...(s.exitCode !== undefined ? { exitCode: s.exitCode } : {}),
+      ...(s.pid !== undefined ? { pid: s.pid } : {}),
+      ...(s.note !== undefined ? { note: s.note } : {}),
+      ...s.extra,
+    });
+  }
+  return out;
+}
+
+/** RUN may be a full id or any unambiguous part of one */
+export function pickRun(runs: RunListing[], wanted: string): RunListing {
+  const exact = runs.find((r) => r.runId === wanted);
+  if (exact) return exact;
+  const hits = runs.filter((r) => r.runId.includes(wanted));
+  if (hits.length === 1) return hits[0]!;
+  if (!hits.length) throw new Error(`no run matches "${wanted}"`);
+  throw new Error(`"${wanted}" matches ${hits.length} runs: ${hits.map((r) => r.runId).join(', ')}`);
+}

@@ -1,0 +1,50 @@
+/**
+ * The launch kind `detached`: the run lives in a tmux session of its own on the box, else under
+ * setsid+nohup (src/runs/detached.ts), so a dropped link, a sleeping laptop or a killed nsa-dbg never
+ * signals it. Quitting leaves it running; `attach` picks it up again from its launch.json.
+ */
+
+import { followArgv, type LaunchInfo, launchDetached, readLaunchInfo } from './detached.js';
+import type { ActiveLaunch, LaunchContext, LaunchKind } from './launch-kind.js';
+import { attachCommand } from './launch-kind.js';
+import type { DetachedLaunch } from './launch-spec.js';
+import { processDump, processStatus, processStoppable } from './process-launch.js';
+
+function active(ctx: LaunchContext<DetachedLaunch>, info: LaunchInfo | null): ActiveLaunch {
+  const { target, spec } = ctx;
+  return {
+    async terminal(size) {
+      // a fresh `tmux attach` (or a follower of stdout.log) each time, so a dropped link never
+      // leaves a dead one behind; TMUX is unset so a client inside the user's own tmux attaches
+      const show = info ?? { mode: 'nohup' as const };
+      const pty = await target.spawnPty({
+        argv: ['env', '-u', 'TMUX', ...followArgv(show, spec.runDir)],
+        ...size,
+      });
+      return { pty, release: () => pty.close() };
+    },
+    stoppable: () => processStoppable(ctx),
+    requestDump: () => processDump(ctx),
+    checksTarget: () => target,
+    line: () => null,
+    quitWords: (q) =>
+      q.leave
+        ? `The run keeps running on ${q.targetLabel} (detached); re-attach with: ${attachCommand(q.targetLabel, spec.runId)}`
+        : `The run will be stopped (${q.policy.halt ? '.HALT, then ' : ''}SIGINT, then SIGKILL). Evidence stays in ${spec.runDir}`,
+    dispose: () => {},
+  };
+}
+
+export const detachedKind: LaunchKind<DetachedLaunch> = {
+  place: (_l, label) => ({ label }),
+  plan: (spec) => spec,
+  start: async (ctx, size) =>
+    active(ctx, await launchDetached(ctx.target, ctx.spec, size, ctx.spec.launcher.mode ?? 'auto')),
+  attach: async (ctx) => active(ctx, await readLaunchInfo(ctx.target, ctx.spec.runDir)),
+  follower: (_target, _spec, plain) => plain,
+  spansNodes: false,
+  leavesRunningOnQuit: () => true,
+  gpuTarget: (target) => target,
+  reconnect: async (base) => base,
+  status: (target, runDir) => processStatus(target, runDir),
+};

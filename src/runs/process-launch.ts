@@ -1,0 +1,70 @@
+/**
+ * What the two kinds whose run is one process tree on the target share (a PTY here, a detached
+ * run): the trainer's pid from its pid file is what a stop, a dump and the listing act on.
+ */
+import type { Target } from '../targets/target.js';
+import type { LaunchContext, RunStatus } from './launch-kind.js';
+import type { RunSpec } from './launcher.js';
+import { handlersFor, SIGNUM } from './signals.js';
+import { processRun, type StoppableRun } from './stop.js';
+
+/** the trainer's process tree; null when no pid file came within 2 s (it never started) */
+export async function processStoppable(ctx: LaunchContext): Promise<StoppableRun | null> {
+  const pid = ctx.pid() ?? (await ctx.waitForPid(2000));
+  return pid === undefined ? null : processRun(ctx.target, pid);
+}
+
+/**
+ * SIGUSR1 to every process of the run that has a handler for it (the trainer, each rank under
+ * torchrun) — never to the shell or to a process that would die of it.
+ */
+export async function processDump(ctx: LaunchContext): Promise<string> {
+  const pid = ctx.pid();
+  if (pid === undefined) return 'the trainer has not started yet: no pid';
+  const procs = await handlersFor(ctx.target, pid, SIGNUM.USR1!);
+  if (!procs.length) return (await pySpyDump(ctx.target, ctx.spec, pid)) ?? noHandler(pid);
+  for (const p of procs) await ctx.target.signal(p.pid, 'USR1');
+  return `SIGUSR1 → ${procs.map((p) => `pid ${p.pid}`).join(', ')}; waiting for stackdump_*.txt`;
+}
+
+/**
+ * Without a SIGUSR1 handler a signal would kill the trainer; py-spy reads the stacks from outside
+ * instead, when the box has it. Its output goes into the run dir like any other dump.
+ */
+async function pySpyDump(target: Target, spec: RunSpec, pid: number): Promise<string | null> {
+  const has = await target.exec(['sh', '-c', 'command -v py-spy'], { timeoutMs: 10_000 });
+  if (has.code !== 0) return null;
+  const r = await target.exec(['py-spy', 'dump', '--pid', String(pid)], { timeoutMs: 30_000 });
+  if (r.code !== 0) {
+    const why = r.stderr.trim().split('\n').pop() ?? `exit ${r.code}`;
+    return `no SIGUSR1 handler in pid ${pid}, and py-spy dump failed: ${why} (it needs ptrace: root, or kernel.yama.ptrace_scope=0)`;
+  }
+  const name = `pyspy_${Math.floor(Date.now() / 1000)}.pyspy.txt`;
+  await target.writeFile(`${spec.runDir}/${name}`, r.stdout);
+  return `no SIGUSR1 handler in pid ${pid}: took a py-spy dump instead (${name})`;
+}
+
+function noHandler(pid: number): string {
+  return `no SIGUSR1 handler in pid ${pid} or its children yet (SigCgt): not sent, it would kill the trainer; install py-spy on the box (pip install py-spy) for dumps without a handler`;
+}
+
+async function readText(target: Target, path: string): Promise<string | undefined> {
+  return (await target.readFile(path).catch(() => null))?.toString('utf8').trim();
+}
+
+/** exited (its exit_code), running or lost (its pid alive or not), or starting (no pid yet) */
+export async function processStatus(target: Target, runDir: string): Promise<RunStatus> {
+  const exitText = await readText(target, `${runDir}/exit_code`);
+  const pidText = await readText(target, `${runDir}/pid`);
+  const pid = pidText ? Number(pidText) : undefined;
+  const withPid = pid !== undefined ? { pid } : {};
+  if (exitText) return { status: 'exited', exitCode: Number(exitText), ...withPid };
+  if (pid === undefined) return { status: 'starting' };
+  return { status: (await target.isAlive(pid)) ? 'running' : 'lost', pid };
+}
+
+/** a terminal that shows the run's output as it is written (for runs without a terminal of their own) */
+export async function followOutput(target: Target, runDir: string, size: { cols: number; rows: number }) {
+  const pty = await target.spawnPty({ argv: ['tail', '-n', '+1', '-F', `${runDir}/stdout.log`], ...size });
+  return { pty, release: () => pty.close() };
+}
