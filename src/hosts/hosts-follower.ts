@@ -12,9 +12,24 @@
  * The engine reads the merged files at the top (one tail of this folder, as for any run) and the
  * heartbeats and dumps under hosts/ as they are mirrored; `analyze` of the folder reads the same
  * files in the same order, so the live and offline verdicts agree.
+ *
+ * Picked up again (`attach` after nsa-dbg was killed), the follower first reads what the cell
+ * already holds, then each mirror resumes where its copy ends; the lines a host wrote that had not
+ * been merged yet (the bytes after the last merged line) are merged then, so the merged output is
+ * the same as if nsa-dbg had never stopped.
  */
-import { appendFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
+import { isTempFile, STDOUT_FILE } from '../ingest/run-files.js';
 import type { Follower } from '../runs/follower.js';
 import { EvidenceMirror } from '../runs/mirror.js';
 import { RunWatcher } from '../runs/run-watcher.js';
@@ -46,6 +61,7 @@ export class HostsFollower implements Follower {
 
   async start(): Promise<void> {
     mkdirSync(join(this.cellDir, HOSTS_DIR), { recursive: true });
+    for (let i = 0; i < this.hosts.length; i++) this.resume(i);
     this.top = new RunWatcher(this.local, this.cellDir, this.onChunk);
     this.top.start();
     await Promise.all(
@@ -59,6 +75,51 @@ export class HostsFollower implements Follower {
         return m.start();
       }),
     );
+  }
+
+  /**
+   * What the cell already holds of host `i` (an earlier nsa-dbg mirrored it): read first, in the
+   * order the mirror would have delivered it, and its lines not merged yet merged now.
+   */
+  private resume(i: number): void {
+    const sub = mirrorSubdir(this.hosts[i]!.entry);
+    const dir = join(this.cellDir, sub);
+    if (!existsSync(dir)) return;
+    for (const name of readdirSync(dir).sort()) {
+      const p = join(dir, name);
+      if (name.startsWith('.mirror') || isTempFile(name) || !statSync(p).isFile()) continue;
+      const data = readFileSync(p);
+      if (data.length === 0) continue;
+      if (MERGED_HOST_FILES.includes(name)) this.mergeRest(i, name, data);
+      else if (name === 'exit_code') this.noteExit(i, data);
+      this.onChunk(`${sub}/${name}`, data);
+    }
+  }
+
+  /** the lines of host `i`'s file the merged file lacks, merged; the bytes after them kept as its partial */
+  private mergeRest(i: number, name: string, data: Buffer): void {
+    const end = data.lastIndexOf(10);
+    this.partial.set(`${i}/${name}`, data.subarray(end + 1));
+    if (end < 0) return;
+    const lines = data
+      .subarray(0, end + 1)
+      .toString('utf8')
+      .split('\n')
+      .slice(0, -1);
+    const top = join(this.cellDir, name);
+    const merged = existsSync(top) ? readFileSync(top, 'utf8').split('\n') : [];
+    let rest: string[];
+    if (name === STDOUT_FILE) {
+      // every merged output line carries its host's label: those of this host are its first lines
+      const label = `${i}: `;
+      const n = merged.filter((l) => l.startsWith(label)).length;
+      rest = lines.slice(n);
+    } else {
+      // node records are unique (each names its pid): the ones not at the top yet
+      const have = new Set(merged);
+      rest = lines.filter((l) => !have.has(l));
+    }
+    if (rest.length) this.appendLines(i, name, Buffer.from(`${rest.join('\n')}\n`));
   }
 
   private fromHost(i: number, name: string, chunk: Buffer): void {
@@ -115,12 +176,19 @@ export class HostsFollower implements Follower {
   /** every host's files caught up and their last partial lines merged, then the top drained */
   async stop(): Promise<void> {
     await Promise.all(this.mirrors.map((m) => m.close().catch((e) => debugLog(`mirror close: ${e}`))));
+    // a run left going (quit, to be picked up again) keeps its hosts' unfinished lines unmerged:
+    // the next follower merges them once they are whole
+    if (this.exitWritten) this.mergePartials();
+    this.partial.clear();
+    await this.top?.stop();
+  }
+
+  /** every agent has ended: their last lines, whole or not, go to the merged files */
+  private mergePartials(): void {
     for (const [key, rest] of this.partial) {
       if (rest.length === 0) continue;
       const [i, name] = [Number(key.slice(0, key.indexOf('/'))), key.slice(key.indexOf('/') + 1)];
       this.appendLines(i, name, rest);
     }
-    this.partial.clear();
-    await this.top?.stop();
   }
 }

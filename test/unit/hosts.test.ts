@@ -140,6 +140,66 @@ describe('HostsFollower', () => {
   });
 });
 
+describe('HostsFollower picked up again (attach after nsa-dbg was killed)', () => {
+  it('reads what the cell holds, merges the lines that were mirrored but never merged, and resumes each mirror: the same merged output, each line once', async () => {
+    const cell = tmp();
+    const [ha, hb] = [tmp(), tmp()];
+    const local = new LocalTarget();
+    const hosts = [
+      { entry: settings.hosts[0]!, target: local, runDir: ha },
+      { entry: settings.hosts[1]!, target: local, runDir: hb },
+    ];
+    const mirrorA = join(cell, 'hosts', 'gpu-a');
+    writeFileSync(join(ha, 'stdout.log'), 'l1\nl2\npart');
+    writeFileSync(join(hb, 'stdout.log'), 'b1\n');
+    writeFileSync(join(hb, 'heartbeat_rank2.jsonl'), '{"step": 1}\n');
+    const first = new HostsFollower(local, cell, hosts, () => {});
+    await first.start();
+    await waitUntil(
+      () =>
+        /0: l2\n/.test(readIf(join(cell, 'stdout.log'))) &&
+        readIf(join(cell, 'stdout.log')).includes('1: b1'),
+      {
+        what: 'merged',
+      },
+    );
+    await waitUntil(() => readIf(join(mirrorA, 'stdout.log')) === 'l1\nl2\npart', { what: 'a mirrored' });
+    // killed: the agents go on. Host a's next lines reached its mirror but were never merged (the
+    // process died between the two); host b writes on while no one follows
+    await first.stop();
+    appendFileSync(join(ha, 'stdout.log'), 'ial\nl3\n');
+    appendFileSync(join(mirrorA, 'stdout.log'), 'ial\nl3\n');
+    appendFileSync(join(hb, 'stdout.log'), 'b2\n');
+
+    const seen = new Map<string, string>();
+    const again = new HostsFollower(local, cell, hosts, (name, chunk) =>
+      seen.set(name, (seen.get(name) ?? '') + chunk.toString()),
+    );
+    await again.start();
+    await waitUntil(() => readIf(join(cell, 'stdout.log')).includes('1: b2'), { what: 'b resumed' });
+    appendFileSync(join(ha, 'stdout.log'), 'l4\n');
+    writeFileSync(join(ha, 'exit_code'), '0\n');
+    writeFileSync(join(hb, 'exit_code'), '0\n');
+    await waitUntil(() => readIf(join(cell, 'exit_code')) === '0\n', { what: 'the run’s exit' });
+    await again.stop();
+    const merged = readFileSync(join(cell, 'stdout.log'), 'utf8').split('\n').filter(Boolean);
+    expect(merged.filter((l) => l.startsWith('0: '))).toEqual([
+      '0: l1',
+      '0: l2',
+      '0: partial',
+      '0: l3',
+      '0: l4',
+    ]);
+    expect(merged.filter((l) => l.startsWith('1: '))).toEqual(['1: b1', '1: b2']);
+    // the engine got each host's files whole: what the cell held, then what the mirror brought
+    expect(seen.get('hosts/gpu-a/stdout.log')).toBe('l1\nl2\npartial\nl3\nl4\n');
+    expect(seen.get('hosts/ops@gpu-b_2222/heartbeat_rank2.jsonl')).toBe('{"step": 1}\n');
+    expect(readFileSync(join(mirrorA, 'stdout.log'), 'utf8')).toBe(
+      readFileSync(join(ha, 'stdout.log'), 'utf8'),
+    );
+  });
+});
+
 describe('LiveModel of a --hosts cell', () => {
   it('two hosts’ dumps of the same second are two dumps; a host’s own exit is not the run’s', () => {
     const m = new LiveModel({ layout: hostsLayout(2) });
