@@ -210,9 +210,10 @@ export class Session implements SessionController {
     await this.o.prepareRun?.(spec);
     run = newRun(this.o.target, spec, events, this.o);
     this.run = run;
-    this.startChecks(run);
     this.startPoller(spec);
     await run.start(size);
+    // after the launch: its processes are reached the way the launch says (a job's nodes, hosts)
+    this.startChecks(run);
   }
 
   /** when the run's exit_code was written (its end), from the box that holds it */

@@ -9,15 +9,25 @@
  * Needs sshd (openssh-server) and /usr/bin/python3 with torch (.ci/run installs them).
  */
 
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pty from '@lydell/node-pty';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseNodeLine } from '../../src/ingest/node-map.js';
-import { runCli } from '../helpers/cli.js';
+import { BIN, runCli } from '../helpers/cli.js';
 import { DDP_TRAINER, ddpLane } from '../helpers/ddp-lane.js';
 import { freePort } from '../helpers/ports.js';
 import { startTwoHosts, type TwoHosts } from '../helpers/two-hosts.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const work = mkdtempSync(join(tmpdir(), 'nsa-dbg-hosts-'));
 let hosts: TwoHosts;
@@ -28,7 +38,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await hosts?.stop();
-  rmSync(work, { recursive: true, force: true });
+  if (!process.env.KEEP_WORK) rmSync(work, { recursive: true, force: true });
 });
 
 const LANE = ddpLane({
@@ -41,15 +51,26 @@ const LANE = ddpLane({
 // biome-ignore lint/suspicious/noExplicitAny: the CLI's JSON, read field by field
 type Json = Record<string, any>;
 
-/** `run --hosts node-a,node-b --headless --json`, then `analyze` of the cell's folder */
-async function headless(mode: string): Promise<{ code: number | null; live: Json; offline: Json }> {
-  const cwd = join(work, mode);
+/** a folder of its own for one case: the lane, nsa-dbg's home, the hosts' runs root */
+function folder(name: string) {
+  const cwd = join(work, name);
   mkdirSync(join(cwd, '.nsa-dbg', 'presets'), { recursive: true });
   writeFileSync(join(cwd, '.nsa-dbg', 'presets', 't-ddp2.yaml'), LANE);
-  const env = { NSA_DBG_HOME: join(cwd, 'home') };
-  const args = ['run', '--headless', '--json', '--lane', 't-ddp2', '--ssh-config', hosts.sshConfig];
+  return { cwd, env: { NSA_DBG_HOME: join(cwd, 'home')} };
+}
+
+/** `run --hosts node-a,node-b` of the trainer in `mode`, without the first words */
+async function hostsArgs(cwd: string): Promise<string[]> {
+  const args = ['--lane', 't-ddp2', '--ssh-config', hosts.sshConfig];
   args.push('--hosts', 'node-a,node-b', '--runs-dir', join(cwd, 'remote'));
   args.push('--cwd', cwd, '--rdzv-port', String(await freePort()));
+  return args;
+}
+
+/** `run --hosts node-a,node-b --headless --json`, then `analyze` of the cell's folder */
+async function headless(mode: string): Promise<{ code: number | null; live: Json; offline: Json }> {
+  const { cwd, env } = folder(mode);
+  const args = ['run', '--headless', '--json', ...(await hostsArgs(cwd))];
   const run = await runCli([...args, '--', 'python3', '-u', DDP_TRAINER, mode], {
     cwd,
     env,
@@ -172,4 +193,72 @@ describe('--hosts: 2 hosts × 2 ranks over two real sshd’s', () => {
     // node-a's ranks sat in init_process_group (gloo waits 30 min): the grace ended them
     expect(Date.now() - t0).toBeLessThan(90_000);
   }, 200_000);
+
+  it('attach after the TUI was killed: every host reconnected, every mirror resumed, the verdict of a run never detached', async () => {
+    const { cwd, env } = folder('attach');
+    const ttyEnv = { ...process.env, ...env, TERM: 'xterm-256color' } as Record<string, string>;
+    delete ttyEnv.CI;
+    const args = ['run', ...(await hostsArgs(cwd)), '--', 'python3', '-u', DDP_TRAINER, 'stall'];
+    const tui = pty.spawn(process.execPath, [BIN, ...args], { cwd, env: ttyEnv, cols: 140, rows: 40 });
+    const runs = join(env.NSA_DBG_HOME, 'runs');
+    let cell = '';
+    try {
+      // both agents up and mirrored, the run under way: then nsa-dbg is killed, the agents go on
+      await waitUntil(
+        () => {
+          const id = existsSync(runs) ? readdirSync(runs)[0] : undefined;
+          cell = id ? join(runs, id) : '';
+          const up = ['node-a', 'node-b'].every((h) => existsSync(join(cell, 'hosts', h, 'pid')));
+          return up && /^0: step 0002/m.test(readIf(join(cell, 'stdout.log')));
+        },
+        { timeoutMs: 90_000, what: 'both agents up, step 2 merged' },
+      );
+    } finally {
+      process.kill(tui.pid, 'SIGKILL');
+    }
+    const list = await runCli(['attach', '--json'], { cwd, env });
+    const [listed] = JSON.parse(list.stdout) as Json[];
+    expect(listed).toMatchObject({ launcher: 'hosts', status: 'running' });
+    const out = await runCli(
+      ['attach', listed!.runId, '--headless', '--json', '--ssh-config', hosts.sshConfig],
+      {
+        cwd,
+        env,
+        timeoutMs: 150_000,
+      },
+    );
+    expect(out.stderr).not.toMatch(/at .*\.js:\d+/);
+    const live = JSON.parse(out.stdout.trim().split('\n').pop() || '{}') as Json;
+    // as the never-detached stall above: the hang, its rank on its host, its frame, its dump
+    expect(out.code, out.stderr).toBe(1);
+    expect(live.verdict).toBe('hang');
+    const node = nodeOfRank(live, 3);
+    expect(live.stall).toMatchObject({ rank: 3, node, frame: { function: 'backward' } });
+    expect(live.stall.rootCause).toMatchObject({ rank: 3 });
+    // the attach stopped the run on both hosts, and each mirror ends as its host's run dir
+    for (const h of hostDirs({ ...live, cwd })) {
+      expect(readFileSync(join(h.remote, 'exit_code'), 'utf8')).toMatch(/^\d+\n$/);
+      expect(
+        readFileSync(join(h.mirror, 'stdout.log')).equals(readFileSync(join(h.remote, 'stdout.log'))),
+      ).toBe(true);
+    }
+    // every line of each host's output is merged once, in its order
+    const merged = readFileSync(join(cell, 'stdout.log'), 'utf8').split('\n');
+    for (const [i, h] of hostDirs({ ...live, cwd }).entries()) {
+      const own = readFileSync(join(h.remote, 'stdout.log'), 'utf8').split('\n').filter(Boolean);
+      expect(merged.filter((l) => l.startsWith(`${i}: `)).map((l) => l.slice(`${i}: `.length))).toEqual(own);
+    }
+    const an = await runCli(['analyze', cell, '--json'], { cwd, env });
+    const offline = JSON.parse(an.stdout) as Json;
+    expect(offline.verdict).toBe('hang');
+    expect(offline.stall).toEqual(live.stall);
+  }, 240_000);
 });
+
+function readIf(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
