@@ -148,3 +148,55 @@ export function rankTableNeed(many: ManyRanks, ranks: readonly RankView[], maxRa
   const diff = Math.min(diffLines(many).length, MAX_DIFF_LINES);
   return 1 + (bannerOf(many, ranks) ? 1 : 0) + shown + diff;
 }
+
+export const NODE_SUMMARY_HEADER = `${'node'.padEnd(NODE_WIDTH)}  ranks        step      lag  slowest        silent  stacks`;
+
+export interface NodeSummary {
+  node: string;
+  /** the root-cause rank runs here */
+  culprit: boolean;
+  text: string;
+  /** a rank here is silent and checked as hung, or behind */
+  tone: 'bad' | 'warn' | null;
+  /** the node's rows, shown under its summary when it holds the culprit */
+  rows: RankRow[];
+}
+
+/**
+ * At many ranks across nodes, one row per node: its ranks, their steps (min–max), the worst lag,
+ * the slowest rank's step time, how many of its ranks are silent, its stack groups; the culprit's
+ * node first (its ranks listed under it), then the others in agent order.
+ */
+export function nodeSummaries(many: ManyRanks, ranks: readonly RankView[]): NodeSummary[] {
+  const views = new Map(ranks.map((r) => [r.rank, r]));
+  const letters = stackLetters(many);
+  const byNodeRows = new Map<string, RankRow[]>();
+  for (const r of many.rows) byNodeRows.set(r.node ?? '?', [...(byNodeRows.get(r.node ?? '?') ?? []), r]);
+  const cause = many.rootCause?.rank;
+  const out = [...byNodeRows].map(([node, rows]): NodeSummary => {
+    const steps = rows.map((r) => r.step);
+    const slow = rows.reduce<RankRow | null>(
+      (a, r) => ((r.stepTimeS ?? -1) > (a?.stepTimeS ?? -1) ? r : a),
+      null,
+    );
+    const silent = rows.filter((r) => views.get(r.rank)?.stall);
+    const hung = silent.some((r) => views.get(r.rank)?.stall?.hang);
+    const groups = [...new Set(rows.map((r) => letters.get(r.rank)?.letter).filter((l) => l !== undefined))];
+    const culprit = rows.some((r) => r.rank === cause);
+    const min = Math.min(...steps);
+    const max = Math.max(...steps);
+    const lag = Math.max(...rows.map((r) => r.lag));
+    const name = node.length > NODE_WIDTH ? `${node.slice(0, NODE_WIDTH - 1)}…` : node;
+    const text = [
+      `${name.padEnd(NODE_WIDTH)}${culprit ? '>' : ' '}`,
+      rankList(rows.map((r) => r.rank)).padEnd(12),
+      (min === max ? String(min) : `${min}-${max}`).padStart(9),
+      (lag === 0 ? '0' : `-${lag}`).padStart(5),
+      (slow?.stepTimeS == null ? '–' : `r${slow.rank} ${formatSeconds(slow.stepTimeS)}`).padStart(13),
+      `${silent.length}/${rows.length}`.padStart(8),
+      ` ${groups.join(' ') || '–'}`,
+    ].join(' ');
+    return { node, culprit, text, tone: hung || culprit ? 'bad' : silent.length > 0 ? 'warn' : null, rows };
+  });
+  return out.sort((a, b) => Number(b.culprit) - Number(a.culprit));
+}
