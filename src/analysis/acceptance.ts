@@ -17,7 +17,7 @@ export function judge(r: AnalysisResult, acc: Acceptance, steps?: number): Accep
     reasons.push(`stall at step ${r.stall.step} (${r.stall.where}, rank ${r.stall.rank})`);
   if (r.crash)
     reasons.push(
-      `crash: ${r.crash.exception}${r.crash.message ? `: ${r.crash.message.split('\n')[0]}` : ''}`,
+      `${r.crash.basis === 'launcher-error' ? 'the launcher failed before training' : 'crash'}: ${r.crash.exception}${r.crash.message ? `: ${r.crash.message.split('\n')[0]}` : ''}`,
     );
   if (acc.vramLimitMiB !== undefined && r.memory && r.memory.peakReservedMiB > acc.vramLimitMiB)
     reasons.push(`peak reserved ${r.memory.peakReservedMiB} MiB > limit ${acc.vramLimitMiB} MiB`);

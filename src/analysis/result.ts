@@ -77,9 +77,16 @@ export interface CrashReport {
    * how the rank was found (root-cause.ts): `first-exception` (the earliest worker exception that
    * is not a consequence of another rank's exit), `consequence-only`, `died-silently` (the failed
    * rank without a traceback), `single` (one process), `signature`, `launcher` (torchrun's summary
-   * alone)
+   * alone), `launcher-error` (torchrun itself failed before training: its options, its rendezvous)
    */
-  basis?: 'first-exception' | 'consequence-only' | 'died-silently' | 'single' | 'signature' | 'launcher';
+  basis?:
+    | 'first-exception'
+    | 'consequence-only'
+    | 'died-silently'
+    | 'single'
+    | 'signature'
+    | 'launcher'
+    | 'launcher-error';
   /** every rank that raised the same exception, when more than one did */
   ranks?: number[];
   /** the other ranks' failures that followed (collective / transport errors) */

@@ -28,7 +28,7 @@ import {
 import type { EvidenceState, SignatureState } from './evidence-state.js';
 import { culpritOf, stackDiffOf } from './rank-stacks.js';
 import type { AnalysisResult, CrashReport, DumpReport, StallReport } from './result.js';
-import { isConsequence, isStopOrSummary, rootCauseOf } from './root-cause.js';
+import { isConsequence, isLauncherTraceback, isStopOrSummary, rootCauseOf } from './root-cause.js';
 import type { Verdict } from './signatures.js';
 import { currentSilences, hotFramesOf, rankOfDump, suspectsOf, whereIn } from './silences.js';
 import type { SlowStep } from './step-stats.js';
@@ -78,6 +78,17 @@ function crashOf(s: EvidenceState, sigs: SignatureState[]): CrashReport | null {
     failed,
   );
   const torchrunRoot = summary?.rootCauseRank ?? null;
+  // no worker raised anything, and torchrun itself failed: the launcher's failure, not training's
+  const launcher = root === null ? s.tracebacks.find((t) => isLauncherTraceback(t.ev)) : undefined;
+  if (launcher !== undefined)
+    return {
+      rank: 0,
+      step: launcher.step ?? 1,
+      exception: launcher.ev.exception,
+      message: launcher.ev.message,
+      frame: launcher.ev.frames[launcher.ev.frames.length - 1] ?? null,
+      basis: 'launcher-error',
+    };
   if (root !== null) {
     const { basis, ranks, consequences, ...r } = root;
     const out: CrashReport = { ...r, basis };
@@ -355,6 +366,8 @@ export function summarize(r: AnalysisResult): string {
     case 'crash': {
       const c = r.crash;
       if (c === null) return `crash (exit ${r.exitCode ?? '?'})`;
+      if (c.basis === 'launcher-error')
+        return `the launcher failed before any worker trained: ${c.exception}: ${c.message.split('\n')[0]}${c.frame ? ` in ${c.frame.function} (${c.frame.file}:${c.frame.line})` : ''} (not a training crash)`;
       const where = c.frame ? ` in ${c.frame.function} (${c.frame.file}:${c.frame.line})` : '';
       const who =
         c.ranks && c.ranks.length > 1
