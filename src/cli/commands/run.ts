@@ -46,7 +46,10 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
             demandOption: true,
             describe: 'lane (env preset), see `nsa-dbg lanes`',
           })
-          .option('steps', { type: 'number', describe: 'steps to run (appended as --steps N)' })
+          .option('steps', {
+            type: 'number',
+            describe: "steps to run (passed with the lane's stepsFlag: --steps N by default)",
+          })
           .option('headless', {
             type: 'boolean',
             describe: 'no dashboard: run to the end (or a confirmed stall) and report',
