@@ -76,6 +76,7 @@ export class Evidence {
       signatures: new Map(),
       dumps: new Map(),
       workers: new Map(),
+      flightRecorder: new Map(),
       outputMetrics: null,
       exitFromLog: null,
       files: new Map(),
@@ -139,6 +140,9 @@ export class Evidence {
         s.ranks.add(e.rank);
         return;
       }
+      case 'flight-recorder':
+        s.flightRecorder.set(e.file, e);
+        return;
       case 'dump':
         // the same file re-read as it grew replaces its earlier parse; what a dump implies (a
         // watchdog, missing gradients) is read from the final parse when the verdict is made

@@ -3,6 +3,7 @@
  * session. Everything beyond the issue's fields is an extra the report and panels may show.
  */
 import type { DumpOutcome, Frame, ProcState } from '../ingest/events.js';
+import type { MissedCollective } from '../ingest/flight-recorder.js';
 import type { RunDigest } from './run-digest.js';
 import type { Verdict } from './signatures.js';
 import type { StackDiff } from './stack-diff.js';
@@ -158,6 +159,11 @@ export interface AnalysisResult {
    * read the folder (the live session, `analyze`), from the same reader
    */
   digest?: RunDigest;
+  /**
+   * PyTorch's Flight Recorder, when it dumped (a collective timed out): per process group, the
+   * ranks that never entered the newest collective the others wait in
+   */
+  flightRecorder?: MissedCollective[];
   /** the detector settings the verdict was judged with (the lane's) */
   detector: { k: number; floorS: number; firstStepS: number; spinConfirmS: number; maxStepS: number };
 }

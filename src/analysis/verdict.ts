@@ -13,6 +13,7 @@
  *            still making progress)
  */
 import type { TracebackEvent } from '../ingest/events.js';
+import { missedCollectives } from '../ingest/flight-recorder.js';
 import { mainThreadTop } from '../ingest/stackdump.js';
 import {
   allSignatures,
@@ -344,6 +345,10 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
     stackDiff: stackDiffOf(s, silences),
     detector: { ...s.detector.settings(), ...s.judge },
   };
+  if (s.flightRecorder.size > 0) {
+    const files = [...s.flightRecorder.keys()].sort();
+    result.flightRecorder = missedCollectives(files.map((f) => s.flightRecorder.get(f)!));
+  }
   // multi-node: the culprit's node goes with its rank
   const nodeOf = (rank: number) => s.nodes.placeOf(rank)?.node;
   if (stall && nodeOf(stall.rank)) stall.node = nodeOf(stall.rank);
@@ -380,7 +385,11 @@ export function summarize(r: AnalysisResult): string {
       return `crash at step ${c.step}, ${who}: ${c.exception}${c.message ? `: ${c.message.split('\n')[0]}` : ''}${where}${tr}`;
     }
     case 'hang': {
-      if (!r.stall) return 'hang';
+      const fr = r.flightRecorder?.[0];
+      const missed = fr
+        ? `rank${fr.ranks.length > 1 ? 's' : ''} ${fr.ranks.join(', ')} never entered ${fr.op} #${fr.seq} (${fr.pg}) that rank${fr.waiting.length > 1 ? 's' : ''} ${fr.waiting.join(', ')} waited in${fr.frame ? ` (${fr.frame.function} ${fr.frame.file}:${fr.frame.line})` : ''}, from the Flight Recorder`
+        : '';
+      if (!r.stall) return missed ? `hang: ${missed}` : 'hang';
       const how = r.stall.state ? ` — ${r.stall.state}: ${r.stall.why ?? ''}` : '';
       const rc = r.stall.rootCause ? `; rank ${r.stall.rootCause.rank} ${r.stall.rootCause.why}` : '';
       return `hang at ${at(r.stall)}${how}${rc}`;

@@ -5,6 +5,7 @@ import type { GpuSample } from '../ingest/events.js';
 import { CLOCK_FILE, OUT_COPY_DIR, recordedLayout } from '../ingest/run-files.js';
 import { evidenceOptionsOf, type Preset } from '../presets/preset.js';
 import { buildRunSpec } from '../runs/build-spec.js';
+import { traceFlightRecorder } from '../runs/flight-recorder-trace.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { trainerOutDir } from '../runs/out-dir-of.js';
 import { RunController } from '../runs/run-controller.js';
@@ -169,6 +170,7 @@ export class Session implements SessionController {
         // appends its record): the verdict and `analyze` of the folder must read the same file
         const settled = this.checks?.settle() ?? Promise.resolve();
         void settled
+          .then(() => traceFlightRecorder(this.o.target, run.spec))
           .then(() => run.dispose())
           .then(() => {
             model.finish();
