@@ -29,11 +29,20 @@ export function readPickle(buf: Buffer): PickleValue {
   const need = (n: number) => {
     if (i + n > buf.length) throw new PickleError('the pickle is cut off');
   };
-  const u8 = () => (need(1), buf.readUInt8(i++));
-  const u16 = () => (need(2), (i += 2), buf.readUInt16LE(i - 2));
-  const i32 = () => (need(4), (i += 4), buf.readInt32LE(i - 4));
-  const u32 = () => (need(4), (i += 4), buf.readUInt32LE(i - 4));
-  const str = (n: number) => (need(n), (i += n), buf.toString('utf8', i - n, i));
+  /** the next n bytes' offset (moving past them) */
+  const take = (n: number) => {
+    need(n);
+    i += n;
+    return i - n;
+  };
+  const u8 = () => buf.readUInt8(take(1));
+  const u16 = () => buf.readUInt16LE(take(2));
+  const i32 = () => buf.readInt32LE(take(4));
+  const u32 = () => buf.readUInt32LE(take(4));
+  const str = (n: number) => {
+    const at = take(n);
+    return buf.toString('utf8', at, at + n);
+  };
   const pop = (): PickleValue => {
     const v = stack.pop();
     if (v === undefined || v === MARK) throw new PickleError('malformed pickle');
