@@ -137,7 +137,11 @@ export function judgeSilence(i: SilenceInput, settings: JudgeSettings = DEFAULT_
     const span = last!.ts - procs[first]!.ts;
     const need = Math.max(2 * i.thresholdS, settings.spinConfirmS);
     if (span >= need) return out('stuck', true, `process stopped (state T) for ${Math.round(span)} s`);
-    return out('checking', false, `process stopped (state T) for ${Math.round(span)} s of ${Math.round(need)} s`);
+    return out(
+      'checking',
+      false,
+      `process stopped (state T) for ${Math.round(span)} s of ${Math.round(need)} s`,
+    );
   }
   if (state === 'Z' || state === 'X') return out('checking', false, 'process exiting');
   if (evidence.framesMoved) {
