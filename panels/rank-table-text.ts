@@ -53,7 +53,7 @@ export function stackLetters(many: ManyRanks): Map<number, { letter: string; odd
   d.groups.forEach((g, i) => {
     for (const r of g.ranks) out.set(r, { letter: String.fromCharCode(65 + (i % 26)), odd: g.odd });
   });
-  for (const r of d.noDump) out.set(r, { letter: '-', odd: false });
+  for (const r of [...d.noDump, ...d.stopped]) out.set(r, { letter: '-', odd: false });
   return out;
 }
 
@@ -120,6 +120,11 @@ export function diffLines(many: ManyRanks): DiffLine[] {
   });
   if (d.noDump.length > 0)
     lines.push({ text: `- ${rankList(d.noDump)}: no dump (blocked outside Python)`, odd: false });
+  if (d.stopped.length > 0)
+    lines.push({
+      text: `- ${rankList(d.stopped)}: no dump (stopped, state T: signals wait for SIGCONT)`,
+      odd: false,
+    });
   return lines;
 }
 

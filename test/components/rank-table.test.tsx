@@ -64,6 +64,7 @@ const HUNG: ManyRanks = {
       { ranks: [7], frames: BACKWARD, userTop: BACKWARD[1]!, inCollective: false, odd: true },
     ],
     noDump: [],
+    stopped: [],
   },
 };
 
@@ -145,6 +146,11 @@ describe('RankTable', () => {
   it('lists ranks that gave no dump', () => {
     const many = { ...HUNG, stackDiff: { ...HUNG.stackDiff!, noDump: [8, 9] } };
     expect(table(many)).toContain('- r8,9: no dump (blocked outside Python)');
+  });
+
+  it('lists stopped ranks apart: they cannot answer until SIGCONT', () => {
+    const many = { ...HUNG, stackDiff: { ...HUNG.stackDiff!, stopped: [7] } };
+    expect(table(many)).toContain('- r7: no dump (stopped, state T: signals wait for SIGCONT)');
   });
 
   it('summarises the ranks that do not fit, keeping the root cause and the odd group', () => {
@@ -289,6 +295,7 @@ describe('Dashboard with many ranks', () => {
           { ranks: [45], frames: BACKWARD, userTop: BACKWARD[1]!, inCollective: false, odd: true },
         ],
         noDump: [],
+        stopped: [],
       },
     };
     const lines = table(many, 22, 100);
