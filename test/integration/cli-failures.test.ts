@@ -3,7 +3,7 @@
  * and the documented exit code (2 usage/config, 3 connection or host key).
  */
 
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -143,5 +143,51 @@ describe('expected failures', () => {
       'nope',
     ]);
     expectPlain(r, 2, /no run matches "nope"/);
+  });
+});
+
+describe('numbers are checked before anything runs', () => {
+  it.each([
+    [
+      ['run', '--headless', '--json', '--lane', 'baseline', '--steps', '-3', '--', 'true'],
+      /--steps must be a whole number ≥ 1, not "-3"/,
+    ],
+    [
+      ['run', '--headless', '--json', '--lane', 'baseline', '--steps', '0', '--', 'true'],
+      /--steps must be a whole number ≥ 1, not "0"/,
+    ],
+    [
+      ['run', '--headless', '--json', '--lane', 'baseline', '--steps', 'abc', '--', 'true'],
+      /--steps .* not "abc"/,
+    ],
+    [
+      ['run', '--headless', '--json', '--lane', 'baseline', '--steps=2.5', '--', 'true'],
+      /--steps .* not "2.5"/,
+    ],
+    [
+      ['run', '--headless', '--lane', 'baseline', '--steps', '2', '--steps', '3', '--', 'true'],
+      /give --steps once/,
+    ],
+    [['run', '--headless', '--demo', '--lane', 'baseline', '--step-ms', '-5'], /--step-ms must be/],
+    [['demo', '--headless', '--ranks', '0'], /--ranks must be a whole number ≥ 1, not "0"/],
+    [
+      ['run', '--slurm', '--lane', 'ddp-gloo', '--rdzv-port', '70000', '--', 'true'],
+      /--rdzv-port must be a whole number from 1 to 65535/,
+    ],
+    [['bisect', '--good', 'a', '--bad', 'b', '--budget', '0'], /--budget must be/],
+    [['bisect', '--good', 'a', '--bad', 'b', '--repeat', 'x'], /--repeat must be .* not "x"/],
+    [['report', 'nb.json', '--rev', '1.5'], /--rev must be/],
+    [['--steps', 'NaN'], /--steps must be/],
+  ])('%j: exit 2, one line, nothing run', async (args, message) => {
+    const where = mkdtempSync(join(tmpdir(), 'nsa-num-'));
+    const r = await runCli(args, { env: { NSA_DBG_HOME: where }, cwd: where });
+    expectPlain(r, 2, message);
+    // refused before any run dir or notebook was made
+    expect(readdirSync(where)).toEqual([]);
+  });
+
+  it('a usage error is one plain line, not the whole help', async () => {
+    expectPlain(await cli(['run', '--headless', '--', 'true']), 2, /Missing required argument: lane/);
+    expectPlain(await cli(['lanes', '--bogus']), 2, /Unknown argument/);
   });
 });
