@@ -47,7 +47,16 @@ export async function runNotebookTui(
     patchConsole: false,
     maxFps: 20,
   });
-  await done;
-  leave(0);
+  // a render error ends Ink with a rejected exit promise and `done` never comes: that is a failure
+  // (exit 1, the error on the main screen), and the notebook is still closed and its lock released
+  const failed = await Promise.race([
+    done.then(() => null),
+    ink.waitUntilExit().then(
+      () => null,
+      (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+    ),
+  ]);
+  if (failed) leave(1, `nsa-dbg: ${failed.stack ?? failed.message}\n`);
+  else leave(0);
   return new Promise<void>(() => {});
 }

@@ -7,7 +7,8 @@
 import { dirname } from 'node:path';
 import { bisectCells } from '../bisect/cells.js';
 import type { CellBisect } from '../bisect/model.js';
-import type { Preset } from '../presets/preset.js';
+import { getPreset } from '../presets/load.js';
+import { type Preset, PresetError } from '../presets/preset.js';
 import { writeReport } from '../report/write.js';
 import type { RunSpec } from '../runs/launcher.js';
 import type { SessionController } from '../session/state.js';
@@ -135,9 +136,12 @@ export class NotebookController {
       return null;
     }
     const presets = this.deps.presets();
-    const base = presets.get(req.lane) as Phased | undefined;
-    if (!base) {
-      this.say(`unknown lane "${req.lane}"`);
+    let base: Phased;
+    try {
+      base = getPreset(presets, req.lane);
+    } catch (e) {
+      // a lane whose file is broken says where (its path, field and position)
+      this.say(e instanceof PresetError ? e.message : `unknown lane "${req.lane}"`);
       return null;
     }
     // a lane with phases starts at its first; a linked cell keeps its parent's phase

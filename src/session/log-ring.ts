@@ -20,7 +20,9 @@ export class LogRing {
     this.total++;
     const b = boundLine(text);
     const line: LogLine =
-      b.cutBytes === undefined ? { id: this.total, text } : { id: this.total, text: b.text, cutBytes: b.cutBytes };
+      b.cutBytes === undefined
+        ? { id: this.total, text }
+        : { id: this.total, text: b.text, cutBytes: b.cutBytes };
     if (this.buf.length < this.capacity) this.buf.push(line);
     else {
       this.buf[this.start] = line;

@@ -1,6 +1,7 @@
 import type { AnalysisResult } from '../analysis/evidence.js';
 import type { CurrentSilence } from '../analysis/silences.js';
 import type { GpuSample } from '../ingest/events.js';
+import { getPreset } from '../presets/load.js';
 import { evidenceOptionsOf, type Preset } from '../presets/preset.js';
 import { buildRunSpec } from '../runs/build-spec.js';
 import type { RunSpec } from '../runs/launcher.js';
@@ -73,10 +74,7 @@ export class Session implements SessionController {
   }
 
   private presetOf(name: string): Preset {
-    const p = this.o.presets.get(name);
-    if (!p)
-      throw new Error(`unknown lane "${name}". Known lanes: ${[...this.o.presets.keys()].sort().join(', ')}`);
-    return p;
+    return getPreset(this.o.presets, name);
   }
 
   async start(): Promise<void> {

@@ -191,3 +191,52 @@ describe('numbers are checked before anything runs', () => {
     expectPlain(await cli(['lanes', '--bogus']), 2, /Unknown argument/);
   });
 });
+
+/** a project whose .nsa-dbg/presets holds one broken lane file (and one good override) */
+function projectWithBrokenLane(): string {
+  const project = mkdtempSync(join(tmpdir(), 'nsa-proj-'));
+  mkdirSync(join(project, '.nsa-dbg', 'presets'), { recursive: true });
+  writeFileSync(
+    join(project, '.nsa-dbg', 'presets', 'x.yaml'),
+    'name: x\ndescription: broken\nenv: {A: [1, 2\n',
+  );
+  writeFileSync(join(project, '.nsa-dbg', 'presets', 'fp16.yaml'), 'name: fp16\ndescription: mine\n');
+  return project;
+}
+
+const STEP_LINE = 'print("step 0001 | loss 5.7000 | lr 1.00e-04 | toks/s 80")';
+
+describe('a broken lane file breaks only itself', () => {
+  it('lanes: exit 0, every other lane, where each came from, the broken file with its position', async () => {
+    const project = projectWithBrokenLane();
+    const r = await cli(['lanes'], project);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toMatch(/^batched-prefill /m);
+    expect(r.stdout).toMatch(/from \S+\/presets\/batched-prefill\.yaml/);
+    expect(r.stdout).toMatch(/from \S+\.nsa-dbg\/presets\/fp16\.yaml \(overrides \S+\/presets\/fp16\.yaml\)/);
+    expect(r.stdout).toMatch(
+      /not loaded[^\n]*\n\s+\S+x\.yaml:4:1: field "env": Flow sequence .* end with a \]\n/,
+    );
+    expect(r.stdout).not.toMatch(/at line|column|\n\s+at /);
+    const json = JSON.parse((await cli(['lanes', '--json'], project)).stdout);
+    expect(json.broken).toEqual([expect.objectContaining({ names: ['x'], field: 'env', line: 4, col: 1 })]);
+    expect(json.lanes.find((l: { name: string }) => l.name === 'fp16').overrides).toHaveLength(1);
+  });
+
+  it('a good lane runs, the broken file said once on stderr; the broken lane itself is exit 2', async () => {
+    const project = projectWithBrokenLane();
+    const good = await cli(
+      ['run', '--headless', '--lane', 'batched-prefill', '--steps', '1', '--', 'python3', '-c', STEP_LINE],
+      project,
+    );
+    expect(good.code, good.stderr).toBe(0);
+    expect(good.stdout).toMatch(/^GO lane batched-prefill/);
+    expect(good.stderr.match(/x\.yaml/g)).toHaveLength(1);
+    expect(good.stderr).toMatch(/lane file skipped: \S+x\.yaml:4:1: field "env"/);
+    const bad = await cli(['run', '--headless', '--json', '--lane', 'x', '--', 'true'], project);
+    expectPlain(bad, 2, /x\.yaml:4:1: field "env": Flow sequence/);
+    expect(bad.stderr.trim().split('\n')).toHaveLength(1);
+    expect(bad.stderr).not.toMatch(/at line \d+, column \d+:?$/m);
+  });
+});

@@ -8,6 +8,7 @@ import type { Preset } from '../../presets/preset.js';
 import { defaultRunsRoot } from '../../runs/build-spec.js';
 import { runHeadless } from '../../session/headless.js';
 import type { CliDeps } from '../deps.js';
+import { lanesReporter } from '../load-lanes.js';
 import { openLocalSession } from '../open-session.js';
 import { requirePython } from '../preflight.js';
 import { reportFailure } from '../report-failure.js';
@@ -81,9 +82,28 @@ export function notebookCommand(deps: CliDeps): CommandModule<object, NotebookAr
       } catch (e) {
         return reportFailure(e);
       }
-      const controller = new NotebookController(
+      // a broken lane file is said in the status line once (the terminal is the notebook's), and the
+      // other lanes work; the files are read again whenever lanes are listed, so edits show up
+      let told: string[] = [];
+      let controller: NotebookController | null = null;
+      const presets = lanesReporter((lines) => {
+        const text =
+          lines.length === 1 ? lines[0]! : `${lines.length} lane files skipped: ${lines.join(' · ')}`;
+        // never during a render of the view that asked for the lanes
+        if (controller) setImmediate(() => controller?.setNotice(text));
+        else told = [text];
+      });
+      presets();
+      controller = new NotebookController(
         store,
-        localNotebookDeps({ demo: !!a.demo, steps: a.steps, stepMs: a['step-ms'], command, cwd: a.cwd }),
+        localNotebookDeps({
+          demo: !!a.demo,
+          steps: a.steps,
+          stepMs: a['step-ms'],
+          command,
+          cwd: a.cwd,
+          presets,
+        }),
       );
       // cells a previous nsa-dbg left running and whose run has ended since get their verdict now
       const recovered = await recoverCells(store).catch(() => []);
@@ -91,6 +111,7 @@ export function notebookCommand(deps: CliDeps): CommandModule<object, NotebookAr
         controller.setNotice(
           `verdicts for ${recovered.join(', ')}: their runs ended while the notebook was closed`,
         );
+      for (const text of told) controller.setNotice(text);
       const tui = await deps.loadTui();
       if (!tui.runNotebookTui) throw new Error('this build has no notebook view');
       await tui.runNotebookTui(controller);
