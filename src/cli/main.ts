@@ -31,7 +31,21 @@ function withTuiOptions(deps: CliDeps, options: TuiOptions): CliDeps {
   };
 }
 
+/**
+ * `nsa-dbg attach | head -1`: the reader is gone once it has what it wants, and the next write
+ * fails with EPIPE as an 'error' event nobody handles (a stack, exit 1). Like any Unix filter,
+ * stop quietly then: exit 0, nothing more printed.
+ */
+function quietOnClosedPipe(): void {
+  for (const stream of [process.stdout, process.stderr])
+    stream.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EPIPE') process.exit(0);
+      throw e;
+    });
+}
+
 export async function main(argv: string[], rawDeps: CliDeps): Promise<void> {
+  quietOnClosedPipe();
   debugLog(`nsa-dbg ${hideBin(argv).join(' ')} (node ${process.version} ${process.execArgv.join(' ')})`);
   const tuiOptions: TuiOptions = {};
   const deps = withTuiOptions(rawDeps, tuiOptions);

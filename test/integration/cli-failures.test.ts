@@ -3,13 +3,17 @@
  * and the documented exit code (2 usage/config, 3 connection or host key).
  */
 
-import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliResult, runCli } from '../helpers/cli.js';
+import { BIN, type CliResult, runCli } from '../helpers/cli.js';
+import { readOnlyAvailable, runCliReadOnly } from '../helpers/read-only.js';
 import { makeUserKey, startSshd, type TestSshd } from '../helpers/sshd.js';
+
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures');
 
 let sshd: TestSshd;
 let home: string;
@@ -238,5 +242,106 @@ describe('a broken lane file breaks only itself', () => {
     expectPlain(bad, 2, /x\.yaml:4:1: field "env": Flow sequence/);
     expect(bad.stderr.trim().split('\n')).toHaveLength(1);
     expect(bad.stderr).not.toMatch(/at line \d+, column \d+:?$/m);
+  });
+});
+
+/** `nsa-dbg ARGS | head …` as a shell runs it: nsa-dbg's own exit status and stderr */
+function pipedToHead(args: string[], head: string[], cwd: string): Promise<CliResult> {
+  // bash's PIPESTATUS: the status of nsa-dbg itself, not of head
+  const status = '"$' + '{PIPESTATUS[0]}"';
+  const script = `node "$0" "$@" | head ${head.join(' ')} >/dev/null; exit ${status}`;
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', script, BIN, ...args], {
+      cwd,
+      env: { ...process.env, NSA_DBG_HOME: home },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout: '', stderr }));
+  });
+}
+
+/** the report fixture's notebook with its cells repeated: a report well past a pipe's 64 KiB */
+function bigNotebook(dir: string): string {
+  const nb = JSON.parse(readFileSync(join(FIXTURES, 'report', 'notebook.json'), 'utf8'));
+  const cells = Array.from({ length: 40 }, (_, i) => ({ ...nb.cells[i % nb.cells.length], id: `c${i + 1}` }));
+  const file = join(dir, 'big.json');
+  writeFileSync(file, JSON.stringify({ ...nb, cells, nextId: cells.length + 1, bisections: [] }));
+  return file;
+}
+
+describe('pipes and files', () => {
+  it('report -o - writes the report to stdout and no file at all', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nsa-report-'));
+    const nb = join(dir, 'nb.json');
+    copyFileSync(join(FIXTURES, 'report', 'notebook.json'), nb);
+    const r = await cli(['report', nb, '-o', '-'], dir);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^# \d{4}-\d{2}-\d{2} Test Engineer Report - .* v1$/m);
+    expect(r.stdout).not.toMatch(/\.svg\)/);
+    expect(r.stderr).toBe('');
+    expect(readdirSync(dir)).toEqual(['nb.json']);
+  });
+
+  it('report -o - | head -c 100 and attach | head -1 end quietly, exit 0', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nsa-pipe-'));
+    const report = await pipedToHead(['report', bigNotebook(dir), '-o', '-'], ['-c', '100'], dir);
+    expect(report.stderr).toBe('');
+    expect(report.code).toBe(0);
+    // more runs than a pipe holds: attach's listing is still being written when head leaves
+    const runs = join(dir, 'runs');
+    for (let i = 0; i < 400; i++) {
+      const id = `20261122-2300${String(i).padStart(3, '0')}-baseline-beef`;
+      mkdirSync(join(runs, id), { recursive: true });
+      const argv = ['python3', '-u', 'train.py', ...Array.from({ length: 30 }, (_, k) => `--opt${k}=v`)];
+      writeFileSync(join(runs, id, 'command.json'), JSON.stringify({ runId: id, lane: 'baseline', argv }));
+      writeFileSync(join(runs, id, 'exit_code'), '0\n');
+    }
+    const attach = await pipedToHead(['attach', '--runs-dir', runs], ['-1'], dir);
+    expect(attach.stderr).toBe('');
+    expect(attach.code).toBe(0);
+  });
+
+  it('a notebook path that is a folder: one line, exit 2, no lock left beside it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nsa-fs-'));
+    mkdirSync(join(dir, 'folder.json'));
+    expectPlain(
+      await cli(['--notebook', 'folder.json'], dir),
+      2,
+      /cannot open the notebook \S+folder\.json: it is a directory/,
+    );
+    const headless = ['run', '--headless', '--notebook', 'folder.json', '--lane', 'baseline', '--', 'true'];
+    expectPlain(await cli(headless, dir), 2, /folder\.json: it is a directory/);
+    expect(readdirSync(dir)).toEqual(['folder.json']);
+  });
+
+  it('a read-only notebook folder and --runs-dir on read-only storage: one line naming the path, exit 2', async () => {
+    expect(readOnlyAvailable(), 'unshare -rm and tmpfs are needed for read-only storage').toBe(true);
+    const seed = mkdtempSync(join(tmpdir(), 'nsa-seed-'));
+    copyFileSync(join(FIXTURES, 'report', 'notebook.json'), join(seed, 'nb.json'));
+    const ro = mkdtempSync(join(tmpdir(), 'nsa-ro-'));
+    const env = { NSA_DBG_HOME: home };
+    const tui = await runCliReadOnly(ro, ['--notebook', join(ro, 'nb.json')], { seed, env });
+    expectPlain(
+      tui,
+      2,
+      new RegExp(
+        `cannot create the notebook’s lock ${ro}/nb\\.json\\.lock: read-only file system \\(EROFS\\)`,
+      ),
+    );
+    const run = ['run', '--headless', '--json', '--lane', 'baseline', '--steps', '1'];
+    const cell = await runCliReadOnly(ro, [...run, '--notebook', join(ro, 'nb.json'), '--', 'true'], {
+      seed,
+      env,
+    });
+    expectPlain(cell, 2, /nb\.json\.lock: read-only file system \(EROFS\)/);
+    const runsDir = await runCliReadOnly(ro, [...run, '--runs-dir', join(ro, 'runs'), '--', 'true'], { env });
+    expectPlain(
+      runsDir,
+      2,
+      new RegExp(`cannot create the folder ${ro}/runs: read-only file system \\(EROFS\\)`),
+    );
   });
 });
