@@ -12,12 +12,13 @@ import { type Preset, PresetError } from '../presets/preset.js';
 import { writeReport } from '../report/write.js';
 import type { RunSpec } from '../runs/launcher.js';
 import type { SessionController } from '../session/state.js';
+import { FileError } from '../util/fs-errors.js';
 import { finishedPatch, isStale, type Outcome, resolveEvidenceDir, startedCell } from './cell-build.js';
 import { asCellView } from './cell-view.js';
 import { flipFlag } from './flags.js';
 import { gitInfo } from './git-info.js';
 import type { Cell, CellLink, Notebook } from './model.js';
-import { nextCellId } from './reducer.js';
+import { type NotebookAction, nextCellId } from './reducer.js';
 import { MASK } from './secrets.js';
 import type { NotebookStore } from './store.js';
 
@@ -163,11 +164,11 @@ export class NotebookController {
       steps: phaseSteps ?? this.deps.steps,
     });
     const id = nextCellId(this.store.get());
-    const slot = { session, id, added: false, done: Promise.resolve() };
+    const slot = { session, id, added: false, unsaved: null as string | null, done: Promise.resolve() };
     this.active = slot;
     const addCell = (spec: RunSpec, localDir: string) => {
-      if (slot.added) return;
-      this.store.dispatch({
+      if (slot.added || slot.unsaved) return;
+      const saved = this.save({
         type: 'addCell',
         cell: {
           ...(req.bisect ? { bisect: req.bisect } : {}),
@@ -185,7 +186,9 @@ export class NotebookController {
           }),
         },
       });
-      slot.added = true;
+      // a notebook that cannot be written (its folder turned read-only): the run goes on unrecorded
+      slot.unsaved = saved ? null : this.notice;
+      slot.added = saved;
       this.publish();
     };
     // the cell appears as soon as the run exists, so the list shows it running
@@ -199,25 +202,45 @@ export class NotebookController {
         const run = session.currentRun();
         if (run) addCell(run.spec, out.localDir);
         this.active = null;
+        const outcome = `${out.go ? 'GO' : 'NO-GO'} (${out.verdict})`;
+        if (slot.unsaved)
+          return this.say(`${id} ${req.lane}: ${outcome}, not in the notebook: ${slot.unsaved}`);
         if (!slot.added) return this.say(`lane ${req.lane}: the run did not start`);
         const ended = (this.deps.now?.() ?? new Date()).toISOString();
-        this.store.dispatch({
+        const saved = this.save({
           type: 'updateCell',
           id,
           patch: finishedPatch(out, out.localDir, run?.spec.env ?? {}, ended),
         });
-        this.say(`${id} ${req.lane}: ${out.go ? 'GO' : 'NO-GO'} (${out.verdict})`);
+        if (!saved) return;
+        this.say(`${id} ${req.lane}: ${outcome}`);
         this.nextPhase(id, { ...req, phase }, base, out.go);
       },
       (e: unknown) => {
         unsubscribe();
         this.active = null;
-        if (slot.added) this.store.dispatch({ type: 'updateCell', id, patch: { state: 'failed' } });
+        if (slot.added && !this.save({ type: 'updateCell', id, patch: { state: 'failed' } })) return;
         this.say(`lane ${req.lane} failed: ${e instanceof Error ? e.message : String(e)}`);
       },
     );
     this.say(`${id} ${req.lane}: starting`);
     return id;
+  }
+
+  /**
+   * Write an action to the notebook. A file that cannot be written (its folder turned read-only, a
+   * full disk) is said in the status line, naming the file and the cause; the notebook on disk and
+   * in memory stay as they were and the view goes on.
+   */
+  private save(action: NotebookAction): boolean {
+    try {
+      this.store.dispatch(action);
+      return true;
+    } catch (e) {
+      if (!(e instanceof FileError)) throw e;
+      this.say(e.message);
+      return false;
+    }
   }
 
   /** smoke ladder: phase N+1 starts as its own linked cell only when phase N passed */
@@ -279,8 +302,7 @@ export class NotebookController {
       this.say(`${id} is running: it cannot be deleted now`);
       return;
     }
-    this.store.dispatch({ type: 'deleteCell', id });
-    this.say(`${id} deleted (its evidence folder stays on disk)`);
+    if (this.save({ type: 'deleteCell', id })) this.say(`${id} deleted (its evidence folder stays on disk)`);
   }
 
   /**

@@ -17,7 +17,8 @@ export function readOnlyAvailable(): boolean {
 /**
  * A shell line (for `sh -c` inside the namespace) that mounts `dir` as a tmpfs holding a copy of
  * `seed`'s files, makes it read-only now or (with `trigger`) once that file exists, then runs
- * `command`. The trigger lets a test turn the folder read-only under a program already running.
+ * `command`. The trigger lets a test turn the folder read-only under a program already running;
+ * `<trigger>.done` appears once it is.
  */
 export function readOnlyScript(
   dir: string,
@@ -27,11 +28,15 @@ export function readOnlyScript(
   const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
   const ro = `mount -o remount,ro ${q(dir)}`;
   return [
+    'set -e',
     `mount -t tmpfs nsa-ro ${q(dir)}`,
     ...(o.seed ? [`cp -a ${q(o.seed)}/. ${q(dir)}/`] : []),
-    o.trigger ? `(while [ ! -e ${q(o.trigger)} ]; do sleep 0.05; done; ${ro}) &` : ro,
+    // `<trigger>.done` says the folder is read-only now
+    o.trigger
+      ? `(while [ ! -e ${q(o.trigger)} ]; do sleep 0.05; done; ${ro}; : > ${q(`${o.trigger}.done`)}) &`
+      : ro,
     command,
-  ].join(' && ');
+  ].join('\n');
 }
 
 /** `nsa-dbg ARGS` with `dir` read-only (see readOnlyScript) */
