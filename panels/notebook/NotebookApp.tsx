@@ -35,7 +35,7 @@ export type NotebookAppController = Pick<
   | 'openCell'
   | 'setNotice'
   | 'bisect'
-> & { report(): string };
+> & { report(): string } & Partial<Pick<NotebookController, 'commandFor'>>;
 
 export interface NotebookAppProps {
   controller: NotebookAppController;
@@ -65,7 +65,16 @@ export function NotebookApp({ controller, onExit, color = colorFromEnv(), ascii 
   }, [controller]);
   const { columns, rows } = useTerminalSize();
   const presets = useMemo(() => controller.presets(), [controller]);
-  const lanes = useMemo(() => presets.map((p) => ({ name: p.name, description: p.description })), [presets]);
+  // each with the command a new cell of it runs, shown in the picker before anything starts
+  const lanes = useMemo(
+    () =>
+      presets.map((p) => ({
+        name: p.name,
+        description: p.description,
+        command: controller.commandFor?.(p) ?? undefined,
+      })),
+    [controller, presets],
+  );
   const flags = useMemo(() => knownFlags(presets), [presets]);
   const [cellView, setCellView] = useState<SessionController | null>(null);
 

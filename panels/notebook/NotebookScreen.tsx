@@ -20,7 +20,8 @@ import { filterByName } from './route.js';
 export interface NotebookScreenProps {
   state: NotebookViewState;
   ui: NotebookUi;
-  lanes: ReadonlyArray<{ name: string; description: string }>;
+  /** `command`: what a new cell of the lane runs (shown under the picker) */
+  lanes: ReadonlyArray<{ name: string; description: string; command?: { command: string; cwd: string } }>;
   flags: readonly KnownFlag[];
   columns: number;
   rows: number;
@@ -55,12 +56,13 @@ function Picker({
   color,
 }: {
   title: string;
-  items: Array<{ name: string; description: string }>;
+  items: Array<{ name: string; description: string; command?: { command: string; cwd: string } }>;
   ui: NotebookUi;
   color: boolean;
 }) {
   const clean = useClean();
   const matches = filterByName(items, ui.pick.text);
+  const command = matches[ui.pick.index]?.command;
   return (
     <Box flexDirection="column">
       <Text bold>
@@ -75,6 +77,18 @@ function Picker({
         </Text>
       ))}
       {matches.length === 0 ? <Text dimColor>nothing matches</Text> : null}
+      {command ? (
+        <>
+          <Text wrap="truncate-end">
+            <Text bold>runs: </Text>
+            {clean(command.command)}
+          </Text>
+          <Text wrap="truncate-end">
+            <Text bold>in: </Text>
+            {clean(command.cwd)}
+          </Text>
+        </>
+      ) : null}
     </Box>
   );
 }

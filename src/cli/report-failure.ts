@@ -1,6 +1,7 @@
 import { NotebookInUse } from '../notebook/lock.js';
 import { NotebookFormatError } from '../notebook/migrate.js';
 import { PresetError } from '../presets/preset.js';
+import { CommandNotFound, ScriptNotFound } from '../targets/find-command.js';
 import { describeFsError, FileError, isFsError } from '../util/fs-errors.js';
 import { ConnectFailure } from './remote.js';
 
@@ -28,6 +29,8 @@ export function reportFailure(e: unknown): void {
     return;
   }
   if (
+    e instanceof CommandNotFound ||
+    e instanceof ScriptNotFound ||
     e instanceof PresetError ||
     e instanceof NotebookInUse ||
     e instanceof NotebookFormatError ||

@@ -13,6 +13,7 @@ import { writeReport } from '../report/write.js';
 import type { RunSpec } from '../runs/launcher.js';
 import type { SessionController } from '../session/state.js';
 import { FileError } from '../util/fs-errors.js';
+import { shJoin } from '../util/sh-quote.js';
 import { finishedPatch, isStale, type Outcome, resolveEvidenceDir, startedCell } from './cell-build.js';
 import { asCellView } from './cell-view.js';
 import { flipFlag } from './flags.js';
@@ -45,6 +46,8 @@ export interface NotebookDeps {
   /** steps for new cells (a phase's own steps win) */
   steps?: number;
   now?: () => Date;
+  /** the command a new cell of `preset` would run and where (shown before it starts) */
+  commandFor?(preset: Preset, steps?: number): { argv: string[]; cwd: string };
 }
 
 export interface NotebookViewState {
@@ -120,6 +123,16 @@ export class NotebookController {
 
   presets(): Preset[] {
     return [...this.deps.presets().values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /**
+   * What a new cell of this lane will run, and in which folder, as a shell would show it: a plain
+   * `nsa-dbg` runs the lane's own command, else nsa-vibe's trainer, from the current folder.
+   */
+  commandFor(preset: Preset): { command: string; cwd: string } | null {
+    const steps = (preset as Phased).phases?.[0]?.steps ?? this.deps.steps;
+    const c = this.deps.commandFor?.(preset, steps);
+    return c ? { command: shJoin(c.argv), cwd: c.cwd } : null;
   }
 
   private cell(id: string): Cell | undefined {

@@ -7,6 +7,7 @@ import { buildRunSpec } from '../runs/build-spec.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { RunController } from '../runs/run-controller.js';
 import type { JobState } from '../slurm/job.js';
+import { CommandNotFound, requireCommand, ScriptNotFound } from '../targets/find-command.js';
 import type { PtyHandle } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
 import { FailureGrace, spansNodes } from './failure-grace.js';
@@ -94,7 +95,13 @@ export class Session implements SessionController {
     }
     for (const t of this.timers) t.unref?.();
     this.scheduleProbe();
-    await this.startRun();
+    try {
+      await this.startRun();
+    } catch (e) {
+      // nothing was started: the session ends here (its timers too), and the caller says why
+      if (e instanceof CommandNotFound || e instanceof ScriptNotFound) await this.dispose();
+      throw e;
+    }
   }
 
   private async startRun(): Promise<void> {
@@ -184,6 +191,11 @@ export class Session implements SessionController {
     }
     const spec = buildRunSpec({ ...this.o.spec, preset: this.preset });
     await this.o.prepareRun?.(spec);
+    // one box: its trainer command must exist there (nodes of a job or of --hosts are not this target)
+    if (!spansNodes(spec))
+      await requireCommand(this.o.target, spec, {
+        defaultCommand: !this.o.spec.demo && !this.o.spec.command?.length && !this.preset.command,
+      });
     run = new RunController(this.o.target, spec, events, this.o.follower?.(spec));
     this.run = run;
     this.startChecks(run);

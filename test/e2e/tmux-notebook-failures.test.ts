@@ -49,6 +49,41 @@ describe('the notebook in real tmux, when things go wrong', () => {
     expect(existsSync(join(dir, 'nb.json.lock'))).toBe(false);
   });
 
+  it('n shows the command a new cell runs, and where; a trainer that is not there is said, not run', async () => {
+    const t = session('nb-command');
+    t.start(`cd ${q(dir)} && ${BIN} --notebook nb.json`, { NSA_DBG_HOME: join(dir, 'home') });
+    await t.waitFor((s) => s.includes('no cells yet'), 'the empty notebook');
+    t.key('n');
+    await t.waitFor((s) => s.includes('new cell from lane'), 'the lane picker');
+    t.type('baseline');
+    const picker = await t.waitFor((s) => /filter: baseline_/.test(s), 'the filtered picker');
+    // plain `nsa-dbg`: the lanes' default trainer, nsa-vibe's, from this folder
+    expect(picker).toMatch(
+      /^runs: python3 -u scripts\/train_showcase\.py --dataset synthetic --ddp 0 --steps 200\s*$/m,
+    );
+    expect(picker).toContain(`in: ${dir}`);
+    t.key('Enter');
+    const refused = await t.waitFor((s) => /no such trainer script/.test(s), 'the refusal');
+    expect(refused).toMatch(/no such trainer script: scripts\/train_showcase\.py \(in /);
+    expect(refused).toMatch(/no cells yet/);
+    t.key('q');
+    await t.waitFor((s) => /\[app exited 0\]/.test(s), 'exit 0');
+  });
+
+  it('a command that does not exist: the notebook says so and adds no cell', async () => {
+    const t = session('nb-no-command');
+    t.start(`cd ${q(dir)} && ${BIN} --notebook nb.json -- nosuchcmd_xyz --flag`, {
+      NSA_DBG_HOME: join(dir, 'home'),
+    });
+    await t.waitFor((s) => s.includes('no cells yet'), 'the empty notebook');
+    t.type(':lane batched-prefill');
+    t.key('Enter');
+    const refused = await t.waitFor((s) => /command not found: nosuchcmd_xyz/.test(s), 'the refusal');
+    expect(refused).toMatch(/no cells yet/);
+    t.key('q');
+    await t.waitFor((s) => /\[app exited 0\]/.test(s), 'exit 0');
+  });
+
   it('the folder turns read-only: x, y says why the cell stays, the view goes on, q exits 0', async () => {
     expect(readOnlyAvailable(), 'unshare -rm and tmpfs are needed for read-only storage').toBe(true);
     const t = session('nb-read-only');

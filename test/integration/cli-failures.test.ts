@@ -345,3 +345,46 @@ describe('pipes and files', () => {
     );
   });
 });
+
+describe('a trainer that is not there is said, not run', () => {
+  it('command not found: exit 2, one line, no run dir', async () => {
+    const where = mkdtempSync(join(tmpdir(), 'nsa-nocmd-'));
+    const env = { env: { NSA_DBG_HOME: where }, cwd: where };
+    const headless = ['run', '--headless', '--json', '--lane', 'baseline', '--steps', '2'];
+    expectPlain(
+      await runCli([...headless, '--', 'nosuchcmd_xyz', '--x'], env),
+      2,
+      /^nsa-dbg: command not found: nosuchcmd_xyz$/m,
+    );
+    // the dashboard too refuses before it opens
+    expectPlain(
+      await runCli(['run', '--lane', 'baseline', '--', 'nosuchcmd_xyz'], env),
+      2,
+      /command not found: nosuchcmd_xyz/,
+    );
+    // a lane's PATH is the one looked in
+    const bin = join(where, 'bin');
+    mkdirSync(bin);
+    writeFileSync(join(bin, 'mytrainer'), `#!/bin/sh\nexec python3 -c '${STEP_LINE}'\n`, { mode: 0o755 });
+    const lanes = join(where, '.nsa-dbg', 'presets');
+    mkdirSync(lanes, { recursive: true });
+    writeFileSync(join(lanes, 'pathy.yaml'), `name: pathy\nenv:\n  PATH: "${bin}:/usr/bin:/bin"\n`);
+    const ok = await runCli(['run', '--headless', '--lane', 'pathy', '--steps', '1', '--', 'mytrainer'], env);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(readdirSync(join(where, 'runs'))).toHaveLength(1);
+  });
+
+  it("the lanes' default trainer missing from this folder: said, with what to do", async () => {
+    const where = mkdtempSync(join(tmpdir(), 'nsa-nocmd-'));
+    const r = await runCli(['run', '--headless', '--lane', 'baseline'], {
+      env: { NSA_DBG_HOME: where },
+      cwd: where,
+    });
+    expectPlain(
+      r,
+      2,
+      /no such trainer script: scripts\/train_showcase\.py \(in \S+\); it is the lanes' default trainer .*give yours after --/,
+    );
+    expect(readdirSync(where)).toEqual([]);
+  });
+});

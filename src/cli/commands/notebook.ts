@@ -5,7 +5,7 @@ import { recoverCells } from '../../notebook/recover.js';
 import { DEFAULT_NOTEBOOK, NotebookStore } from '../../notebook/store.js';
 import { loadPresets } from '../../presets/load.js';
 import type { Preset } from '../../presets/preset.js';
-import { defaultRunsRoot } from '../../runs/build-spec.js';
+import { buildRunSpec, defaultRunsRoot } from '../../runs/build-spec.js';
 import { runHeadless } from '../../session/headless.js';
 import type { CliDeps } from '../deps.js';
 import { lanesReporter } from '../load-lanes.js';
@@ -26,6 +26,8 @@ interface NotebookArgs {
 export function demoNotebook(env = process.env): string {
   return join(defaultRunsRoot(env), '..', 'demo-notebook.json');
 }
+
+const RUN_DIR = '/nsa-dbg-run-dir';
 
 /** Cells run on this machine, to a verdict exactly as `run --headless` gets it. */
 export function localNotebookDeps(o: {
@@ -53,6 +55,19 @@ export function localNotebookDeps(o: {
         attachRunDir: s.attachRunDir,
       }) as unknown as CellSession,
     runToVerdict: async (session) => (await runHeadless(session as never, { localDir: (d) => d })).result,
+    // as openLocalSession will build it; the run dir is not chosen until the cell starts
+    commandFor: (preset, steps) => {
+      const spec = buildRunSpec({
+        preset,
+        steps,
+        command: o.command?.length ? o.command : undefined,
+        demo: o.demo ? { stepMs: o.stepMs } : undefined,
+        cwd: o.cwd,
+        runsRoot: RUN_DIR,
+      });
+      const argv = spec.argv.map((a) => a.replace(spec.runDir, '<run dir>'));
+      return { argv, cwd: spec.cwd };
+    },
   };
 }
 
