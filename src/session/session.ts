@@ -187,6 +187,8 @@ export class Session implements SessionController {
       this.startChecks(run);
       run.followEvidence();
       this.startPoller(run.spec);
+      // a run whose process died with no exit_code (a Slurm job's end is its scheduler's to say)
+      if (!run.spec.launcher?.slurm) void run.endIfLost().catch(() => undefined);
       return;
     }
     const spec = buildRunSpec({ ...this.o.spec, preset: this.preset });

@@ -2,7 +2,17 @@
  * The notebook when things go wrong around it, in real tmux: a broken lane file, its folder turning
  * read-only while it is open. It keeps running, says what happened in one line, and quits cleanly.
  */
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -27,6 +37,27 @@ function session(name: string): TmuxSession {
   dir = mkdtempSync(join(tmpdir(), 'nsa-e2e-nbf-'));
   tmux = new TmuxSession(name, 120, 30);
   return tmux;
+}
+
+/** the nsa-dbg node process: the child of the pane's shell */
+function appPid(t: TmuxSession): number {
+  const shell = t.display('#{pane_pid}');
+  const children = execFileSync('ps', ['-o', 'pid=,comm=', '--ppid', shell], { encoding: 'utf8' });
+  const node = children
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .find(([, comm]) => comm === 'node');
+  if (!node?.[0]) throw new Error(`no node process under the pane's shell:\n${children}`);
+  return Number(node[0]);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 describe('the notebook in real tmux, when things go wrong', () => {
@@ -82,6 +113,51 @@ describe('the notebook in real tmux, when things go wrong', () => {
     expect(refused).toMatch(/no cells yet/);
     t.key('q');
     await t.waitFor((s) => /\[app exited 0\]/.test(s), 'exit 0');
+  });
+
+  it('kill -9 of nsa-dbg while a cell runs: reopened, the cell is finished from its evidence, interrupted', async () => {
+    const t = session('nb-killed');
+    const env = { NSA_DBG_HOME: join(dir, 'home') };
+    t.start(`cd ${q(dir)} && ${BIN} --notebook nb.json --demo --steps 1000 --step-ms 100`, env);
+    await t.waitFor((s) => s.includes('no cells yet'), 'the empty notebook');
+    t.type(':lane batched-prefill');
+    t.key('Enter');
+    await t.waitFor((s) => /c1\s+RUN\s+batched-prefill/.test(s), 'c1 running');
+    const evidence = join(dir, 'nb.evidence');
+    const trainer = await waitUntil(
+      () => {
+        const run = readdirSync(evidence)[0];
+        return run && existsSync(join(evidence, run, 'pid'))
+          ? Number(readFileSync(join(evidence, run, 'pid'), 'utf8'))
+          : null;
+      },
+      { timeoutMs: 20_000, what: 'the trainer pid' },
+    );
+    process.kill(appPid(t), 'SIGKILL');
+    await t.waitFor((s) => /\[app exited 137\]/.test(s), 'nsa-dbg killed');
+    // its PTY closed, the trainer got SIGHUP: nothing will ever write its exit_code
+    await waitUntil(() => !alive(trainer), { timeoutMs: 20_000, what: 'the trainer gone' });
+    t.kill();
+
+    const again = new TmuxSession('nb-killed-again', 120, 30);
+    tmux = again;
+    again.start(`cd ${q(dir)} && ${BIN} --notebook nb.json --demo`, env);
+    const list = await again.waitFor((s) => s.includes('nsa-dbg notebook') && /c1 /.test(s), 'the notebook');
+    expect(list).not.toMatch(/RUN|running…/);
+    expect(list).toMatch(/c1\s+NO-GO batched-prefill\s+incomplete: .*\(interrupted\)/);
+    // its dashboard: the run has ended (no live pid, no suspicion left hanging)
+    again.key('Enter');
+    const dash = await again.waitFor(
+      (s) => /lane batched-prefill/.test(s) && /exited/.test(s),
+      'the ended run',
+    );
+    expect(dash).not.toMatch(/SUSPECT/);
+    again.key('q');
+    await again.waitFor((s) => s.includes('back to the notebook'), 'back prompt');
+    again.key('y');
+    await again.waitFor((s) => s.includes('nsa-dbg notebook'), 'the notebook');
+    again.key('q');
+    await again.waitFor((s) => /\[app exited 0\]/.test(s), 'exit 0');
   });
 
   it('the folder turns read-only: x, y says why the cell stays, the view goes on, q exits 0', async () => {
