@@ -75,6 +75,7 @@ describe('the notebook in real tmux, when things go wrong', () => {
     const picker = await t.waitFor((s) => s.includes('new cell from lane'), 'the lane picker');
     expect(picker).toMatch(/batched-prefill/);
     t.key('Escape');
+    await t.waitFor((s) => !s.includes('new cell from lane'), 'the picker closed');
     t.key('q');
     await t.waitFor((s) => /\[app exited 0\]/.test(s), 'exit 0');
     expect(existsSync(join(dir, 'nb.json.lock'))).toBe(false);
