@@ -1,37 +1,47 @@
 /**
  * The evidence accumulator: events and files go in as they arrive (live) or as a folder is read
  * (offline), and `result()` gives the verdict at any moment. Only facts are collected here; the
- * decision is in verdict.ts.
+ * decision is in verdict.ts. The run-folder reader (src/ingest/run-folder.ts) is the only writer in
+ * the product; whatever the interleaving of its files, the facts collected are the same
+ * (evidence-state.ts says how).
  */
 
 import type {
   BeatEvent,
   DumpEvent,
-  DumpRequestEvent,
   GpuSample,
   IngestEvent,
-  ProcProbeEvent,
+  StepSource,
   TracebackEvent,
 } from '../ingest/events.js';
-import { NodeMap } from '../slurm/node-map.js';
+import { SOURCE_PRIORITY } from '../ingest/events.js';
+import { NodeMap } from '../ingest/node-map.js';
+import type { At } from '../ingest/order.js';
+import { compareAt } from '../ingest/order.js';
+import { dumpsInOrder } from './evidence-facts.js';
+import type { EvidenceState, StepContext } from './evidence-state.js';
+import type { ProgressRecord } from './progress-tracker.js';
 import { type ManyRanks, manyRanksLive, type RankRow, rankRows } from './rank-table.js';
 import type { AnalysisResult } from './result.js';
 import { matchOutput, matchSource, type Signature } from './signatures.js';
 import { type CurrentSilence, currentSilences } from './silences.js';
 import { StallDetector, type StallDetectorOptions } from './stall-detector.js';
 import { DEFAULT_JUDGE, type JudgeSettings } from './stall-judge.js';
-import type { StepRecord } from './step-stats.js';
+import { type StepRecord, setEnd, setLoss, setToks } from './step-stats.js';
 import { RankSteps } from './step-store.js';
 import { decide, type ResultOptions } from './verdict.js';
 
+export type { At } from '../ingest/order.js';
 export type { AnalysisResult } from './result.js';
 export type { ResultOptions } from './verdict.js';
 
 const EXIT_LINE = /^== exit (-?\d+)/;
-const TRAINING_CSV_ROW = /^(\d+),([^,]+),([^,]+),([^,]+)$/;
 const MISSING = /missing=(\d+)/;
 /** probe records kept (a multi-day run probes only while a rank is silent; this bounds the worst case) */
 const MAX_PROBES = 20_000;
+const BEAT = SOURCE_PRIORITY.beat;
+/** when a step ended: a heartbeat's own time beats an output line's or a CSV row's arrival */
+const END_PRIORITY: Record<StepSource, number> = { beat: 3, output: 2, table: 1 };
 
 /** How the evidence is judged: the lane's detector settings, live and offline alike. */
 export interface EvidenceOptions {
@@ -41,64 +51,12 @@ export interface EvidenceOptions {
   nprocPerNode?: number;
 }
 
-export interface OrderedTraceback {
-  ev: TracebackEvent;
-  order: number;
-  /** the step the rank was in when it was printed */
-  step: number;
-}
-
-export interface SignatureState {
-  sig: Signature;
-  count: number;
-  rank?: number;
-  text: string;
-  order: number;
-}
-
-/** Everything collected so far; read by verdict.ts. */
-export interface EvidenceState {
-  detector: StallDetector;
-  /** per rank, bounded: the newest steps exactly, older ones folded into what verdicts need */
-  steps: Map<number, RankSteps>;
-  ranks: Set<number>;
-  /** per rank: the last step announced on stdout (`[debug] step N`) or by a step_start beat */
-  announced: Map<number, number>;
-  nanHits: Array<{ rank: number; step: number | null; order: number }>;
-  tracebacks: OrderedTraceback[];
-  torchrunFailed: Array<{ rank: number; exitCode: number; order: number }>;
-  signatures: Map<string, SignatureState>;
-  /** by file name: a dump re-read as it grows replaces its earlier parse */
-  dumps: Map<string, DumpEvent>;
-  procProbes: ProcProbeEvent[];
-  dumpRequests: DumpRequestEvent[];
-  /** which node each rank runs on (multi-node runs: nodes.jsonl) */
-  nodes: NodeMap;
-  /**
-   * nsa-dbg checks silent ranks on the box (live, or a folder with its probe file): silence alone is
-   * then only a suspicion. Without it (someone else's capture) silence past the threshold is a hang.
-   */
-  probing: boolean;
-  judge: JudgeSettings;
-  metricsSeen: boolean;
-  metrics: Record<string, unknown> | null;
-  exitFromLog: number | null;
-  files: Map<string, string>;
-  hbPeakReservedMiB: number | null;
-  hbPeakAllocMiB: number | null;
-  memJsonPeakReservedBytes: Map<string, number>;
-  memJsonPeakAllocBytes: Map<string, number>;
-  gpus: Map<number, { name: string; peakUsedMiB: number; totalMiB: number }>;
-  lastEvidenceTs: number | null;
-  missingGrads: Array<{ rank: number; step?: number; missing: number }>;
-  skipped: number;
-  order: number;
-}
-
 export class Evidence {
   private readonly s: EvidenceState;
   /** pid of the process whose heartbeats we hold, per rank (files are appended across re-runs) */
   private readonly hbPid = new Map<number, number>();
+  /** for callers that feed events without a stream (tests, the bench): one stream in call order */
+  private seq = 0;
 
   constructor(opts: EvidenceOptions = {}) {
     this.s = {
@@ -110,78 +68,60 @@ export class Evidence {
       judge: { ...DEFAULT_JUDGE, ...definedOnly(opts.judge ?? {}) },
       steps: new Map(),
       ranks: new Set(),
-      announced: new Map(),
+      progress: new Map(),
       nanHits: [],
       tracebacks: [],
       torchrunFailed: [],
       signatures: new Map(),
       dumps: new Map(),
-      metricsSeen: false,
-      metrics: null,
+      outputMetrics: null,
       exitFromLog: null,
       files: new Map(),
       hbPeakReservedMiB: null,
       hbPeakAllocMiB: null,
-      memJsonPeakReservedBytes: new Map(),
-      memJsonPeakAllocBytes: new Map(),
       gpus: new Map(),
       lastEvidenceTs: null,
       missingGrads: [],
+      summarySteps: 0,
       skipped: 0,
-      order: 0,
     };
   }
 
-  addEvent(e: IngestEvent): void {
+  /** One event of a stream. `at`: its stream and place there (the reader's); default: call order. */
+  addEvent(e: IngestEvent, at: At = { stream: '', seq: this.seq++ }): void {
     const s = this.s;
-    s.order++;
     switch (e.kind) {
       case 'beat':
-        this.addBeat(e);
+        this.addBeat(e, at);
         return;
       case 'step': {
         s.ranks.add(e.rank);
         const r = this.record(e.rank, e.step);
-        r.loss ??= e.loss;
-        if (e.toksPerS !== undefined) r.toksPerS ??= e.toksPerS;
-        if (!Number.isFinite(e.loss)) s.nanHits.push({ rank: e.rank, step: e.step, order: s.order });
-        return;
-      }
-      case 'log': {
-        const rank = e.rank ?? 0;
-        if (e.rank !== undefined) s.ranks.add(e.rank);
-        if (e.step !== undefined && e.tag === 'debug')
-          s.announced.set(rank, Math.max(s.announced.get(rank) ?? 0, e.step));
-        if (e.tag === 'capture') {
-          const m = EXIT_LINE.exec(e.text);
-          if (m !== null) s.exitFromLog = Number(m[1]);
-        } else if (e.tag === 'torchrun' && e.rank !== undefined) {
-          const code = /exitcode: (-?\d+)/.exec(e.text);
-          s.torchrunFailed.push({ rank: e.rank, exitCode: code ? Number(code[1]) : 1, order: s.order });
-        } else if (e.tag === 'grad-trace') {
-          const m = MISSING.exec(e.text);
-          if (m !== null && Number(m[1]) > 0)
-            s.missingGrads.push({ rank, step: e.step, missing: Number(m[1]) });
+        setLoss(r, e.loss, SOURCE_PRIORITY.output);
+        if (e.toksPerS !== undefined) setToks(r, e.toksPerS, SOURCE_PRIORITY.output);
+        if (e.seconds !== undefined) r.seconds ??= e.seconds;
+        this.progressed('output', e.rank, { done: e.step });
+        if (e.ts !== undefined) {
+          setEnd(r, e.ts, END_PRIORITY.output);
+          this.observe({ rank: e.rank, step: e.step, ts: e.ts, msg: 'step_end' }, 'output');
         }
-        for (const sig of matchOutput(e.text)) {
-          this.hit(sig, e.text, e.rank);
-          // the FATAL line comes before the step is logged: the step it is about is the current one
-          if (sig.implies === 'nan') s.nanHits.push({ rank, step: this.currentStep(rank), order: s.order });
-        }
+        if (!Number.isFinite(e.loss)) s.nanHits.push({ rank: e.rank, step: e.step, at });
         return;
       }
-      case 'traceback': {
-        const rank = e.rank ?? e.torchrun?.rootCauseRank ?? undefined;
-        if (rank !== undefined) s.ranks.add(rank);
-        s.tracebacks.push({ ev: e, order: s.order, step: this.currentStep(rank ?? 0) });
-        for (const sig of matchOutput(`${e.exception}: ${e.message}`))
-          this.hit(sig, `${e.exception}: ${e.message}`, rank);
+      case 'log':
+        this.addLog(e, at);
+        return;
+      case 'traceback':
+        this.addTraceback(e, at);
+        return;
+      case 'metrics': {
+        s.outputMetrics = e.metrics;
+        // a closing summary's step count is the last step done (log_every may have hidden it)
+        const n = e.metrics.steps;
+        if (typeof n === 'number' && Number.isInteger(n) && n > 0)
+          s.summarySteps = Math.max(s.summarySteps, n);
         return;
       }
-      case 'metrics':
-        s.metricsSeen = true;
-        s.metrics = e.metrics;
-        return;
       case 'proc':
       case 'dump-request':
         s.probing = true;
@@ -189,18 +129,66 @@ export class Evidence {
         else pushBounded(s.dumpRequests, e);
         this.seenAt(e.ts);
         return;
-      case 'dump': {
-        const seen = s.dumps.has(e.file);
+      case 'dump':
+        // the same file re-read as it grew replaces its earlier parse; what a dump implies (a
+        // watchdog, missing gradients) is read from the final parse when the verdict is made
         s.dumps.set(e.file, e);
         if (e.ts !== undefined) this.seenAt(e.ts);
-        if (seen) return; // the same file re-read as it grew
-        for (const sig of matchSource('dump', e.dumpKind)) this.hit(sig, e.file, undefined);
-        if (e.missingGrads !== undefined && e.missingGrads.length > 0) {
-          s.missingGrads.push({ rank: 0, missing: e.missingGrads.length });
-        }
         return;
-      }
     }
+  }
+
+  /** a row of the trainer's CSV table (training.csv): step, loss and toks/s of rank 0 */
+  addTableRow(step: number, loss: number, toksPerS: number, ts?: number): void {
+    const r = this.record(0, step);
+    setLoss(r, loss, SOURCE_PRIORITY.table);
+    if (Number.isFinite(toksPerS)) setToks(r, toksPerS, SOURCE_PRIORITY.table);
+    this.progressed('table', 0, { done: step });
+    if (ts !== undefined) {
+      setEnd(r, ts, END_PRIORITY.table);
+      this.observe({ rank: 0, step, ts, msg: 'step_end' }, 'table');
+    }
+  }
+
+  /** progress from a source other than heartbeats, with its arrival time: the detector learns it too */
+  private observe(p: ProgressRecord, source: StepSource): void {
+    this.s.detector.observe(p, source);
+    this.seenAt(p.ts);
+  }
+
+  private addLog(e: Extract<IngestEvent, { kind: 'log' }>, at: At): void {
+    const s = this.s;
+    const rank = e.rank ?? 0;
+    if (e.rank !== undefined) s.ranks.add(e.rank);
+    if (e.step !== undefined && e.tag === 'debug') {
+      this.progressed('output', rank, { announced: e.step });
+      // a per-step marker (`[debug] step N:`) is the step's start
+      if (e.ts !== undefined) this.observe({ rank, step: e.step, ts: e.ts, msg: 'beat' }, 'output');
+    }
+    if (e.tag === 'capture') {
+      const m = EXIT_LINE.exec(e.text);
+      if (m !== null) s.exitFromLog = Number(m[1]);
+    } else if (e.tag === 'torchrun' && e.rank !== undefined) {
+      const code = /exitcode: (-?\d+)/.exec(e.text);
+      s.torchrunFailed.push({ rank: e.rank, exitCode: code ? Number(code[1]) : 1, at });
+    } else if (e.tag === 'grad-trace') {
+      const m = MISSING.exec(e.text);
+      if (m !== null && Number(m[1]) > 0) s.missingGrads.push({ rank, step: e.step, missing: Number(m[1]) });
+    }
+    for (const sig of matchOutput(e.text)) {
+      this.hit(sig, e.text, e.rank, at);
+      // the FATAL line comes before the step is logged: the step it is about is the current one
+      if (sig.implies === 'nan') s.nanHits.push({ rank, step: null, at, ctx: this.outputContext(rank) });
+    }
+  }
+
+  private addTraceback(e: TracebackEvent, at: At): void {
+    const s = this.s;
+    const rank = e.rank ?? e.torchrun?.rootCauseRank ?? undefined;
+    if (rank !== undefined) s.ranks.add(rank);
+    s.tracebacks.push({ ev: e, at, ctx: this.outputContext(rank ?? 0) });
+    const text = `${e.exception}: ${e.message}`;
+    for (const sig of matchOutput(text)) this.hit(sig, text, rank, at);
   }
 
   addGpuSample(g: GpuSample): void {
@@ -214,45 +202,12 @@ export class Evidence {
   }
 
   /**
-   * A small whole file from the run folder (called again with the full content whenever it grows):
-   * .HALT, .anomaly_type, exit_code, metrics.json, env.json, training.csv, mem_*.json.
+   * A small whole file of the run folder, by its path there, with its whole content so far (again
+   * whenever it grows): .HALT, .anomaly_type, exit_code, metrics.json, env.json, mem_*.json. State,
+   * not events: what it implies is read from its latest content when the verdict is made.
    */
-  noteFile(name: string, content: string): void {
-    const base = name.split('/').pop() ?? name;
-    const s = this.s;
-    const unchanged = s.files.get(base) === content;
-    s.files.set(base, content);
-    if (unchanged) return; // live callers re-send a file whenever it is polled
-    if (base === '.anomaly_type' || base === '.HALT') {
-      for (const sig of matchSource(base === '.HALT' ? 'halt' : 'anomaly', content))
-        this.hit(sig, content.trim(), 0);
-    } else if (base === 'metrics.json' || base === 'metrics_fsdp.json') {
-      const m = tryJson(content);
-      if (m !== null) {
-        s.metricsSeen = true;
-        s.metrics = m;
-      }
-    } else if (/^training(?:_fsdp)?\.csv$/.test(base)) {
-      for (const line of content.split('\n')) {
-        const m = TRAINING_CSV_ROW.exec(line.trim());
-        if (m === null) continue;
-        const r = this.record(0, Number(m[1]));
-        r.loss ??= Number(m[2]);
-        r.toksPerS ??= Number(m[4]);
-      }
-    } else if (/^mem_.*\.json$/.test(base)) {
-      const m = tryJson(content);
-      if (m === null) return;
-      const peak = m['reserved_bytes.all.peak'];
-      const alloc = m['allocated_bytes.all.peak'];
-      if (typeof peak === 'number') s.memJsonPeakReservedBytes.set(base, peak);
-      if (typeof alloc === 'number') s.memJsonPeakAllocBytes.set(base, alloc);
-      const ooms = m.num_ooms;
-      if (typeof ooms === 'number' && ooms > 0) {
-        const sig = matchOutput('CUDA out of memory')[0];
-        if (sig !== undefined) this.hit(sig, `${base}: num_ooms=${ooms}`, 0);
-      }
-    }
+  setFile(path: string, content: string): void {
+    this.s.files.set(path, content);
   }
 
   /** where each rank runs (a multi-node run's nodes.jsonl) */
@@ -290,15 +245,15 @@ export class Evidence {
     return rankRows(this.s, steps);
   }
 
-  /** dumps seen so far, in arrival order */
   /** the first worker torchrun reported failed (`failed (exitcode: N) local_rank: R`), if any */
   firstWorkerFailure(): { rank: number; exitCode: number } | null {
-    const f = this.s.torchrunFailed[0];
+    const f = [...this.s.torchrunFailed].sort((a, b) => compareAt(a.at, b.at))[0];
     return f ? { rank: f.rank, exitCode: f.exitCode } : null;
   }
 
+  /** the dumps read so far, by path */
   dumpEvents(): DumpEvent[] {
-    return [...this.s.dumps.values()];
+    return dumpsInOrder(this.s);
   }
 
   addSkipped(n: number): void {
@@ -309,13 +264,16 @@ export class Evidence {
     return decide(this.s, opts);
   }
 
-  private addBeat(b: BeatEvent): void {
+  private addBeat(b: BeatEvent, at: At): void {
     const s = this.s;
     s.ranks.add(b.rank);
     if (b.msg === 'boot' && b.pid !== undefined) {
       const prev = this.hbPid.get(b.rank);
       // a new process in an appended-to file: what the old one wrote is not this run
-      if (prev !== undefined && prev !== b.pid) s.steps.delete(b.rank);
+      if (prev !== undefined && prev !== b.pid) {
+        s.steps.get(b.rank)?.forgetBeats(BEAT, END_PRIORITY.beat);
+        s.progress.get('beat')?.delete(b.rank);
+      }
       this.hbPid.set(b.rank, b.pid);
     }
     s.detector.observe(b);
@@ -325,18 +283,19 @@ export class Evidence {
     if (b.gpuMemAllocMiB !== undefined) s.hbPeakAllocMiB = Math.max(s.hbPeakAllocMiB ?? 0, b.gpuMemAllocMiB);
     if (b.msg === 'beat') {
       this.record(b.rank, b.step).startTs = b.ts;
-      s.announced.set(b.rank, Math.max(s.announced.get(b.rank) ?? 0, b.step));
+      this.progressed('beat', b.rank, { announced: b.step });
     } else if (b.msg === 'progress') {
-      const r = this.record(b.rank, b.step);
-      r.endTs = b.ts;
+      const r: StepRecord = this.record(b.rank, b.step);
+      setEnd(r, b.ts, END_PRIORITY.beat);
+      this.progressed('beat', b.rank, { done: b.step });
       if (b.loss !== undefined) {
-        r.loss ??= b.loss;
-        if (!Number.isFinite(b.loss)) s.nanHits.push({ rank: b.rank, step: b.step, order: s.order });
+        setLoss(r, b.loss, BEAT);
+        if (!Number.isFinite(b.loss)) s.nanHits.push({ rank: b.rank, step: b.step, at });
       }
-      if (b.toksPerS !== undefined) r.toksPerS ??= b.toksPerS;
+      if (b.toksPerS !== undefined) setToks(r, b.toksPerS, BEAT);
     } else if (b.msg === 'watchdog_dump') {
       for (const sig of matchSource('dump', 'watchdog'))
-        this.hit(sig, `heartbeat watchdog_dump (rank ${b.rank})`, b.rank);
+        this.hit(sig, `heartbeat watchdog_dump (rank ${b.rank})`, b.rank, at);
     }
   }
 
@@ -349,21 +308,39 @@ export class Evidence {
     return m.record(step);
   }
 
-  /** The step a rank is in: the last announced one, or the one after the last completed. */
-  private currentStep(rank: number): number {
-    const s = this.s;
-    const done = (r: number) => s.steps.get(r)?.done() ?? 0;
-    if (s.announced.has(rank) || s.steps.has(rank))
-      return Math.max(s.announced.get(rank) ?? 0, done(rank) + 1);
-    // ranks other than 0 print no step lines: use what rank 0 says
-    return Math.max(s.announced.get(0) ?? 0, done(0) + 1);
+  /** a stream says a rank got this far (monotone: the order of streams does not matter) */
+  private progressed(source: StepSource, rank: number, p: Partial<StepContext>): void {
+    let bySource = this.s.progress.get(source);
+    if (bySource === undefined) {
+      bySource = new Map();
+      this.s.progress.set(source, bySource);
+    }
+    const cur = bySource.get(rank) ?? { announced: 0, done: 0 };
+    bySource.set(rank, {
+      announced: Math.max(cur.announced, p.announced ?? 0),
+      done: Math.max(cur.done, p.done ?? 0),
+    });
   }
 
-  private hit(sig: Signature, text: string, rank: number | undefined): void {
+  /** what the output has said so far of a rank's step and rank 0's (copied: later lines move on) */
+  private outputContext(rank: number): { rank: StepContext | null; rank0: StepContext | null } {
+    const out = this.s.progress.get('output');
+    const copy = (r: number) => {
+      const c = out?.get(r);
+      return c === undefined ? null : { ...c };
+    };
+    return { rank: copy(rank), rank0: copy(0) };
+  }
+
+  private hit(sig: Signature, text: string, rank: number | undefined, at: At): void {
     const cur = this.s.signatures.get(sig.name);
-    if (cur !== undefined) cur.count++;
-    else
-      this.s.signatures.set(sig.name, { sig, count: 1, rank, text: text.slice(0, 500), order: this.s.order });
+    if (cur === undefined) {
+      this.s.signatures.set(sig.name, { sig, count: 1, rank, text: text.slice(0, 500), at });
+      return;
+    }
+    cur.count++;
+    // the first hit in the canonical order, whichever stream was read first
+    if (compareAt(at, cur.at) < 0) Object.assign(cur, { rank, text: text.slice(0, 500), at });
   }
 
   private seenAt(ts: number): void {
@@ -378,13 +355,4 @@ function pushBounded<T>(list: T[], v: T): void {
 
 function definedOnly<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
-function tryJson(text: string): Record<string, unknown> | null {
-  try {
-    const v = JSON.parse(text) as unknown;
-    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
 }

@@ -3,7 +3,7 @@
  * ranks whose stack requests went unanswered, the stack diff, and the culprit of a hang.
  */
 import type { DumpEvent } from '../ingest/events.js';
-import type { EvidenceState } from './evidence.js';
+import type { EvidenceState } from './evidence-state.js';
 import type { CurrentSilence } from './silences.js';
 import { rankOfDump } from './silences.js';
 import { inCollective, programFrames, type StackDiff, stackDiff } from './stack-diff.js';

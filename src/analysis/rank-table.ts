@@ -5,7 +5,7 @@
  * judgements the verdict uses (rank-stacks.ts).
  */
 import type { ProcState } from '../ingest/events.js';
-import type { EvidenceState } from './evidence.js';
+import type { EvidenceState } from './evidence-state.js';
 import { culpritOf, stackDiffOf } from './rank-stacks.js';
 import type { CrashReport, StallReport } from './result.js';
 import type { CurrentSilence } from './silences.js';

@@ -3,6 +3,7 @@
  * session. Everything beyond the issue's fields is an extra the report and panels may show.
  */
 import type { DumpOutcome, Frame, ProcState } from '../ingest/events.js';
+import type { RunDigest } from './run-digest.js';
 import type { Verdict } from './signatures.js';
 import type { StackDiff } from './stack-diff.js';
 import type { StallCulprit } from './stall-culprit.js';
@@ -145,6 +146,11 @@ export interface AnalysisResult {
   hotFrames: HotFrameReport[];
   /** ranks grouped by identical main-thread stacks (newest dump of each; during a hang, taken in it) */
   stackDiff: StackDiff | null;
+  /**
+   * what a person reads of the run besides the verdict (series, excerpts, platform): set by whoever
+   * read the folder (the live session, `analyze`), from the same reader
+   */
+  digest?: RunDigest;
   /** the detector settings the verdict was judged with (the lane's) */
   detector: { k: number; floorS: number; firstStepS: number; spinConfirmS: number; maxStepS: number };
 }

@@ -8,6 +8,7 @@
  * it is reported once, with the ranks that raised it.
  */
 import type { Frame, TracebackEvent } from '../ingest/events.js';
+import { type At, compareAt } from '../ingest/order.js';
 import { userFrame } from './user-frame.js';
 
 /** What another rank's exit (or a hung peer) makes a healthy rank raise. */
@@ -18,7 +19,7 @@ const NEVER_ROOT = new Set(['ChildFailedError', 'SignalException', 'KeyboardInte
 
 export interface RankedTraceback {
   ev: TracebackEvent;
-  order: number;
+  at: At;
   step: number;
 }
 
@@ -60,7 +61,7 @@ export function rootCauseOf(tracebacks: RankedTraceback[], failedRanks: number[]
   const workers = tracebacks.filter((t) => !NEVER_ROOT.has(shortName(t.ev.exception)));
   if (workers.length === 0) return null;
   const rankOf = (t: RankedTraceback) => t.ev.rank ?? 0;
-  const sorted = [...workers].sort((a, b) => a.order - b.order);
+  const sorted = [...workers].sort((a, b) => compareAt(a.at, b.at));
   const ranksSeen = new Set(sorted.map(rankOf));
   // per rank, the last traceback is what ended the process (chained exceptions print several)
   const lastOf = new Map<number, RankedTraceback>();

@@ -5,7 +5,7 @@
  */
 import type { DumpEvent, Frame } from '../ingest/events.js';
 import { mainThread, mainThreadTop } from '../ingest/stackdump.js';
-import type { EvidenceState } from './evidence.js';
+import type { EvidenceState } from './evidence-state.js';
 import type { SuspectReport } from './result.js';
 import type { StallInfo } from './stall-detector.js';
 import { cpuBusy, judgeSilence, type SampledFrame, type SilenceJudgement } from './stall-judge.js';

@@ -1,6 +1,10 @@
 /**
- * Per-rank stall detection from heartbeats, with an injected clock (`nowS`), so the same code runs
- * live, offline over a folder, and in tests.
+ * Per-rank stall detection from every source of progress (heartbeats; output lines and CSV rows with
+ * their arrival times), with an injected clock (`nowS`), so the same code runs live, offline over a
+ * folder, and in tests. Each source of a rank has its own tracker (progress-tracker.ts), so the
+ * order in which sources are read does not matter; a rank is silent when every source of it is
+ * silent past its own threshold, and it is localised by its richest source (heartbeats, then output,
+ * then CSV).
  *
  * Each phase record (boot / beat / progress / step_end) tells what the rank is doing next, i.e. which
  * phase we are waiting in: boot → first step (`boot`), step_start → progress (`in-step`),
@@ -16,7 +20,10 @@
  * take milliseconds, so k × them means nothing), first step / boot allowance 60 s (warm-up and
  * compilation; nothing learned yet), history 8 intervals per phase.
  */
-import type { BeatEvent } from '../ingest/events.js';
+import type { StepSource } from '../ingest/events.js';
+import { type ProgressRecord, ProgressTracker } from './progress-tracker.js';
+
+export type { ProgressRecord } from './progress-tracker.js';
 
 /** Which phase a silent rank is waiting in (the runbook localisation). */
 export type StallWhere = 'boot' | 'in-step' | 'end-of-step' | 'rollover';
@@ -65,140 +72,80 @@ export interface PastStall extends StallInfo {
   resumedTs: number;
 }
 
-const PHASE_MSGS = new Set(['boot', 'beat', 'progress', 'step_end']);
-const GAP_HISTORY = 32;
 const MAX_PAST_STALLS = 1000;
-
-interface RankState {
-  rank: number;
-  pid: number | undefined;
-  /** step of the last phase record */
-  step: number;
-  /** last record's phase label (phase, else msg) */
-  phase: string;
-  lastTs: number | null;
-  waiting: StallWhere | null;
-  /** the step the stall would be reported at */
-  waitingStep: number;
-  firstStep: number | null;
-  sawBeat: boolean;
-  history: Map<StallWhere, number[]>;
-  /**
-   * between steps: the longest interval ever seen per phase. Evals and checkpoints come back every
-   * few hundred steps, long after the recent history forgot the last one.
-   */
-  longest: Map<StallWhere, number>;
-  gaps: number[];
-  memAllocMiB?: number;
-  memReservedMiB?: number;
-  cpuBusy: boolean | null;
-}
+/** how far apart two sources may time one moment (a record and the output line printed with it) */
+const SOURCE_SKEW_S = 1;
+/** which source localises a rank when several report it */
+const PREFERENCE: StepSource[] = ['beat', 'output', 'table'];
 
 export class StallDetector {
-  private readonly k: number;
-  private readonly floorS: number;
-  private readonly firstStepAllowanceS: number;
-  private readonly historySize: number;
-  private readonly ranks = new Map<number, RankState>();
+  private readonly settingsOf: {
+    k: number;
+    floorS: number;
+    firstStepAllowanceS: number;
+    historySize: number;
+  };
+  private readonly ranks = new Map<number, Map<StepSource, ProgressTracker>>();
   private readonly cpu = new Map<number, boolean | null>();
-  private readonly past: PastStall[] = [];
+  private readonly past: Array<PastStall & { source: StepSource }> = [];
 
   constructor(opts: StallDetectorOptions = {}) {
-    this.k = opts.k ?? 3;
-    this.floorS = opts.floorS ?? 5;
-    this.firstStepAllowanceS = opts.firstStepAllowanceS ?? 60;
-    this.historySize = opts.historySize ?? 8;
+    this.settingsOf = {
+      k: opts.k ?? 3,
+      floorS: opts.floorS ?? 5,
+      firstStepAllowanceS: opts.firstStepAllowanceS ?? 60,
+      historySize: opts.historySize ?? 8,
+    };
   }
 
-  observe(beat: BeatEvent): void {
-    let st = this.ranks.get(beat.rank);
-    if (beat.gpuMemAllocMiB !== undefined && st !== undefined) st.memAllocMiB = beat.gpuMemAllocMiB;
-    if (!PHASE_MSGS.has(beat.msg)) return; // watchdog_dump, loader records: not progress
+  /** a record of one rank's progress from one source (a heartbeat: source `beat`) */
+  observe(r: ProgressRecord, source: StepSource = 'beat'): void {
+    let bySource = this.ranks.get(r.rank);
+    let t = bySource?.get(source);
+    if (t !== undefined && r.gpuMemAllocMiB !== undefined) t.memAllocMiB = r.gpuMemAllocMiB;
+    if (!ProgressTracker.isProgress(r.msg)) return; // watchdog_dump, loader records: not progress
     // a boot starts a new process (heartbeat files are appended to across re-runs): forget the old one
-    if (st === undefined || beat.msg === 'boot') {
-      st = this.fresh(beat.rank, beat.pid);
-      this.ranks.set(beat.rank, st);
-    }
-    if (st.lastTs !== null && st.waiting !== null) {
-      const interval = beat.ts - st.lastTs;
-      if (interval >= 0) {
-        const threshold = this.thresholdOf(st);
-        if (interval > threshold && this.past.length < MAX_PAST_STALLS) {
-          this.past.push({
-            rank: st.rank,
-            step: st.waitingStep,
-            where: st.waiting,
-            silenceS: interval,
-            thresholdS: threshold,
-            cpuBusy: st.cpuBusy,
-            declaredTs: st.lastTs + threshold,
-            resumedTs: beat.ts,
-          });
-        }
-        if (!this.inFirstStep(st)) this.learn(st, st.waiting, interval);
-        st.gaps.push(interval);
-        if (st.gaps.length > GAP_HISTORY) st.gaps.shift();
+    if (t === undefined || r.msg === 'boot') {
+      t = new ProgressTracker(this.settingsOf, this.cpu.get(r.rank) ?? null);
+      if (bySource === undefined) {
+        bySource = new Map();
+        this.ranks.set(r.rank, bySource);
       }
+      bySource.set(source, t);
     }
-    if (beat.msg === 'beat') st.sawBeat = true;
-    st.pid = beat.pid ?? st.pid;
-    st.step = beat.step;
-    st.phase = beat.phase ?? beat.msg;
-    st.lastTs = beat.ts;
-    if (beat.gpuMemAllocMiB !== undefined) st.memAllocMiB = beat.gpuMemAllocMiB;
-    if (beat.gpuMemReservedMiB !== undefined) st.memReservedMiB = beat.gpuMemReservedMiB;
-    switch (beat.msg) {
-      case 'boot':
-        st.waiting = 'boot';
-        st.waitingStep = 0;
-        break;
-      case 'beat':
-        st.waiting = 'in-step';
-        st.waitingStep = beat.step;
-        st.firstStep ??= beat.step;
-        break;
-      case 'progress':
-        st.waiting = 'end-of-step';
-        st.waitingStep = beat.step;
-        st.firstStep ??= beat.step;
-        break;
-      default:
-        // step_end: without per-step beats nothing marks the next step's start, so we wait in it
-        st.waiting = st.sawBeat ? 'rollover' : 'in-step';
-        st.waitingStep = st.sawBeat ? beat.step : beat.step + 1;
-    }
+    const ended = t.observe(r);
+    if (ended !== null && this.past.length < MAX_PAST_STALLS)
+      this.past.push({ rank: r.rank, source, ...ended });
   }
 
   /** Whether the rank's process burns CPU (from /proc or ps); null when unknown. */
   setCpuBusy(rank: number, busy: boolean | null): void {
     this.cpu.set(rank, busy);
-    const st = this.ranks.get(rank);
-    if (st !== undefined) st.cpuBusy = busy;
+    for (const t of this.ranks.get(rank)?.values() ?? []) t.cpuBusy = busy;
   }
 
   check(nowS: number): RankStatus[] {
-    return [...this.ranks.values()]
-      .sort((a, b) => a.rank - b.rank)
-      .map((st) => {
-        const age = st.lastTs === null ? null : Math.max(0, nowS - st.lastTs);
-        const threshold = st.waiting === null ? null : this.thresholdOf(st);
-        const hist = st.waiting === null ? undefined : st.history.get(st.waiting);
+    return [...this.ranks.keys()]
+      .sort((a, b) => a - b)
+      .map((rank) => {
+        const w = this.rankNow(rank, nowS)!;
+        const t = w.tracker;
         const view: RankStatus = {
-          rank: st.rank,
-          step: st.step,
-          phase: st.phase,
-          lastBeatAgeS: age,
-          expectedS: hist !== undefined && hist.length > 0 ? Math.max(...hist) : null,
-          thresholdS: threshold,
-          gaps: [...st.gaps],
+          rank,
+          step: Math.max(...[...this.ranks.get(rank)!.values()].map((x) => x.step)),
+          phase: t.phase,
+          lastBeatAgeS: w.lastTs === null ? null : Math.max(0, nowS - w.lastTs),
+          expectedS: t.expected(),
+          thresholdS: w.thresholdS,
+          gaps: [...t.gaps],
           stall:
-            age !== null && threshold !== null && age > threshold && st.waiting !== null
-              ? { step: st.waitingStep, where: st.waiting, silenceS: age, cpuBusy: st.cpuBusy }
+            w.stalled && t.waiting !== null
+              ? { step: t.waitingStep, where: t.waiting, silenceS: nowS - w.lastTs!, cpuBusy: t.cpuBusy }
               : null,
         };
-        if (st.pid !== undefined) view.pid = st.pid;
-        if (st.memAllocMiB !== undefined) view.memAllocMiB = st.memAllocMiB;
-        if (st.memReservedMiB !== undefined) view.memReservedMiB = st.memReservedMiB;
+        if (t.pid !== undefined) view.pid = t.pid;
+        if (t.memAllocMiB !== undefined) view.memAllocMiB = t.memAllocMiB;
+        if (t.memReservedMiB !== undefined) view.memReservedMiB = t.memReservedMiB;
         return view;
       });
   }
@@ -206,91 +153,102 @@ export class StallDetector {
   /** Stalled ranks now, the most likely culprit first: lowest step, then earliest onset, then rank. */
   stalls(nowS: number): StallInfo[] {
     const out: Array<StallInfo & { onset: number }> = [];
-    for (const st of this.ranks.values()) {
-      if (st.lastTs === null || st.waiting === null) continue;
-      const threshold = this.thresholdOf(st);
-      const silence = nowS - st.lastTs;
-      if (silence <= threshold) continue;
+    for (const rank of this.ranks.keys()) {
+      const w = this.rankNow(rank, nowS);
+      if (w === null || !w.stalled || w.tracker.waiting === null || w.lastTs === null) continue;
       out.push({
-        rank: st.rank,
-        step: st.waitingStep,
-        where: st.waiting,
-        silenceS: silence,
-        thresholdS: threshold,
-        cpuBusy: st.cpuBusy,
-        onset: st.lastTs + threshold,
+        rank,
+        step: w.tracker.waitingStep,
+        where: w.tracker.waiting,
+        silenceS: nowS - w.lastTs,
+        thresholdS: w.thresholdS!,
+        cpuBusy: w.tracker.cpuBusy,
+        onset: w.lastTs + w.thresholdS!,
       });
     }
     out.sort((a, b) => a.step - b.step || a.onset - b.onset || a.rank - b.rank);
     return out.map(({ onset: _onset, ...s }) => s);
   }
 
-  /** Stalls that ended when records resumed, in the order they ended. */
+  /**
+   * Stalls that ended when records resumed, by when they were declared (then rank): a silence of
+   * one source counts only when the rank's other sources said nothing during it either, and once.
+   */
   pastStalls(): PastStall[] {
-    return [...this.past];
+    const kept: Array<PastStall & { source: StepSource }> = [];
+    for (const p of this.past) {
+      const others = [...(this.ranks.get(p.rank) ?? new Map<StepSource, ProgressTracker>())].filter(
+        ([s]) => s !== p.source,
+      );
+      const start = p.declaredTs - p.thresholdS;
+      // sources are timed differently (a heartbeat by the trainer, an output line when nsa-dbg read
+      // it, up to a poll later): what another source said near either end is the same moment
+      const margin = Math.min(SOURCE_SKEW_S, p.silenceS / 4);
+      if (others.some(([, t]) => t.spokeBetween(start + margin, p.resumedTs - margin))) continue;
+      const same = kept.findIndex(
+        (k) => k.rank === p.rank && k.declaredTs - k.thresholdS < p.resumedTs && start < k.resumedTs,
+      );
+      if (same < 0) kept.push(p);
+      else if (PREFERENCE.indexOf(p.source) < PREFERENCE.indexOf(kept[same]!.source)) kept[same] = p;
+    }
+    return kept
+      .map(({ source: _s, ...p }) => p)
+      .sort((a, b) => a.declaredTs - b.declaredTs || a.rank - b.rank);
   }
 
   /** the settings in force (for the verdict's record of how it was judged) */
   settings(): { k: number; floorS: number; firstStepS: number } {
-    return { k: this.k, floorS: this.floorS, firstStepS: this.firstStepAllowanceS };
+    const s = this.settingsOf;
+    return { k: s.k, floorS: s.floorS, firstStepS: s.firstStepAllowanceS };
   }
 
   /** Where a rank's records stop: the phase it waits in and its step (the runbook localisation). */
   position(rank: number): { step: number; where: StallWhere; lastTs: number } | null {
-    const st = this.ranks.get(rank);
-    if (st === undefined || st.waiting === null || st.lastTs === null) return null;
-    return { step: st.waitingStep, where: st.waiting, lastTs: st.lastTs };
+    const t = this.preferred(rank);
+    if (t === undefined || t.waiting === null) return null;
+    const lastTs = this.lastTsOf(rank);
+    if (lastTs === null) return null;
+    return { step: t.waitingStep, where: t.waiting, lastTs };
   }
 
-  private fresh(rank: number, pid: number | undefined): RankState {
-    return {
-      rank,
-      pid,
-      step: 0,
-      phase: '',
-      lastTs: null,
-      waiting: null,
-      waitingStep: 0,
-      firstStep: null,
-      sawBeat: false,
-      history: new Map(),
-      longest: new Map(),
-      gaps: [],
-      cpuBusy: this.cpu.get(rank) ?? null,
-    };
-  }
-
-  private inFirstStep(st: RankState): boolean {
-    return st.waiting === 'boot' || st.firstStep === null || st.waitingStep <= st.firstStep;
-  }
-
-  private learn(st: RankState, where: StallWhere, interval: number): void {
-    let h = st.history.get(where);
-    if (h === undefined) {
-      h = [];
-      st.history.set(where, h);
+  /** the rank's richest source (heartbeats, then output, then CSV) */
+  private preferred(rank: number): ProgressTracker | undefined {
+    const bySource = this.ranks.get(rank);
+    for (const s of PREFERENCE) {
+      const t = bySource?.get(s);
+      if (t !== undefined && t.lastTs !== null) return t;
     }
-    h.push(interval);
-    if (h.length > this.historySize) h.shift();
-    if (where !== 'in-step') st.longest.set(where, Math.max(st.longest.get(where) ?? 0, interval));
+    return undefined;
   }
 
-  private thresholdOf(st: RankState): number {
-    const firstStepLimit = Math.max(this.floorS, this.firstStepAllowanceS);
-    if (st.waiting === null || st.waiting === 'boot') return firstStepLimit;
-    const hist = st.history.get(st.waiting);
-    if (hist !== undefined && hist.length > 0) {
-      let expected = Math.max(...hist, st.longest.get(st.waiting) ?? 0);
-      // work between steps (CSV, TensorBoard, eval, checkpoints) can take as long as a step now and
-      // then, so a between-steps phase is allowed at least what a step takes
-      const steps = st.waiting === 'in-step' ? undefined : st.history.get('in-step');
-      if (steps !== undefined && steps.length > 0) expected = Math.max(expected, ...steps);
-      return Math.max(this.floorS, this.k * expected);
+  private lastTsOf(rank: number): number | null {
+    let last: number | null = null;
+    for (const t of this.ranks.get(rank)?.values() ?? [])
+      if (t.lastTs !== null) last = Math.max(last ?? t.lastTs, t.lastTs);
+    return last;
+  }
+
+  /**
+   * A rank now: silent when every source of it is past its own threshold. Its silence counts from
+   * its newest record of any source; its threshold is when the last source to go silent did.
+   */
+  private rankNow(
+    rank: number,
+    nowS: number,
+  ): { tracker: ProgressTracker; lastTs: number | null; thresholdS: number | null; stalled: boolean } | null {
+    const bySource = this.ranks.get(rank);
+    const tracker = this.preferred(rank) ?? bySource?.values().next().value;
+    if (tracker === undefined) return null;
+    const lastTs = this.lastTsOf(rank);
+    let onset: number | null = null;
+    let stalled = true;
+    for (const t of bySource!.values()) {
+      if (t.lastTs === null || t.waiting === null) continue;
+      const at = t.lastTs + t.threshold();
+      onset = Math.max(onset ?? at, at);
+      if (nowS - t.lastTs <= t.threshold()) stalled = false;
     }
-    if (this.inFirstStep(st)) return firstStepLimit;
-    // a phase never seen to finish yet (e.g. the first rollover): scale from what this rank has shown
-    let longest = 0;
-    for (const h of st.history.values()) for (const v of h) longest = Math.max(longest, v);
-    return longest > 0 ? Math.max(this.floorS, this.k * longest) : firstStepLimit;
+    if (onset === null || lastTs === null) return { tracker, lastTs, thresholdS: null, stalled: false };
+    return { tracker, lastTs, thresholdS: onset - lastTs, stalled };
   }
 }

@@ -6,11 +6,17 @@
 
 export interface StepRecord {
   loss?: number;
+  /** the priority of the source the loss came from (events.ts SOURCE_PRIORITY) */
+  lossPri?: number;
   toksPerS?: number;
+  toksPri?: number;
   /** `beat` (step_start) time */
   startTs?: number;
-  /** `progress` time */
+  /** when the step ended: a `progress` heartbeat, else its output line's arrival */
   endTs?: number;
+  endPri?: number;
+  /** the step's duration as the trainer measured and printed it */
+  seconds?: number;
 }
 
 export interface SlowStep {
@@ -24,6 +30,28 @@ export interface SlowStep {
 export const SLOW_FACTOR = 3;
 /** A loss explosion: ≥ EXPLOSION_FACTOR × the median of the (up to 20) losses before it. */
 export const EXPLOSION_FACTOR = 10;
+
+/** keep the value of the highest-priority source; of one source, the first (order-independent) */
+export function setLoss(r: StepRecord, v: number, pri: number): void {
+  if (r.lossPri === undefined || pri > r.lossPri) {
+    r.loss = v;
+    r.lossPri = pri;
+  }
+}
+
+export function setEnd(r: StepRecord, ts: number, pri: number): void {
+  if (r.endPri === undefined || pri > r.endPri) {
+    r.endTs = ts;
+    r.endPri = pri;
+  }
+}
+
+export function setToks(r: StepRecord, v: number, pri: number): void {
+  if (r.toksPri === undefined || pri > r.toksPri) {
+    r.toksPerS = v;
+    r.toksPri = pri;
+  }
+}
 
 export function median(values: number[]): number | null {
   if (values.length === 0) return null;

@@ -87,6 +87,32 @@ export class RankSteps {
     return r;
   }
 
+  /**
+   * A new process took over this rank's heartbeat file (files are appended to across re-runs): what
+   * the old one's heartbeats said is not this run. Only heartbeat values go; what the output and
+   * the CSV table said stays (they are this run's).
+   */
+  forgetBeats(beatPri: number, beatEndPri: number): void {
+    for (const [step, r] of this.recent) {
+      if (r.lossPri === beatPri) {
+        r.loss = undefined;
+        r.lossPri = undefined;
+      }
+      if (r.toksPri === beatPri) {
+        r.toksPerS = undefined;
+        r.toksPri = undefined;
+      }
+      r.startTs = undefined;
+      if (r.endPri === beatEndPri) {
+        r.endTs = undefined;
+        r.endPri = undefined;
+      }
+      if (r.loss === undefined && r.toksPerS === undefined) this.recent.delete(step);
+    }
+    this.prevEnd = null;
+    this.prevStart = null;
+  }
+
   /** the last completed step (a loss or an end), window and folded */
   done(): number {
     let max = this.foldedDone;
@@ -130,12 +156,8 @@ export class RankSteps {
 
   /** as stepDurations: progress − previous progress per step between, or progress − start */
   private progressDuration(step: number, r: StepRecord): number | null {
-    if (r.endTs === undefined) return null;
-    let d: number | null = null;
-    if (this.prevEnd !== null && step > this.prevEnd.step)
-      d = (r.endTs - this.prevEnd.ts) / (step - this.prevEnd.step);
-    else if (r.startTs !== undefined) d = r.endTs - r.startTs;
-    this.prevEnd = { step, ts: r.endTs };
+    const d = durationOf(step, r, this.prevEnd);
+    if (r.endTs !== undefined) this.prevEnd = { step, ts: r.endTs };
     return d;
   }
 
@@ -155,11 +177,9 @@ export class RankSteps {
     const progress = new Map<number, number>();
     let prevEnd = this.prevEnd;
     for (const [step, r] of sorted) {
-      if (r.endTs === undefined) continue;
-      if (prevEnd !== null && step > prevEnd.step)
-        progress.set(step, (r.endTs - prevEnd.ts) / (step - prevEnd.step));
-      else if (r.startTs !== undefined) progress.set(step, r.endTs - r.startTs);
-      prevEnd = { step, ts: r.endTs };
+      const d = durationOf(step, r, prevEnd);
+      if (d !== null) progress.set(step, d);
+      if (r.endTs !== undefined) prevEnd = { step, ts: r.endTs };
     }
     const beat = new Map<number, number>();
     let prev = this.prevStart;
@@ -215,6 +235,21 @@ export class RankSteps {
     }
     return null;
   }
+}
+
+/**
+ * A step's duration: the trainer's own measure where it prints one; else its end minus the previous
+ * end, per step between them (log_every > 1), or minus its start.
+ */
+function durationOf(
+  step: number,
+  r: StepRecord,
+  prevEnd: { step: number; ts: number } | null,
+): number | null {
+  if (r.seconds !== undefined) return r.seconds;
+  if (r.endTs === undefined) return null;
+  if (prevEnd !== null && step > prevEnd.step) return (r.endTs - prevEnd.ts) / (step - prevEnd.step);
+  return r.startTs === undefined ? null : r.endTs - r.startTs;
 }
 
 /**

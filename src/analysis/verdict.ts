@@ -13,7 +13,18 @@
  *            still making progress)
  */
 import { mainThreadTop } from '../ingest/stackdump.js';
-import type { EvidenceState } from './evidence.js';
+import {
+  allSignatures,
+  dumpsInOrder,
+  exitCodeFile,
+  firstNan,
+  memJsonPeaks,
+  metricsSeen,
+  missingGradsOf,
+  resolveTracebackSteps,
+  stepAt,
+} from './evidence-facts.js';
+import type { EvidenceState, SignatureState } from './evidence-state.js';
 import { culpritOf, stackDiffOf } from './rank-stacks.js';
 import type { AnalysisResult, CrashReport, DumpReport, StallReport } from './result.js';
 import { isConsequence, isStopOrSummary, rootCauseOf } from './root-cause.js';
@@ -39,9 +50,7 @@ const NOT_CRASHES = new Set(['KeyboardInterrupt', 'SystemExit', 'ChildFailedErro
 
 function exitCodeOf(s: EvidenceState, opts: ResultOptions): number | null {
   if (opts.exitCode !== undefined && opts.exitCode !== null) return opts.exitCode;
-  const file = s.files.get('exit_code')?.trim();
-  if (file !== undefined && /^-?\d+$/.test(file)) return Number(file);
-  return s.exitFromLog;
+  return exitCodeFile(s) ?? s.exitFromLog;
 }
 
 function completedSteps(s: EvidenceState): number {
@@ -51,11 +60,14 @@ function completedSteps(s: EvidenceState): number {
   return max;
 }
 
-function crashOf(s: EvidenceState): CrashReport | null {
+function crashOf(s: EvidenceState, sigs: SignatureState[]): CrashReport | null {
   const summary = s.tracebacks.find((t) => t.ev.torchrun !== undefined)?.ev.torchrun;
   const failed = [...(summary?.failures.map((f) => f.rank) ?? []), ...s.torchrunFailed.map((f) => f.rank)];
   // the culprit from the workers' own exceptions; torchrun's "first observed failure" is evidence
-  const root = rootCauseOf(s.tracebacks, failed);
+  const root = rootCauseOf(
+    s.tracebacks.map((t) => ({ ev: t.ev, at: t.at, step: t.step ?? 1 })),
+    failed,
+  );
   const torchrunRoot = summary?.rootCauseRank ?? null;
   if (root !== null) {
     const { basis, ranks, consequences, ...r } = root;
@@ -67,9 +79,7 @@ function crashOf(s: EvidenceState): CrashReport | null {
   }
   let rank: number | null = torchrunRoot;
   if (rank === null && s.torchrunFailed.length > 0) rank = s.torchrunFailed[0]!.rank;
-  const crashSig = [...s.signatures.values()]
-    .filter((h) => h.sig.implies === 'crash')
-    .sort((a, b) => a.order - b.order)[0];
+  const crashSig = sigs.find((h) => h.sig.implies === 'crash');
   if (rank === null && crashSig === undefined) {
     if (summary === undefined) return null;
     rank = 0;
@@ -95,19 +105,16 @@ function hasOriginalException(s: EvidenceState): boolean {
   );
 }
 
-function nanOf(s: EvidenceState): { rank: number; step: number } | null {
-  const hasSig = [...s.signatures.values()].some((h) => h.sig.implies === 'nan');
-  if (s.nanHits.length === 0 && !hasSig) return null;
-  const hit = [...s.nanHits].sort((a, b) => a.order - b.order)[0];
-  const rank = hit?.rank ?? 0;
-  if (hit?.step !== null && hit?.step !== undefined) return { rank, step: hit.step };
-  // the FATAL line comes before the step is logged: the step is the one announced, or the next one
-  const done = s.steps.get(rank)?.done() ?? 0;
-  return { rank, step: Math.max(done + 1, s.announced.get(rank) ?? 0) };
+function nanOf(s: EvidenceState, sigs: SignatureState[]): { rank: number; step: number } | null {
+  const hit = firstNan(s);
+  if (hit !== null) return hit;
+  if (!sigs.some((h) => h.sig.implies === 'nan')) return null;
+  // a nan anomaly file with no NaN in the evidence itself: the step announced, or the next one
+  return { rank: 0, step: stepAt(s, 0, { rank: s.progress.get('output')?.get(0) ?? null, rank0: null }) };
 }
 
 function dumpsOf(s: EvidenceState): DumpReport[] {
-  return [...s.dumps.values()].map((d) => {
+  return dumpsInOrder(s).map((d) => {
     const r: DumpReport = {
       file: d.file,
       kind: d.dumpKind,
@@ -124,10 +131,10 @@ function dumpsOf(s: EvidenceState): DumpReport[] {
 
 function memoryOf(s: EvidenceState): AnalysisResult['memory'] {
   // heartbeats carry MiB (memory_reserved()//2**20); mem_*.json carry bytes: same floor division
-  const toMiB = (m: Map<string, number>) =>
-    m.size === 0 ? null : Math.floor(Math.max(...m.values()) / 2 ** 20);
-  const reserved = [s.hbPeakReservedMiB, toMiB(s.memJsonPeakReservedBytes)].filter((v) => v !== null);
-  const alloc = [s.hbPeakAllocMiB, toMiB(s.memJsonPeakAllocBytes)].filter((v) => v !== null);
+  const toMiB = (v: number | null) => (v === null ? null : Math.floor(v / 2 ** 20));
+  const json = memJsonPeaks(s);
+  const reserved = [s.hbPeakReservedMiB, toMiB(json.reserved)].filter((v) => v !== null);
+  const alloc = [s.hbPeakAllocMiB, toMiB(json.alloc)].filter((v) => v !== null);
   if (reserved.length === 0) return null;
   const out: NonNullable<AnalysisResult['memory']> = { peakReservedMiB: Math.max(...reserved) };
   if (alloc.length > 0) out.peakAllocMiB = Math.max(...alloc);
@@ -153,12 +160,13 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   // check (someone else's capture), by itself
   const stalls = silences.filter((c) => c.judgement === null || c.judgement.hang);
   const positions = endTs === null ? [] : s.detector.check(endTs);
-  const stepsReached = completedSteps(s);
-  const sigs = [...s.signatures.values()].sort((a, b) => a.order - b.order);
+  let stepsReached = completedSteps(s);
+  resolveTracebackSteps(s);
+  const sigs = allSignatures(s);
   const implied = (v: Verdict) => sigs.some((h) => h.sig.implies === v);
-  const completed = s.metricsSeen || exitCode === 0;
+  const completed = metricsSeen(s) || exitCode === 0;
 
-  const nan = nanOf(s);
+  const nan = nanOf(s, sigs);
   const crashSignature = implied('crash');
   const realTracebacks = s.tracebacks.filter((t) => !NOT_CRASHES.has(t.ev.exception.split('.').pop()!));
   const ncclOnly = implied('hang') && sigs.some((h) => h.sig.name === 'nccl-timeout') && !crashSignature;
@@ -167,13 +175,18 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
     (realTracebacks.length > 0 && !ncclOnly) ||
     s.tracebacks.some((t) => t.ev.torchrun !== undefined) ||
     (exitCode !== null && exitCode !== 0 && !killed && exitCode !== 130);
-  const crash = crashed || realTracebacks.length > 0 ? crashOf(s) : null;
+  const crash = crashed || realTracebacks.length > 0 ? crashOf(s, sigs) : null;
   const hangEvidence = stalls.length > 0 || (!completed && implied('hang'));
   const userStopped =
     opts.stopped === true ||
     exitCode === 130 ||
     implied('stopped') ||
     s.tracebacks.some((t) => t.ev.exception.endsWith('KeyboardInterrupt'));
+
+  // a closing summary's step count (`"steps": N`, printed when log_every hid the last steps) is
+  // the configured count: it says how far the run got only when it ended cleanly
+  if (nan === null && !crashed && !userStopped && !hangEvidence && metricsSeen(s))
+    stepsReached = Math.max(stepsReached, s.summarySteps);
 
   let verdict: Verdict;
   if (nan !== null) verdict = 'nan';
@@ -275,7 +288,7 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
     killed,
     completed,
     gpus: [...s.gpus.entries()].map(([index, g]) => ({ index, ...g })),
-    missingGrads: s.missingGrads,
+    missingGrads: missingGradsOf(s),
     notes,
     suspects,
     dumpRequests: s.dumpRequests.map((r) => ({
@@ -286,7 +299,7 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
       purpose: r.purpose,
       ...(r.file === undefined ? {} : { file: r.file }),
     })),
-    hotFrames: hotFramesOf(s.dumps.values()),
+    hotFrames: hotFramesOf(dumpsInOrder(s)),
     stackDiff: stackDiffOf(s, silences),
     detector: { ...s.detector.settings(), ...s.judge },
   };

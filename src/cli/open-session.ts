@@ -123,11 +123,7 @@ export function openRemoteSession(target: Target, home: string, o: OpenOptions):
     leaveRunningOnQuit: true,
     attachRunDir: o.attachRunDir,
     prepareRun: o.demo ? (spec) => copyDemo(target, spec) : undefined,
-    follower: (spec) => {
-      const local = localMirrorDir(target.label, spec.runId);
-      const byDir = new Map([[spec.runDir, local]]);
-      if (spec.outDir !== spec.runDir) byDir.set(spec.outDir, join(local, 'out'));
-      return (t, dir, onChunk) => mirrorFollower(byDir.get(dir) ?? local)(t, dir, onChunk);
-    },
+    follower: (spec) => mirrorFollower(localMirrorDir(target.label, spec.runId)),
+    localDir: (spec) => localMirrorDir(target.label, spec.runId),
   });
 }

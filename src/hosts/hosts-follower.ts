@@ -62,7 +62,7 @@ export class HostsFollower implements Follower {
   }
 
   private fromHost(i: number, name: string, chunk: Buffer): void {
-    if (MERGED_HOST_FILES.has(name)) this.merge(i, name, chunk);
+    if (MERGED_HOST_FILES.includes(name)) this.merge(i, name, chunk);
     else if (name === 'exit_code') this.noteExit(i, chunk);
     this.onChunk(`${mirrorSubdir(this.hosts[i]!.entry)}/${name}`, chunk);
   }

@@ -6,8 +6,9 @@
  * this machine holds a byte-exact mirror of each under `hosts/<alias>/` beside what the engine reads
  * of the whole run (src/hosts/hosts-follower.ts).
  */
+
+import { HOSTS_DIR } from '../ingest/run-files.js';
 import type { RunSpec } from '../runs/launcher.js';
-import { NODES_FILE } from '../slurm/node-map.js';
 import { type AgentPlace, nodeScript } from '../slurm/sbatch.js';
 import { shQuote } from '../util/sh-quote.js';
 
@@ -29,21 +30,7 @@ export interface HostsSettings {
   launcherWords: number;
 }
 
-/** a host's files merged line by line at the top of the cell (src/hosts/hosts-follower.ts) */
-export const MERGED_HOST_FILES: ReadonlySet<string> = new Set(['stdout.log', NODES_FILE]);
-
-/**
- * A host's files that the engine (live or `analyze`) does not read under hosts/: they are merged at
- * the top of the cell, or they are one agent's only (its pid, its exit status).
- */
-export const HOST_FILES_READ_AT_TOP: ReadonlySet<string> = new Set([
-  ...MERGED_HOST_FILES,
-  'exit_code',
-  'pid',
-]);
-
-/** the subfolder of the cell that mirrors the host's run dir */
-export const HOSTS_DIR = 'hosts';
+export { HOSTS_DIR, MERGED_HOST_FILES } from '../ingest/run-files.js';
 
 /** a file name for an alias (`gpu-1`, `user@box:2222` → `user@box_2222`) */
 export function safeAlias(alias: string): string {
@@ -76,6 +63,8 @@ export function hostSpec(spec: RunSpec, s: HostsSettings, i: number): RunSpec {
     runDir: dir,
     outDir: dir,
     cwd: h.cwd,
+    // a plain run dir of one agent: the cell's layout (hosts/, merged output) is not its own
+    layout: undefined,
     argv: spec.argv.map(move),
     env: Object.fromEntries(Object.entries(spec.env).map(([k, v]) => [k, move(v)])),
     launcher,

@@ -4,6 +4,14 @@
  * verdict, live session, `analyze`) consumes only these. Times are epoch seconds (float).
  */
 
+/**
+ * Where a step's numbers came from. When two sources give a value for the same step, the higher one
+ * wins whatever arrived first: what the trainer printed (what the user reads), then its heartbeat,
+ * then its CSV table.
+ */
+export type StepSource = 'output' | 'beat' | 'table';
+export const SOURCE_PRIORITY: Record<StepSource, number> = { output: 3, beat: 2, table: 1 };
+
 /** One training step's metrics, from any supported log format. */
 export interface StepEvent {
   kind: 'step';
@@ -16,8 +24,12 @@ export interface StepEvent {
   fetchMs?: number;
   fetchP50Ms?: number;
   fetchP95Ms?: number;
+  /** the step's duration as the trainer measured it (nanoGPT's `time Yms`) */
+  seconds?: number;
   /** which grammar matched: nsa-vibe, torchtitan, nanogpt, hf, preset-regex */
   format: string;
+  /** when the line arrived (trainer clock, epoch seconds), where nsa-dbg recorded it */
+  ts?: number;
 }
 
 /** A heartbeat record from `heartbeat_rank{R}.jsonl`. */
@@ -47,6 +59,8 @@ export interface LogLineEvent {
   text: string;
   /** `[debug] step N: input shape` and similar carry the step they announce */
   step?: number;
+  /** when the line arrived (trainer clock, epoch seconds), where nsa-dbg recorded it */
+  ts?: number;
 }
 
 export interface Frame {

@@ -151,28 +151,42 @@ export function mainThread(d: DumpEvent): DumpThread | undefined {
   return d.threads.find((t) => t.name === 'MainThread') ?? d.threads[0];
 }
 
-/** File names of stack dumps: nsa-vibe signal and watchdog dumps, py-spy and faulthandler output. */
-export const DUMP_FILE =
-  /^(?:(?:watchdog_)?stackdump_.*\.txt|.*\.pyspy\.txt|pyspy.*\.txt|faulthandler.*\.txt|.*\.faulthandler\.txt)$/;
+/** does this source line call `fn` (by name: `fn(`, `.fn(`)? */
+function calls(code: string | undefined, fn: string): boolean {
+  if (code === undefined || !/^[A-Za-z_]\w*$/.test(fn)) return false;
+  return new RegExp(`(?:^|[^\\w])${fn}\\s*\\(`).test(code);
+}
 
 /**
- * The innermost frame of the main thread where the program was, leaving out the signal handler that
- * wrote the dump, whatever its name: a Python signal handler runs on top of the interrupted frame,
- * so a signal dump's innermost frames are the handler (and the helpers it called to take the stack).
- * Those are recognised by what they do (the frame that calls a stack-capture function, stdlib stack
- * code) and by common helper names; when nothing is recognised, the innermost frame is the handler.
+ * How many of the main thread's innermost frames belong to the signal handler that wrote the dump
+ * (0 for dumps written from outside the process: faulthandler, py-spy). A Python signal handler
+ * runs on top of the interrupted frame, so a signal dump's innermost frames are the handler and
+ * whatever it called to take the stack. They are recognised by what they do (a frame that calls a
+ * stack-capture function, stdlib stack code, a common helper name) and then by the calls between
+ * them: a frame whose line calls the next handler frame by name (`write_stacks(f)` in `_on_usr1`) is
+ * the handler's too, while the interrupted frame's line calls something else. When nothing is
+ * recognised, the innermost frame is the handler.
+ */
+export function handlerFrameCount(d: DumpEvent): number {
+  const frames = mainThread(d)?.frames ?? [];
+  if (d.dumpKind !== 'signal' || frames.length === 0) return 0;
+  const strong = (f: Frame) => CAPTURE_CALL.test(f.code ?? '') || HANDLER_FUNCTIONS.test(f.function);
+  let i = frames.length - 1;
+  while (i >= 0 && (strong(frames[i]!) || STDLIB_STACK_FILE.test(frames[i]!.file))) i--;
+  if (i === frames.length - 1) i--; // nothing recognised: the innermost frame is the handler
+  // a handler's callers are the handler's too as long as each calls the next by name; a chain that
+  // starts at stdlib stack code (traceback, threading) is the program's own waiting
+  else if (i >= 0 && strong(frames[i + 1]!))
+    while (i >= 0 && calls(frames[i]!.code, frames[i + 1]!.function)) i--;
+  return frames.length - 1 - i;
+}
+
+/**
+ * The innermost frame of the main thread where the program was: below the signal handler that
+ * wrote the dump, if one did (handlerFrameCount). Undefined when the handler is all there is (run
+ * from native code with no Python frame below).
  */
 export function mainThreadTop(d: DumpEvent): Frame | undefined {
   const frames = mainThread(d)?.frames ?? [];
-  let i = frames.length - 1;
-  if (d.dumpKind === 'signal' && i >= 0) {
-    const start = i;
-    const isHandler = (f: Frame) =>
-      STDLIB_STACK_FILE.test(f.file) || CAPTURE_CALL.test(f.code ?? '') || HANDLER_FUNCTIONS.test(f.function);
-    while (i > 0 && isHandler(frames[i]!)) i--;
-    // an unrecognised handler, or a handler with nothing under it (run from native code with no
-    // Python frame below): still never where the program was
-    if (i === start || (i === 0 && isHandler(frames[0]!))) i--;
-  }
-  return frames[i];
+  return frames[frames.length - 1 - handlerFrameCount(d)];
 }

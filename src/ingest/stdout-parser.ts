@@ -69,6 +69,13 @@ export interface StdoutParserOptions {
 
 /** srun --label: the task id, right-aligned to the widest one, then `: ` */
 const SRUN_LABEL = /^ *(\d+): /;
+const TOKENS_PER_ITER = 'tokens per iteration will be: ';
+
+/** a step that carries its duration gets toks/s from the tokens each step takes */
+function withToks(p: StepParse, tokensPerStep: number | undefined): StepParse {
+  if (p === null || p === 'malformed' || tokensPerStep === undefined || !p.seconds) return p;
+  return { ...p, toksPerS: Math.round((tokensPerStep / p.seconds) * 10) / 10 };
+}
 
 export class StdoutParser {
   private readonly stepRegex: RegExp | undefined;
@@ -81,6 +88,8 @@ export class StdoutParser {
   /** Hugging Face dict lines carry no step: the n-th training log dict is step n */
   private hfSteps = 0;
   private lastTag: string | null = null;
+  /** nanoGPT's `tokens per iteration will be: N` (its step lines carry only the time) */
+  private tokensPerIter: number | undefined;
   skippedLines = 0;
 
   constructor(opts: StdoutParserOptions = {}) {
@@ -134,13 +143,18 @@ export class StdoutParser {
         line = line.slice(m[0].length);
       }
     }
-    if (line.charCodeAt(0) === 91 && (line.startsWith('[rank') || line.startsWith('[default'))) {
+    // torchrun's prefixes, nested on a current torch: `[default2]:[rank2]: ` (--tee around the
+    // worker's own `[rankN]:`); `[rankN]` is global, `[defaultN]` the agent's local rank: the
+    // innermost global one names the rank
+    let global = false;
+    while (line.charCodeAt(0) === 91 && (line.startsWith('[rank') || line.startsWith('[default'))) {
       const m = RANK_PREFIX.exec(line);
-      if (m !== null) {
-        // `[rankN]` is already global; `[defaultN]` is the agent's local rank
-        rank = line.startsWith('[rank') ? Number(m[1]) : this.globalOf(Number(m[1]));
-        line = line.slice(m[0].length);
-      }
+      if (m === null) break;
+      if (line.startsWith('[rank')) {
+        rank = Number(m[1]);
+        global = true;
+      } else if (!global) rank = this.globalOf(Number(m[1]));
+      line = line.slice(m[0].length);
     }
     if (this.metricsLines !== null && this.feedMetrics(line, out)) return;
     const key = this.tbKey(rank);
@@ -179,7 +193,7 @@ export class StdoutParser {
       }
       if (this.emitHfDict(line, rank, out)) return;
     } else if (c === 105 /* i */ && line.startsWith('iter ')) {
-      if (this.emitStep(parseNanoGpt(line), line, rank, out)) return;
+      if (this.emitStep(withToks(parseNanoGpt(line), this.tokensPerIter), line, rank, out)) return;
     } else if (c === 82 /* R */ && line === ROOT_CAUSE_HEADER) {
       this.tracebacks.set(this.tbKey(rank), new TracebackBuilder(rank, true));
       return;
@@ -194,6 +208,10 @@ export class StdoutParser {
       return;
     }
     const log: LogLineEvent = { kind: 'log', rank, tag: 'other', text: line };
+    if (c === 116 /* t */ && line.startsWith(TOKENS_PER_ITER)) {
+      const n = Number(line.slice(TOKENS_PER_ITER.length).replace(/,/g, ''));
+      if (Number.isFinite(n) && n > 0) this.tokensPerIter = n;
+    }
     if (line.startsWith('== ')) log.tag = 'capture';
     else if (MISSING_GRAD.test(line) && this.lastTag === 'grad-trace') log.tag = 'grad-trace';
     else if (c === 69 /* E */ || c === 87 /* W */) {
@@ -308,6 +326,7 @@ function stepEvent(p: ParsedStep, rank: number | undefined): StepEvent {
   if (p.fetchMs !== undefined) ev.fetchMs = p.fetchMs;
   if (p.fetchP50Ms !== undefined) ev.fetchP50Ms = p.fetchP50Ms;
   if (p.fetchP95Ms !== undefined) ev.fetchP95Ms = p.fetchP95Ms;
+  if (p.seconds !== undefined) ev.seconds = p.seconds;
   return ev;
 }
 

@@ -42,13 +42,14 @@ export function parseNsaStep(line: string): StepParse {
   };
 }
 
-// nanoGPT: `iter 100: loss 4.2345, time 123.45ms, mfu 12.34%` (no token count, so no toks/s)
+// nanoGPT: `iter 100: loss 4.2345, time 123.45ms, mfu 12.34%`; toks/s comes from its
+// `tokens per iteration will be: 8,192` banner (stdout-parser.ts)
 const NANOGPT = new RegExp(`^iter (\\d+): loss (${FLOAT}), time ([\\d.]+)ms(?:, mfu (-?[\\d.]+)%)?`);
 
 export function parseNanoGpt(line: string): StepParse {
   const m = NANOGPT.exec(line);
   if (m === null) return line.startsWith('iter ') && line.includes(': loss') ? 'malformed' : null;
-  return { step: Number(m[1]), loss: num(m[2])!, format: 'nanogpt' };
+  return { step: Number(m[1]), loss: num(m[2])!, seconds: Number(m[3]) / 1000, format: 'nanogpt' };
 }
 
 // torchtitan (after its `[titan] <date> - root - INFO - ` prefix):

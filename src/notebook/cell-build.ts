@@ -3,14 +3,15 @@
  * from reading the lane file (for its hash) and the run's evidence folder.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { isAbsolute, relative, resolve } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import type { RunDigest } from '../analysis/run-digest.js';
+import { isPersonFacingFile } from '../ingest/run-files.js';
 import type { Preset } from '../presets/preset.js';
 import type { RunSpec } from '../runs/launcher.js';
-import { evidenceFiles, scanEvidence } from './evidence-scan.js';
 import type { Cell, CellSummary, LaneSnapshot } from './model.js';
 import type { NewCell } from './reducer.js';
-import { maskArgv, maskEnv } from './secrets.js';
+import { maskArgv, maskEnv, maskText } from './secrets.js';
 
 export function fileHash(path: string): string {
   try {
@@ -92,6 +93,16 @@ export interface Outcome {
   stepsReached: number;
   go: boolean;
   reasons: string[];
+  /** the engine's digest of the run (series, excerpts, platform) */
+  digest?: RunDigest;
+}
+
+/** the files of a run folder a person would open, for the cell's evidence list */
+export function evidenceFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => isPersonFacingFile(f) && statSync(join(dir, f)).isFile())
+    .sort();
 }
 
 type Num = number | null | undefined;
@@ -106,8 +117,10 @@ export function finishedPatch(
   ended: string,
 ): Partial<Cell> {
   const outcome = result as Outcome & Record<string, unknown>;
-  const scan = scanEvidence(localDir, rawEnv);
-  const losses = scan.loss.map((p) => p[1]).filter(Number.isFinite);
+  const digest = outcome.digest ?? EMPTY_DIGEST;
+  const mask = (l: string) => maskText(l, rawEnv);
+  const x = digest.excerpts;
+  const losses = digest.series.loss.map((p) => p[1]).filter(Number.isFinite);
   const stall = obj(outcome.stall);
   const nan = obj(outcome.nan);
   const crash = obj(outcome.crash);
@@ -142,7 +155,7 @@ export function finishedPatch(
     line: typeof outcome.summary === 'string' ? outcome.summary : outcome.verdict,
     exitCode: n(outcome.exitCode) ?? null,
   };
-  const { runDir: _r, localDir: _l, ...analysis } = outcome;
+  const { runDir: _r, localDir: _l, digest: _d, ...analysis } = outcome;
   const gpu = gpus[0];
   return {
     ended,
@@ -152,10 +165,16 @@ export function finishedPatch(
     reasons: outcome.reasons,
     summary,
     evidence: evidenceFiles(localDir),
-    series: { loss: scan.loss, toks: scan.toks },
-    excerpts: scan.excerpts,
+    series: digest.series,
+    excerpts: {
+      steps: x.steps.map(mask),
+      tail: x.tail.map(mask),
+      dumpTop: x.dumpTop,
+      ...(x.dumpFile === undefined ? {} : { dumpFile: x.dumpFile }),
+      crash: x.crash.map(mask),
+    },
     platform: {
-      ...scan.platform,
+      ...digest.platform,
       // nvidia-smi's name first: env.json's is torch's view and may carry decorations
       ...(typeof gpu?.name === 'string' ? { gpu: gpu.name } : {}),
       ...(n(gpu?.totalMiB) ? { gpuMemMiB: n(gpu?.totalMiB)!, gpuCount: gpus.length } : {}),
@@ -163,3 +182,9 @@ export function finishedPatch(
     analysis,
   };
 }
+
+const EMPTY_DIGEST: RunDigest = {
+  series: { loss: [], toks: [] },
+  excerpts: { steps: [], tail: [], dumpTop: [], crash: [] },
+  platform: {},
+};

@@ -46,8 +46,13 @@ export interface Preset {
   steps?: number;
   /** the trainer command when `run` is given none after `--` */
   command?: string[];
-  /** the flag that sets the step count, appended with the steps value */
-  stepsFlag: string;
+  /**
+   * how the step count is passed: `--steps` appends `--steps N`, a flag ending in `=` one argument
+   * (`--max_iters=N`), "" nothing. Unset: the known trainer's (src/presets/trainers.ts), else --steps
+   */
+  stepsFlag?: string;
+  /** the trainer's own out_dir, relative to its cwd (where its heartbeats and dumps go) */
+  outDir?: string;
   /** regex with named groups step/loss[/toks/lr] for trainers with other log formats */
   stepRegex?: string;
   acceptance: Acceptance;
@@ -128,6 +133,7 @@ const KNOWN_KEYS = new Set([
   'steps',
   'command',
   'stepsFlag',
+  'outDir',
   'stepRegex',
   'acceptance',
   'stop',
@@ -220,8 +226,14 @@ export function validatePreset(doc: unknown, file: string): Preset {
       throw new PresetError(file, 'stepRegex', `is not a valid regular expression: ${(e as Error).message}`);
     }
   }
-  if (doc.stepsFlag !== undefined && typeof doc.stepsFlag !== 'string')
-    throw new PresetError(file, 'stepsFlag', 'must be a string such as --steps');
+  if (doc.stepsFlag !== undefined && (typeof doc.stepsFlag !== 'string' || /\s/.test(doc.stepsFlag)))
+    throw new PresetError(
+      file,
+      'stepsFlag',
+      'must be a flag such as --steps or --max_iters= (or "" for none)',
+    );
+  if (doc.outDir !== undefined && (typeof doc.outDir !== 'string' || doc.outDir.trim() === ''))
+    throw new PresetError(file, 'outDir', "must be a path (the trainer's out_dir, relative to its cwd)");
   const command = stringList(file, 'command', doc.command);
   const phases = phaseList(file, doc.phases);
   if (command && command.length === 0) throw new PresetError(file, 'command', 'must not be empty');
@@ -235,7 +247,8 @@ export function validatePreset(doc: unknown, file: string): Preset {
     ...(launcher === undefined ? {} : { launcher }),
     steps,
     command,
-    stepsFlag: typeof doc.stepsFlag === 'string' ? doc.stepsFlag : '--steps',
+    ...(typeof doc.stepsFlag === 'string' ? { stepsFlag: doc.stepsFlag } : {}),
+    ...(typeof doc.outDir === 'string' ? { outDir: doc.outDir } : {}),
     stepRegex: stepRegex as string | undefined,
     acceptance: {
       steps: num(file, 'acceptance.steps', acc.steps, 1),

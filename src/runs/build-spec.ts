@@ -1,8 +1,10 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { HostsSettings } from '../hosts/hosts.js';
+import { agentsLayout, hostsLayout } from '../ingest/run-files.js';
 import { DEFAULT_COMMAND, type Preset } from '../presets/preset.js';
 import { torchrunArgv } from '../presets/torchrun.js';
+import { stepsArgs, stepsInCommand, trainerOf } from '../presets/trainers.js';
 import type { SlurmSettings } from '../slurm/sbatch.js';
 import { packageRoot } from '../util/package-root.js';
 import { newRunId, type RunSpec } from './launcher.js';
@@ -56,7 +58,7 @@ export function buildRunSpec(o: SpecOptions): RunSpec {
   const runDir = `${o.runsRoot ?? defaultRunsRoot()}/${runId}`;
   const cwd = o.cwd ?? process.cwd();
   const outDir = o.outDir ? (o.outDir.startsWith('/') ? o.outDir : `${cwd}/${o.outDir}`) : runDir;
-  const steps = o.steps ?? preset.steps;
+  let steps = o.steps ?? preset.steps;
   let argv: string[];
   let env = { ...preset.env };
   if (o.demo) {
@@ -82,7 +84,11 @@ export function buildRunSpec(o: SpecOptions): RunSpec {
     argv = [...(o.command?.length ? o.command : (preset.command ?? dflt))];
   }
   argv.push(...preset.args);
-  if (steps !== undefined && preset.stepsFlag) argv.push(preset.stepsFlag, String(steps));
+  // how the trainer takes its step count: the lane's flag, else the known trainer's, else --steps;
+  // without a count of ours, the one the command passes is the run's (acceptance reads it)
+  const flag = o.demo ? '--steps' : (preset.stepsFlag ?? trainerOf(argv)?.stepsFlag ?? '--steps');
+  if (steps !== undefined) argv.push(...stepsArgs(flag, steps));
+  else steps = stepsInCommand(flag, argv);
   const torchrun = preset.launcher;
   const multi = o.slurm ? '--slurm' : o.hosts ? '--hosts' : null;
   if (multi && torchrun === undefined)
@@ -106,6 +112,11 @@ export function buildRunSpec(o: SpecOptions): RunSpec {
     demo: !!o.demo,
     detector: preset.detector,
     ...(preset.stepRegex === undefined ? {} : { stepRegex: preset.stepRegex }),
+    ...(o.slurm || o.hosts
+      ? {
+          layout: (o.hosts ? hostsLayout : agentsLayout)(o.nprocPerNode ?? torchrun?.nprocPerNode ?? 1),
+        }
+      : {}),
     ...(torchrun === undefined
       ? {}
       : {

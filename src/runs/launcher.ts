@@ -1,4 +1,5 @@
 import type { HostsSettings } from '../hosts/hosts.js';
+import type { RunLayout } from '../ingest/run-files.js';
 import type { DetectorSettings } from '../presets/preset.js';
 import type { SlurmSettings } from '../slurm/sbatch.js';
 import { shExports, shJoin, shQuote } from '../util/sh-quote.js';
@@ -27,12 +28,16 @@ export interface RunSpec {
   steps?: number;
   /** where the trainer writes heartbeats/dumps (defaults to runDir) */
   outDir: string;
+  /** how outDir was found (src/runs/out-dir-of.ts), when it is not the run dir */
+  outDirFrom?: { from: 'lane' | 'config' | 'flag'; config?: string };
   createdAt: string;
   demo?: boolean;
   /** the lane's detector settings: `analyze` of this run dir judges with them too */
   detector?: DetectorSettings;
   /** the lane's step regex, for trainers with other log formats */
   stepRegex?: string;
+  /** how the run's folder is laid out, for its reader (src/ingest/run-files.ts) */
+  layout?: RunLayout;
   /**
    * launched through torchrun: `pid` is then torchrun's, which must never get SIGUSR1 (it does not
    * forward it and dies of it); the ranks' pids come from their heartbeats

@@ -19,13 +19,31 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { isTempFile, runFileKind } from '../ingest/run-files.js';
 import type { TailHandle, Target } from '../targets/target.js';
+import { shQuote } from '../util/sh-quote.js';
 
 export const MIRROR_STATE_FILE = '.mirror-offsets.json';
 
+/** A file's size and modification time (epoch seconds), as `stat -c '%s %Y'` gives them. */
+export interface FileMark {
+  size: number;
+  mtime: number;
+}
+
 export interface EvidenceMirrorOptions {
-  /** called after each chunk has been appended locally */
-  onChunk?: (relPath: string, chunk: Buffer) => void;
+  /**
+   * called after each chunk has been appended locally; `replace`: the chunk is the file's whole new
+   * content (a small file rewritten in place, see `baseline`)
+   */
+  onChunk?: (relPath: string, chunk: Buffer, replace?: boolean) => void;
+  /**
+   * The directory's files as they were before the run started (a trainer's own out_dir, reused from
+   * run to run): only what is written after that is this run's. A file that grows is mirrored from
+   * its old size on; a small whole file (metrics.json, env.json, …) rewritten in place is copied
+   * whole each time it changes; a file left as it was is not mirrored at all.
+   */
+  baseline?: Record<string, FileMark>;
   /** listing or catch-up failures (link down, ...); the mirror keeps going */
   onError?: (err: Error) => void;
   /** which names to mirror; default every file except temp files of atomic writes */
@@ -38,7 +56,7 @@ export interface EvidenceMirrorOptions {
 
 /** Temp files of atomic writes (`x.tmp-1234`, `x.tmp`) come and go; their final names are mirrored. */
 export function defaultMirrorFilter(name: string): boolean {
-  return !/\.tmp(?:[-.]|$)/.test(name) && name !== MIRROR_STATE_FILE;
+  return !isTempFile(name) && name !== MIRROR_STATE_FILE;
 }
 
 function safeName(name: string): boolean {
@@ -58,6 +76,8 @@ export class EvidenceMirror<T extends Target = Target> {
   private saveTimer: NodeJS.Timeout | null = null;
   private scanning: Promise<void> | null = null;
   private closed = false;
+  /** small files that were there before the run: their last seen mark (rewritten in place) */
+  private readonly rewritten = new Map<string, FileMark>();
 
   constructor(
     readonly target: T,
@@ -114,14 +134,47 @@ export class EvidenceMirror<T extends Target = Target> {
         this.opts.onError?.(err as Error);
         return; // try again on the next listing
       }
+      const before = this.opts.baseline?.[name];
+      if (before !== undefined && runFileKind(name) === 'whole') {
+        if (!this.rewritten.has(name)) this.rewritten.set(name, before);
+        continue;
+      }
       if (!this.closed && !this.files.has(name)) this.follow(name);
+    }
+    await this.copyRewritten();
+  }
+
+  /** small files that were there before the run and changed since: copied whole */
+  private async copyRewritten(): Promise<void> {
+    if (this.rewritten.size === 0 || this.closed) return;
+    const names = [...this.rewritten.keys()];
+    const r = await this.target
+      .exec(['sh', '-c', `cd ${shQuote(this.remoteDir)} && stat -c '%s %Y %n' -- "$@"`, 'sh', ...names])
+      .catch(() => null);
+    if (r === null) return;
+    for (const line of r.stdout.split('\n')) {
+      const m = /^(\d+) (\d+) (.+)$/.exec(line);
+      const name = m?.[3];
+      const last = name === undefined ? undefined : this.rewritten.get(name);
+      if (m === null || last === undefined || name === undefined) continue;
+      const mark = { size: Number(m[1]), mtime: Number(m[2]) };
+      if (mark.size === last.size && mark.mtime === last.mtime) continue;
+      const content = await this.target.readFile(`${this.remoteDir}/${name}`).catch(() => null);
+      if (content === null || this.closed) continue;
+      this.rewritten.set(name, mark);
+      const local = join(this.localDir, name);
+      writeFileSync(`${local}.tmp-${process.pid}`, content);
+      renameSync(`${local}.tmp-${process.pid}`, local);
+      this.opts.onChunk?.(name, content, true);
     }
   }
 
   private follow(name: string): void {
     const localPath = join(this.localDir, name);
     const fd = openSync(localPath, 'a');
-    const fromOffset = existsSync(localPath) ? statSync(localPath).size : 0;
+    // what is here already was delivered; a file that was there before the run: from its old size
+    const fromOffset =
+      (existsSync(localPath) ? statSync(localPath).size : 0) + (this.opts.baseline?.[name]?.size ?? 0);
     const tail = this.target.tail(
       `${this.remoteDir}/${name}`,
       (chunk) => {

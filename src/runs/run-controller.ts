@@ -7,6 +7,8 @@ import type { PtyHandle, Target } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
 import { followArgv, type LaunchInfo, type LaunchMode, launchDetached, readLaunchInfo } from './detached.js';
 import { launcherScript, type RunSpec } from './launcher.js';
+import type { FileMark } from './mirror.js';
+import { markOutDir, outDirFollower, readOutMarks } from './out-dir.js';
 import { RunWatcher } from './run-watcher.js';
 import { handlersFor, SIGNUM } from './signals.js';
 import { killTree, processRun, type StopStep, stopRun } from './stop.js';
@@ -27,8 +29,11 @@ export type FollowerFactory = (
 export const watchFollower: FollowerFactory = (target, dir, onChunk) => new RunWatcher(target, dir, onChunk);
 
 export interface RunEvents {
-  /** a chunk of a file in the run dir ('run') or the trainer's out dir ('out'; same dir by default) */
-  onFileChunk(name: string, chunk: Buffer, where: 'run' | 'out'): void;
+  /**
+   * a chunk of a file of the run folder: the run dir's (`name`), or the trainer's own out_dir's as
+   * the run dir copies it (`out/<name>`); `replace`: the file's whole new content
+   */
+  onFileChunk(name: string, chunk: Buffer, where: 'run' | 'out', replace?: boolean): void;
   onPid(pid: number): void;
   onExit(code: number | null): void;
   /** raw terminal output of the launcher (for a terminal view; the engine parses stdout.log) */
@@ -60,12 +65,16 @@ export class RunController {
   private hostsStarted = false;
   /** a `--hosts` run: what each host's exit_code holds so far */
   private readonly hostExitText = new Map<string, string>();
+  /** the trainer's out_dir as it was before the run (what is this run's in it is what changes) */
+  private outMarks: Promise<Record<string, FileMark>> | null = null;
 
   constructor(
     private readonly target: Target,
     readonly spec: RunSpec,
     private readonly events: RunEvents,
     private readonly follower: FollowerFactory = watchFollower,
+    /** the run folder on this machine (a remote run's mirror): where the out_dir is copied */
+    private readonly localDir: string = spec.runDir,
   ) {}
 
   get pid(): number | undefined {
@@ -91,6 +100,9 @@ export class RunController {
     if (spec.outDir !== spec.runDir) {
       // The trainer never deletes .HALT: a stale one would stop this run at step 1 (reference §0.3 #5).
       await target.exec(['rm', '-f', `${spec.outDir}/.HALT`, `${spec.outDir}/.anomaly_type`]);
+      // what is in the out_dir now is earlier runs': only what changes from here on is this run's
+      const marks = await markOutDir(target, spec.runDir, spec.outDir);
+      this.outMarks = Promise.resolve(marks);
     }
     this.watchAll();
     const slurm = spec.launcher?.slurm;
@@ -127,6 +139,8 @@ export class RunController {
     events: RunEvents,
     /** how to follow the run's files, which may depend on the run (its id names the local mirror) */
     followerFor?: (spec: RunSpec) => FollowerFactory,
+    /** the run folder on this machine (a remote run's mirror) */
+    localDirFor?: (spec: RunSpec) => string,
   ): Promise<RunController> {
     const cmd = await target.readFile(`${runDir}/command.json`);
     if (!cmd) throw new Error(`${target.label}:${runDir} is not an nsa-dbg run (no command.json)`);
@@ -135,7 +149,13 @@ export class RunController {
       throw new Error(
         `${spec.runId} ran on several hosts (--hosts): re-attaching to it is not supported; \`nsa-dbg analyze ${runDir}\` reads its evidence`,
       );
-    const rc = new RunController(target, spec, events, followerFor?.(spec) ?? watchFollower);
+    const rc = new RunController(
+      target,
+      spec,
+      events,
+      followerFor?.(spec) ?? watchFollower,
+      localDirFor?.(spec),
+    );
     rc.launch = await readLaunchInfo(target, runDir);
     if (rc.launch?.mode === 'slurm' && rc.launch.jobId) rc.watchJob(rc.launch.jobId);
     return rc;
@@ -151,7 +171,17 @@ export class RunController {
 
   private watchAll(): void {
     this.watch(this.spec.runDir, 'run');
-    if (this.spec.outDir !== this.spec.runDir) this.watch(this.spec.outDir, 'out');
+    if (this.spec.outDir === this.spec.runDir) return;
+    const marks = () => (this.outMarks ??= readOutMarks(this.target, this.spec.runDir));
+    const w = outDirFollower(this.target, this.spec.outDir, this.localDir, marks, (name, chunk, replace) =>
+      this.events.onFileChunk(name, chunk, 'out', replace),
+    );
+    this.watchers.push(w);
+    void Promise.resolve()
+      .then(() => w.start())
+      .catch((e: unknown) =>
+        debugLog(`out_dir copy of ${this.spec.outDir} failed: ${(e as Error)?.stack ?? e}`),
+      );
   }
 
   /**

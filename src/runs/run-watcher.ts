@@ -1,29 +1,12 @@
-import { PROBES_FILE } from '../ingest/probes.js';
-import { DUMP_FILE } from '../ingest/stackdump.js';
-import { NODES_FILE } from '../slurm/node-map.js';
+import { isFollowedFile } from '../ingest/run-files.js';
 import type { TailHandle, Target } from '../targets/target.js';
 
 /**
  * Follows every file of a run directory on any Target: new files are discovered by listing the
- * directory, and each is tailed from byte 0, so the engine sees every byte of
- * stdout.log, heartbeat_rank*.jsonl and stack dumps exactly once, in order.
+ * directory, and each is tailed from byte 0, so the engine sees every byte of the files it reads
+ * (src/ingest/run-files.ts says which) exactly once, in order.
  */
 export type WatchedFileFilter = (name: string) => boolean;
-
-/** Files the engine parses live. Big binary artifacts (checkpoints, tb events) are not followed. */
-export const EVIDENCE_FILES: WatchedFileFilter = (n) =>
-  n === 'stdout.log' ||
-  n === 'pid' ||
-  n === 'exit_code' ||
-  n === '.HALT' ||
-  n === '.anomaly_type' ||
-  n === PROBES_FILE ||
-  n === NODES_FILE ||
-  /^heartbeat_rank\d+\.jsonl$/.test(n) ||
-  DUMP_FILE.test(n) ||
-  /^(metrics|env)\.json$/.test(n) ||
-  /^mem_.*\.json$/.test(n) ||
-  /\.csv$/.test(n);
 
 export class RunWatcher {
   private readonly tails = new Map<string, TailHandle>();
@@ -68,9 +51,9 @@ export class RunWatcher {
     if (this.listing) return;
     this.listing = true;
     try {
-      const filter = this.opts.filter ?? EVIDENCE_FILES;
+      const filter = this.opts.filter ?? isFollowedFile;
       for (const name of await this.target.listDir(this.dir)) {
-        if (this.tails.has(name) || !filter(name) || name.includes('.tmp')) continue;
+        if (this.tails.has(name) || !filter(name)) continue;
         const t = this.target.tail(`${this.dir}/${name}`, (c) => this.onChunk(name, c), {
           pollMs: this.opts.pollMs ?? 100,
         });

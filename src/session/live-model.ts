@@ -1,58 +1,33 @@
+import type { SeriesPoint } from '../analysis/chart-series.js';
 import type { AnalysisResult, EvidenceOptions } from '../analysis/evidence.js';
 import { Evidence } from '../analysis/evidence.js';
 import type { ManyRanks } from '../analysis/rank-table.js';
+import { DigestCollector, type DumpView } from '../analysis/run-digest.js';
 import type { CurrentSilence } from '../analysis/silences.js';
 import type { StallDetector } from '../analysis/stall-detector.js';
-import { userFrame } from '../analysis/user-frame.js';
-import { HOST_FILES_READ_AT_TOP } from '../hosts/hosts.js';
-import type { BeatEvent, DumpEvent, IngestEvent } from '../ingest/events.js';
-import { HeartbeatReader } from '../ingest/heartbeat.js';
-import { LineSplitter } from '../ingest/line-splitter.js';
-import { PROBES_FILE, parseProbeLine } from '../ingest/probes.js';
-import { DUMP_FILE, mainThreadTop, parseStackDump } from '../ingest/stackdump.js';
-import { StdoutParser } from '../ingest/stdout-parser.js';
-import { NODES_FILE } from '../slurm/node-map.js';
+import type { BeatEvent } from '../ingest/events.js';
+import type { RunLayout } from '../ingest/run-files.js';
+import { RunFolderReader, views } from '../ingest/run-folder.js';
 import { stripTerminalEscapes } from '../util/ansi.js';
 import { LogRing } from './log-ring.js';
-import { Series } from './series.js';
-import type { DumpView, RankView, SeriesPoint } from './state.js';
+import type { RankView } from './state.js';
 
 const MAX_LOG_LINES = 5000;
-/** dump files whose text is kept (to re-parse them as they grow); older ones are done */
-const MAX_DUMP_TEXTS = 8;
-/** a dump bigger than this is not a stack dump worth holding: its head is parsed, the rest dropped */
-const MAX_DUMP_BYTES = 1 << 20;
-/** small files whose whole content is evidence (re-read as they grow) */
-const WHOLE_FILES = /^(\.HALT|\.anomaly_type|exit_code|metrics\.json|env\.json|mem_.*\.json)$/;
-
-/** dumps sort by their own name (`stackdump_<second>.txt`), wherever in the cell they are */
-const dumpOrder = (path: string) => path.slice(path.lastIndexOf('/') + 1);
 
 /**
- * Everything one run's evidence says, updated chunk by chunk: the same parsers and the same
- * Evidence/StallDetector that `nsa-dbg analyze` uses after the fact, so live and offline verdicts
- * cannot disagree. Plain data; the session turns it into snapshots.
+ * One run's evidence as the dashboard shows it, updated chunk by chunk. The run folder's bytes go
+ * through the same reader, Evidence and digest that `nsa-dbg analyze` reads the folder with, so
+ * live and offline verdicts cannot disagree; this class keeps only what the dashboard needs besides
+ * (the log ring, the ranks' pids, torch's memory, the trainer's clock). Plain data; the session
+ * turns it into snapshots.
  */
 export class LiveModel {
   /** the run's one evidence owner: its detector and judge are what every verdict reads */
   readonly evidence: Evidence;
-  private readonly stdoutSplit = new LineSplitter();
-  private readonly probeSplit = new LineSplitter();
-  private probeSkipped = 0;
-  private readonly stdoutParser: StdoutParser;
-  private readonly beats = new Map<string, HeartbeatReader>();
-  private readonly wholeFiles = new Map<string, string>();
-  /** the text of the newest dump files (insertion order: oldest first) */
-  private readonly dumpTexts = new Map<string, string>();
-  private readonly loss = new Series();
-  /** the last step that finished (a step line or a progress beat with its loss) */
-  private done = 0;
-  private readonly toks = new Series();
-  private skippedCounted = 0;
+  /** the charts, excerpts and newest dump, as the notebook keeps them at the end */
+  readonly digest = new DigestCollector();
+  private readonly reader: RunFolderReader;
   readonly log = new LogRing(MAX_LOG_LINES);
-  step = 0;
-  dump: DumpView | null = null;
-  newestDumpName = '';
   torchAllocMiB: number | undefined;
   torchReservedMiB: number | undefined;
   peakReservedMiB: number | undefined;
@@ -60,20 +35,59 @@ export class LiveModel {
   private clockOffsetS: number | null = null;
   /** pid per rank, from heartbeats (for the CPU sampler) */
   readonly rankPids = new Map<number, number>();
+  /** the arrival time of the chunk being read */
+  private nowMs = 0;
 
-  /** `srun`: stdout.log is a Slurm job's (`srun --label`, one torchrun agent per node) */
-  constructor(opts: { stepRegex?: string; srun?: boolean } & EvidenceOptions = {}) {
+  /**
+   * `layout`: how the run's folder is laid out, as its launcher recorded it. `probing` (default on):
+   * a live session checks silent ranks on the box, so silence alone is only a suspicion; off, the
+   * evidence is judged as `analyze` judges a folder (probing only if its probe file says so).
+   * `timed`: the session writes the folder's clock (nsa-dbg-clock.jsonl) and hands its records over
+   * before the chunks they time.
+   */
+  constructor(
+    opts: {
+      stepRegex?: string;
+      layout?: RunLayout;
+      probing?: boolean;
+      timed?: boolean;
+    } & EvidenceOptions = {},
+  ) {
     this.evidence = new Evidence({
       detector: opts.detector,
       judge: opts.judge,
-      nprocPerNode: opts.nprocPerNode,
+      nprocPerNode: opts.nprocPerNode ?? opts.layout?.nprocPerNode,
     });
-    this.stdoutParser = new StdoutParser({
+    this.reader = new RunFolderReader(this.evidence, {
+      layout: opts.layout ?? {},
+      timed: opts.timed === true,
       ...(opts.stepRegex ? { stepRegex: new RegExp(opts.stepRegex) } : {}),
-      ...(opts.srun ? { srunTasks: this.evidence.nodes } : {}),
+      view: views(
+        {
+          line: (text) => this.log.push(stripTerminalEscapes(text)),
+          event: (e) => {
+            if (e.kind === 'beat') this.onBeat(e);
+          },
+        },
+        this.digest,
+      ),
     });
     // the session checks every silent rank on the box before calling it a hang
-    this.evidence.expectProbes();
+    if (opts.probing !== false) this.evidence.expectProbes();
+  }
+
+  /** the newest step any source reported */
+  get step(): number {
+    return this.digest.step;
+  }
+
+  /** the newest stack dump (by its name), as the dump pane shows it */
+  get dump(): DumpView | null {
+    return this.digest.newestDump;
+  }
+
+  get newestDumpName(): string {
+    return this.digest.newestDumpName;
   }
 
   get detector(): StallDetector {
@@ -83,112 +97,25 @@ export class LiveModel {
   /** bumped by every chunk ingested: a snapshot built at the same version can reuse the last one's data */
   version = 0;
 
-  onFileChunk(name: string, chunk: Buffer, nowMs: number): void {
-    this.version++;
-    const slash = name.lastIndexOf('/');
-    if (slash >= 0) {
-      this.onHostFile(name, name.slice(slash + 1), chunk, nowMs);
-      return;
-    }
-    if (name === 'stdout.log') {
-      for (const line of this.stdoutSplit.push(chunk)) this.onStdoutLine(line);
-    } else if (/^heartbeat_rank\d+\.jsonl$/.test(name)) {
-      let r = this.beats.get(name);
-      if (!r) {
-        r = new HeartbeatReader();
-        this.beats.set(name, r);
-      }
-      for (const b of r.push(chunk)) this.onBeat(b, nowMs);
-    } else if (DUMP_FILE.test(name)) {
-      this.onDumpChunk(name, chunk);
-    } else if (name === NODES_FILE) {
-      this.evidence.nodes.push(chunk.toString('utf8'));
-    } else if (name === PROBES_FILE) {
-      for (const line of this.probeSplit.push(chunk)) this.onProbeLine(line);
-    } else if (WHOLE_FILES.test(name)) {
-      // handed to the evidence once complete (finish): a growing file must not count twice
-      this.wholeFiles.set(name, (this.wholeFiles.get(name) ?? '') + chunk.toString('utf8'));
-    }
-    this.syncSkipped();
-  }
-
-  /** a dump file grew: re-parse it whole (it is named by its path in the cell: hosts' names repeat) */
-  private onDumpChunk(name: string, chunk: Buffer): void {
-    const before = this.dumpTexts.get(name) ?? '';
-    const text = before.length >= MAX_DUMP_BYTES ? before : before + chunk.toString('utf8');
-    this.dumpTexts.delete(name);
-    this.dumpTexts.set(name, text);
-    if (this.dumpTexts.size > MAX_DUMP_TEXTS) this.dumpTexts.delete(this.dumpTexts.keys().next().value!);
-    const d = parseStackDump(text, name);
-    if (d) this.evidence.addEvent(d);
-    if (d && dumpOrder(name) >= dumpOrder(this.newestDumpName)) {
-      this.newestDumpName = name;
-      this.dump = toDumpView(d);
-    }
-  }
-
   /**
-   * A file of one host of a `--hosts` run (`hosts/<alias>/<name>`): its heartbeats, dumps and
-   * artifacts count like the run's own; its stdout and node records reach the model merged at the
-   * top of the cell (src/hosts/hosts-follower.ts), and its exit status is that of one agent only.
+   * a chunk of a file of the run folder (its path there), arrived at `nowMs`; `replace`: the file's
+   * whole new content (a small file rewritten in place)
    */
-  private onHostFile(path: string, base: string, chunk: Buffer, nowMs: number): void {
-    if (HOST_FILES_READ_AT_TOP.has(base)) return;
-    // heartbeats are named by global rank: one host's never shadows another's
-    if (/^heartbeat_rank\d+\.jsonl$/.test(base)) this.onFileChunk(base, chunk, nowMs);
-    else if (DUMP_FILE.test(base)) this.onDumpChunk(path, chunk);
-    else if (WHOLE_FILES.test(base))
-      this.wholeFiles.set(path, (this.wholeFiles.get(path) ?? '') + chunk.toString('utf8'));
-    this.syncSkipped();
+  onFileChunk(path: string, chunk: Buffer, nowMs: number, replace = false): void {
+    this.version++;
+    this.nowMs = nowMs;
+    if (replace) this.reader.replace(path, chunk);
+    else this.reader.push(path, chunk);
   }
 
-  private onProbeLine(line: string): void {
-    if (line.trim() === '') return;
-    const e = parseProbeLine(line);
-    if (e === null) this.probeSkipped++;
-    else this.evidence.addEvent(e);
-  }
-
-  private onStdoutLine(line: string): void {
-    this.log.push(stripTerminalEscapes(line));
-    for (const e of this.stdoutParser.push(line)) this.onEvent(e);
-  }
-
-  private onEvent(e: IngestEvent): void {
-    this.evidence.addEvent(e);
-    if (e.kind === 'step') {
-      this.step = Math.max(this.step, e.step);
-      // a step line wins over a heartbeat's value for the same step
-      this.loss.set(e.step, e.loss, true);
-      this.done = Math.max(this.done, e.step);
-      if (e.toksPerS !== undefined) this.toks.set(e.step, e.toksPerS, true);
-    }
-  }
-
-  private onBeat(b: BeatEvent, nowMs: number): void {
-    const offset = nowMs / 1000 - b.ts;
+  private onBeat(b: BeatEvent): void {
+    const offset = this.nowMs / 1000 - b.ts;
     this.clockOffsetS = this.clockOffsetS === null ? offset : Math.min(this.clockOffsetS, offset);
-    this.evidence.addEvent(b);
     if (b.pid) this.rankPids.set(b.rank, b.pid);
-    this.step = Math.max(this.step, b.step);
-    if (b.msg === 'progress' && b.loss !== undefined) {
-      this.loss.set(b.step, b.loss, false);
-      this.done = Math.max(this.done, b.step);
-      if (b.toksPerS !== undefined) this.toks.set(b.step, b.toksPerS, false);
-    }
     if (b.gpuMemAllocMiB !== undefined) this.torchAllocMiB = b.gpuMemAllocMiB;
     if (b.gpuMemReservedMiB !== undefined) {
       this.torchReservedMiB = b.gpuMemReservedMiB;
       this.peakReservedMiB = Math.max(this.peakReservedMiB ?? 0, b.gpuMemReservedMiB);
-    }
-  }
-
-  private syncSkipped(): void {
-    let n = this.stdoutParser.skippedLines + this.probeSkipped;
-    for (const r of this.beats.values()) n += r.skippedLines;
-    if (n > this.skippedCounted) {
-      this.evidence.addSkipped(n - this.skippedCounted);
-      this.skippedCounted = n;
     }
   }
 
@@ -199,10 +126,12 @@ export class LiveModel {
 
   /** silent ranks with what the checks found (suspect, busy, stuck, blocked-native) */
   silences(nowMs: number): CurrentSilence[] {
+    this.reader.settle();
     return this.evidence.silences(this.trainerNowS(nowMs));
   }
 
   ranks(nowMs: number): RankView[] {
+    this.reader.settle();
     const nowS = this.trainerNowS(nowMs);
     const silent = new Map(this.evidence.silences(nowS).map((c) => [c.rank, c]));
     return this.detector.check(nowS).map((r) => {
@@ -223,6 +152,7 @@ export class LiveModel {
 
   /** the per-rank table of a run with more than one rank (null with one) */
   manyRanks(nowMs: number, ranks: RankView[]): ManyRanks | null {
+    this.reader.settle();
     if (ranks.length < 2) return null;
     return this.evidence.manyRanks(this.trainerNowS(nowMs), ranks);
   }
@@ -233,29 +163,17 @@ export class LiveModel {
   }
 
   stepsDone(): number {
-    return this.done;
+    return this.digest.done;
   }
 
-  /** the charts' points (decimated past MAX) and how many steps each has seen */
+  /** the charts' points (decimated past their cap) and how many steps each has seen */
   series(): { loss: SeriesPoint[]; toks: SeriesPoint[]; lossTotal: number; toksTotal: number } {
-    return {
-      loss: this.loss.points(),
-      toks: this.toks.points(),
-      lossTotal: this.loss.total,
-      toksTotal: this.toks.total,
-    };
+    return this.digest.chartSeries();
   }
 
-  /** flush partial lines at the end of the run and hand over the files that are now complete */
+  /** the end of the run's files: partial lines and held output are read now */
   finish(): void {
-    for (const line of this.stdoutSplit.flush()) this.onStdoutLine(line);
-    for (const e of this.stdoutParser.flush()) this.onEvent(e);
-    for (const line of this.probeSplit.flush()) this.onProbeLine(line);
-    // in the order `analyze` reads them: the cell's own files, then each host's (by path)
-    const order = (n: string) => `${n.includes('/') ? 1 : 0}${n}`;
-    const whole = [...this.wholeFiles].sort(([a], [b]) => (order(a) < order(b) ? -1 : 1));
-    for (const [name, text] of whole) this.evidence.noteFile(name, text);
-    this.syncSkipped();
+    this.reader.end();
   }
 
   /**
@@ -268,36 +186,13 @@ export class LiveModel {
     exitCode?: number | null;
     stopped?: boolean;
   }): AnalysisResult {
-    return this.evidence.result({
+    this.reader.settle();
+    const r = this.evidence.result({
       nowS: opts.processAlive ? this.trainerNowS(opts.nowMs) : undefined,
       processAlive: opts.processAlive,
       exitCode: opts.exitCode,
       stopped: opts.stopped,
     });
+    return { ...r, digest: this.digest.digest(r.crash) };
   }
-}
-
-function toDumpView(d: DumpEvent): DumpView {
-  const main = d.threads.find((t) => t.name === 'MainThread') ?? d.threads[0];
-  const top = mainThreadTop(d);
-  let frames = main ? [...main.frames].reverse() : [];
-  // start at the interrupted frame, not inside the dump handler itself
-  if (top) {
-    const i = frames.findIndex(
-      (f) => f.file === top.file && f.line === top.line && f.function === top.function,
-    );
-    if (i > 0) frames = frames.slice(i);
-  }
-  const user = userFrame([...frames].reverse());
-  const userIdx = user ? frames.indexOf(user) : -1;
-  return {
-    file: d.file,
-    kind: d.dumpKind,
-    signal: d.signal,
-    mainThread: frames,
-    ...(userIdx > 0 ? { userFrame: userIdx } : {}),
-    otherThreads: d.threads
-      .filter((t) => t !== main)
-      .map((t) => ({ name: t.name, top: t.frames[t.frames.length - 1] })),
-  };
 }

@@ -25,6 +25,8 @@ export interface SessionOptions {
   detached?: LaunchMode | 'auto';
   /** how a run's files are followed (remote: mirrored into a local evidence folder) */
   follower?: (spec: RunSpec) => FollowerFactory;
+  /** the run folder on this machine (remote: the mirror); default: the run dir itself */
+  localDir?: (spec: RunSpec) => string;
   /** work before the launch (remote demo: copy the demo trainer into the run dir) */
   prepareRun?: (spec: RunSpec) => Promise<void>;
   /** re-attach to this existing run dir instead of starting the lane */

@@ -1,22 +1,26 @@
 import type { AnalysisResult } from '../analysis/evidence.js';
 import type { CurrentSilence } from '../analysis/silences.js';
+import { clockLine } from '../ingest/clock.js';
 import type { GpuSample } from '../ingest/events.js';
+import { CLOCK_FILE, OUT_COPY_DIR, recordedLayout } from '../ingest/run-files.js';
 import { getPreset } from '../presets/load.js';
 import { evidenceOptionsOf, type Preset } from '../presets/preset.js';
 import { buildRunSpec } from '../runs/build-spec.js';
 import type { RunSpec } from '../runs/launcher.js';
+import { trainerOutDir } from '../runs/out-dir-of.js';
 import { RunController } from '../runs/run-controller.js';
 import type { JobState } from '../slurm/job.js';
 import { CommandNotFound, requireCommand, ScriptNotFound } from '../targets/find-command.js';
 import type { PtyHandle } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
+import { ArrivalClock } from './arrival-clock.js';
 import { FailureGrace, spansNodes } from './failure-grace.js';
 import { GpuPoller, type GpuUpdate } from './gpu-poller.js';
 import { LiveModel } from './live-model.js';
 import { SnapshotPublisher } from './publisher.js';
 import { RunChecks } from './run-checks.js';
 import type { LinkView, SessionOptions } from './session-options.js';
-import { cancelJob, cancelJobText, checksTarget, slurmModelOptions } from './slurm-glue.js';
+import { cancelJob, cancelJobText, checksTarget } from './slurm-glue.js';
 import { buildSnapshot } from './snapshot.js';
 import type { DashboardState, LaneSummary, RunPhase, SessionController } from './state.js';
 import { type StopLadder, stopText } from './stop-ladder.js';
@@ -30,6 +34,8 @@ export type { LinkView, SessionOptions };
  * Keys are drawn at once: they change the UI's own state, not the snapshot.
  */
 const PUBLISH_MS = 1000;
+/** how long a run may go without a file from the trainer's own out_dir before the user is told */
+const OUT_DIR_QUIET_MS = 60_000;
 
 /**
  * The live engine behind the TUI: owns the current run, its evidence model, the GPU poller and the
@@ -67,6 +73,8 @@ export class Session implements SessionController {
     state: null,
   };
   private readonly pub: SnapshotPublisher<DashboardState>;
+  /** a run whose trainer has its own out_dir: whether anything arrived from it yet */
+  private outDirWatch: { spec: RunSpec; since: number; seen: boolean } | null = null;
 
   constructor(private readonly o: SessionOptions) {
     this.preset = this.presetOf(o.lane);
@@ -108,7 +116,6 @@ export class Session implements SessionController {
     this.model = new LiveModel({
       stepRegex: this.preset.stepRegex,
       ...evidenceOptionsOf(this.preset.detector),
-      ...slurmModelOptions({ options: this.o.spec, preset: this.preset }),
     });
     this.checks?.stop();
     this.checks = null;
@@ -116,12 +123,20 @@ export class Session implements SessionController {
     this.failureGrace.clear();
     this.stoppedByUser = false;
     this.lastResult = null;
-    // `let`: an attach swaps in a model with the run's own detector settings before any replay
+    // `let`: the run's own model (its detector settings, layout, clock) replaces this one before
+    // any byte is read
     let model = this.model;
+    let clock = new ArrivalClock(null);
     const events = {
-      onFileChunk: (name: string, chunk: Buffer) => {
+      onFileChunk: (name: string, chunk: Buffer, _where: 'run' | 'out', replace?: boolean) => {
+        // the clock is the session's own: written and handed to the reader here, never followed
+        if (name === CLOCK_FILE) return;
         const newest = model.newestDumpName;
-        model.onFileChunk(name, chunk, Date.now());
+        const now = Date.now();
+        const tick = clock.arrived(name, chunk, model.trainerNowS(now));
+        if (tick !== null) model.onFileChunk(CLOCK_FILE, tick, now);
+        model.onFileChunk(name, chunk, now, replace);
+        this.evidenceSeen(name);
         // "waiting for stackdump_*.txt" is answered once the dump is here
         if (model.newestDumpName !== newest && this.pub.notice()?.includes('waiting for stackdump'))
           this.pub.setNotice(`stack dump: ${model.newestDumpName}`);
@@ -171,18 +186,11 @@ export class Session implements SessionController {
     if (this.attachPending) {
       const dir = this.attachPending;
       this.attachPending = undefined;
-      run = await RunController.attach(this.o.target, dir, events, this.o.follower);
+      run = await RunController.attach(this.o.target, dir, events, this.o.follower, this.o.localDir);
       // the lane the run was started with (its stop policy and acceptance), when it is known here
       if (this.o.presets.has(run.spec.lane)) this.preset = this.presetOf(run.spec.lane);
       // judged with the settings it was started with, as `analyze` of its folder would
-      if (run.spec.detector) {
-        model = new LiveModel({
-          stepRegex: run.spec.stepRegex,
-          ...evidenceOptionsOf(run.spec.detector),
-          ...slurmModelOptions({ spec: run.spec }),
-        });
-        this.model = model;
-      }
+      ({ model, clock } = this.modelFor(run.spec, true));
       this.run = run;
       this.startChecks(run);
       run.followEvidence();
@@ -191,18 +199,72 @@ export class Session implements SessionController {
       if (!run.spec.launcher?.slurm) void run.endIfLost().catch(() => undefined);
       return;
     }
-    const spec = buildRunSpec({ ...this.o.spec, preset: this.preset });
+    const spec = await this.withOutDir(buildRunSpec({ ...this.o.spec, preset: this.preset }));
+    ({ model, clock } = this.modelFor(spec, false));
     await this.o.prepareRun?.(spec);
     // one box: its trainer command must exist there (nodes of a job or of --hosts are not this target)
     if (!spansNodes(spec))
       await requireCommand(this.o.target, spec, {
         defaultCommand: !this.o.spec.demo && !this.o.spec.command?.length && !this.preset.command,
       });
-    run = new RunController(this.o.target, spec, events, this.o.follower?.(spec));
+    run = new RunController(this.o.target, spec, events, this.o.follower?.(spec), this.o.localDir?.(spec));
     this.run = run;
     this.startChecks(run);
     this.startPoller(spec);
     await run.start(size, { detached: this.o.detached });
+  }
+
+  /**
+   * The run's evidence model (judged with the settings it was started with, its folder read as its
+   * launcher laid it out) and the clock of its output, read back first on an attach.
+   */
+  private modelFor(spec: RunSpec, attached: boolean): { model: LiveModel; clock: ArrivalClock } {
+    const model = new LiveModel({
+      stepRegex: spec.stepRegex ?? this.preset.stepRegex,
+      ...evidenceOptionsOf(spec.detector ?? this.preset.detector),
+      layout: recordedLayout(spec),
+      timed: true,
+    });
+    const local = this.o.localDir?.(spec) ?? spec.runDir;
+    const clock = new ArrivalClock(
+      this.o.target.kind === 'local' || this.o.localDir ? local : null,
+      attached,
+    );
+    for (const r of clock.existing()) model.onFileChunk(CLOCK_FILE, Buffer.from(clockLine(r)), Date.now());
+    this.model = model;
+    this.outDirWatch = spec.outDir === spec.runDir ? null : { spec, since: Date.now(), seen: false };
+    return { model, clock };
+  }
+
+  /** the trainer's own out_dir, when it has one (its config's, the lane's): copied into the run */
+  private async withOutDir(spec: RunSpec): Promise<RunSpec> {
+    const local = this.o.target.kind === 'local' ? process.env : {};
+    const c = await trainerOutDir(this.o.target, spec, this.preset, this.o.spec.outDir, local);
+    if (c.dir === spec.runDir || c.from === 'run dir') return spec;
+    return {
+      ...spec,
+      outDir: c.dir,
+      outDirFrom: { from: c.from, ...(c.config ? { config: c.config } : {}) },
+      layout: { ...spec.layout, outCopy: OUT_COPY_DIR },
+    };
+  }
+
+  /** evidence arrived from the trainer's out_dir: it is where the trainer writes */
+  private evidenceSeen(name: string): void {
+    if (this.outDirWatch && name.startsWith(`${OUT_COPY_DIR}/`)) this.outDirWatch.seen = true;
+  }
+
+  /**
+   * Nothing from the trainer's out_dir a minute into the run: say where nsa-dbg is looking, once (a
+   * config's out_dir that is not the one the trainer uses is the usual cause).
+   */
+  private checkOutDir(now: number): void {
+    const w = this.outDirWatch;
+    if (w === null || w.seen || now - w.since < OUT_DIR_QUIET_MS || this.phase !== 'running') return;
+    this.outDirWatch = null;
+    this.pub.setNotice(
+      `no heartbeats or dumps in ${w.spec.outDir} after ${Math.round(OUT_DIR_QUIET_MS / 1000)} s — is that the trainer's out_dir? (${w.spec.outDirFrom?.config ?? w.spec.outDirFrom?.from ?? ''})`,
+    );
   }
 
   /**
@@ -265,6 +327,7 @@ export class Session implements SessionController {
 
   private tick(): void {
     if (this.stopping) this.pub.setNotice(stopText(this.stopping, Date.now()));
+    this.checkOutDir(Date.now());
     const watch = this.run !== null && spansNodes(this.run.spec) && !this.failureGrace.armed;
     const failed = watch ? this.model.evidence.firstWorkerFailure() : null;
     if (failed && this.run)

@@ -5,27 +5,11 @@
  * into the header.
  */
 import { isHostsTarget } from '../hosts/hosts-target.js';
-import type { Preset } from '../presets/preset.js';
-import type { SpecOptions } from '../runs/build-spec.js';
-import type { RunSpec } from '../runs/launcher.js';
 import type { RunController } from '../runs/run-controller.js';
 import { SrunTarget } from '../slurm/srun-target.js';
 import type { Target } from '../targets/target.js';
 import type { LiveModel } from './live-model.js';
 import type { JobView } from './state.js';
-
-/** LiveModel options of a run about to start (spec not built yet) or attached (spec read back) */
-export function slurmModelOptions(
-  from: { spec: RunSpec } | { options: Omit<SpecOptions, 'preset'>; preset: Preset },
-): { srun?: boolean; nprocPerNode?: number } {
-  if ('spec' in from) {
-    const l = from.spec.launcher;
-    return l?.slurm || l?.hosts ? { srun: true, nprocPerNode: l.nprocPerNode } : {};
-  }
-  const { options, preset } = from;
-  if (!(options.slurm || options.hosts) || !preset.launcher) return {};
-  return { srun: true, nprocPerNode: options.nprocPerNode ?? preset.launcher.nprocPerNode };
-}
 
 /** a node list that names one node (`gpu7`, not `gpu[7-8]` or `a,b`) */
 const singleNode = (nodes: string | null | undefined) => (nodes && !/[[,]/.test(nodes) ? nodes : null);

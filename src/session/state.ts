@@ -1,8 +1,10 @@
+import type { SeriesPoint } from '../analysis/chart-series.js';
 /**
  * The live state object the UI reads. The engine (src/session/session.ts) owns it and publishes an
  * immutable snapshot at most every 50 ms; panels in `panels/` are pure views of it.
  */
 import type { ManyRanks } from '../analysis/rank-table.js';
+import type { DumpView } from '../analysis/run-digest.js';
 import type { RankStatus, StallWhere } from '../analysis/stall-detector.js';
 import type { SilenceState } from '../analysis/stall-judge.js';
 import type { Frame, GpuProcess, GpuSample } from '../ingest/events.js';
@@ -10,12 +12,7 @@ import type { PtyHandle } from '../targets/target.js';
 
 export type RunPhase = 'idle' | 'starting' | 'running' | 'stopping' | 'exited';
 
-export interface SeriesPoint {
-  step: number;
-  value: number;
-}
-
-export type { StallWhere };
+export type { DumpView, SeriesPoint, StallWhere };
 
 /** A silent rank as the banner shows it: suspect while it is checked, then busy, stuck or blocked. */
 export interface StallView {
@@ -58,17 +55,6 @@ export interface LogLine {
   text: string;
   /** bytes of the trainer's line not in `text` (it was cut); the evidence file has them all */
   cutBytes?: number;
-}
-
-export interface DumpView {
-  file: string;
-  kind: 'signal' | 'watchdog' | 'faulthandler' | 'py-spy';
-  signal?: number;
-  /** the main thread's frames, innermost first */
-  mainThread: Frame[];
-  /** index in mainThread of the innermost frame in the user's code (not site-packages/torch) */
-  userFrame?: number;
-  otherThreads: { name: string; top?: Frame }[];
 }
 
 /** The `s` sampling: innermost user frames with counts and shares, and the hottest full stack. */

@@ -7,9 +7,10 @@
  * second node is told from the first's), a `nodes.jsonl` line per agent (task, node, pid), and the
  * job's exit status in `exit_code`, as every nsa-dbg run has.
  */
+
+import { NODES_FILE } from '../ingest/node-map.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { shExports, shJoin, shQuote } from '../util/sh-quote.js';
-import { NODES_FILE } from './node-map.js';
 
 export const SBATCH_FILE = 'job.sbatch';
 export const NODE_SCRIPT = 'node.sh';

@@ -13,7 +13,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseNodeLine } from '../../src/slurm/node-map.js';
+import { parseNodeLine } from '../../src/ingest/node-map.js';
 import { runCli } from '../helpers/cli.js';
 import { DDP_TRAINER, ddpLane } from '../helpers/ddp-lane.js';
 import { freePort } from '../helpers/ports.js';

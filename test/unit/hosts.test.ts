@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type HostsSettings, hostNodeScript, hostSpec, parseHostList } from '../../src/hosts/hosts.js';
 import { HostsFollower } from '../../src/hosts/hosts-follower.js';
+import { hostsLayout } from '../../src/ingest/run-files.js';
 import type { RunSpec } from '../../src/runs/launcher.js';
 import { LiveModel } from '../../src/session/live-model.js';
 import { LocalTarget } from '../../src/targets/local.js';
@@ -139,7 +140,7 @@ describe('HostsFollower', () => {
 
 describe('LiveModel of a --hosts cell', () => {
   it('two hosts’ dumps of the same second are two dumps; a host’s own exit is not the run’s', () => {
-    const m = new LiveModel({ srun: true, nprocPerNode: 2 });
+    const m = new LiveModel({ layout: hostsLayout(2) });
     const dump = (who: string) =>
       `Signal 10 at 2026-11-22T22:10:00Z\n\n--- Thread: MainThread (1) ---\n  File "${who}.py", line 3, in f\n    x()\n`;
     m.onFileChunk('hosts/a/stackdump_1795315501.txt', Buffer.from(dump('a')), 0);

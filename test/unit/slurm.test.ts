@@ -8,6 +8,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { NodeMap, parseNodeLine } from '../../src/ingest/node-map.js';
 import { StdoutParser } from '../../src/ingest/stdout-parser.js';
 import type { RunSpec } from '../../src/runs/launcher.js';
 import {
@@ -17,7 +18,6 @@ import {
   parseScontrol,
   parseSqueue,
 } from '../../src/slurm/job.js';
-import { NodeMap, parseNodeLine } from '../../src/slurm/node-map.js';
 import { nodeScript, type SlurmSettings, sbatchScript } from '../../src/slurm/sbatch.js';
 import { exitCodeOfJob } from '../../src/slurm/slurm-run.js';
 

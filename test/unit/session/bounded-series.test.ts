@@ -3,15 +3,16 @@
  * a thousand points (the newest exactly) and counts every step; the log ring keeps the newest lines.
  */
 import { describe, expect, it } from 'vitest';
+import { Series } from '../../../src/analysis/chart-series.js';
 import { LogRing } from '../../../src/session/log-ring.js';
-import { Series } from '../../../src/session/series.js';
 
 describe('Series', () => {
-  it('keeps every point of a short run, in step order, first value or a replacing one', () => {
+  it('keeps every point of a short run, in step order: of one priority the first value, a higher one replaces', () => {
     const s = new Series();
-    for (const step of [1, 3, 2, 4]) s.set(step, step * 10, false);
-    s.set(2, 99, false);
-    s.set(3, 33, true);
+    for (const step of [1, 3, 2, 4]) s.set(step, step * 10, 1);
+    s.set(2, 99, 1);
+    s.set(3, 33, 2);
+    s.set(3, 77, 0);
     expect(s.points()).toEqual([
       { step: 1, value: 10 },
       { step: 2, value: 20 },
@@ -23,7 +24,7 @@ describe('Series', () => {
 
   it('decimates a million steps to at most 1024 + 128 points, the newest steps exact', () => {
     const s = new Series();
-    for (let step = 1; step <= 1_000_000; step++) s.set(step, step, false);
+    for (let step = 1; step <= 1_000_000; step++) s.set(step, step, 0);
     const p = s.points();
     expect(s.total).toBe(1_000_000);
     expect(p.length).toBeLessThanOrEqual(1024 + 128);
@@ -36,10 +37,10 @@ describe('Series', () => {
 
   it('returns the same array until something changes (charts are memoised on it)', () => {
     const s = new Series();
-    s.set(1, 1, false);
+    s.set(1, 1, 0);
     const a = s.points();
     expect(s.points()).toBe(a);
-    s.set(2, 2, false);
+    s.set(2, 2, 0);
     expect(s.points()).not.toBe(a);
   });
 });

@@ -4,7 +4,11 @@
  * decimated by a stride that doubles whenever MAX points are kept (every 2nd, 4th, ... step).
  * A chart of 1 M steps draws at most MAX + TAIL points and says "N of M points".
  */
-import type { SeriesPoint } from './state.js';
+
+export interface SeriesPoint {
+  step: number;
+  value: number;
+}
 
 const MAX = 1024;
 const TAIL = 64;
@@ -20,15 +24,20 @@ export class Series {
   total = 0;
   private view: SeriesPoint[] | null = [];
 
+  /** the priority of each tail step's value */
+  private readonly pri = new Map<number, number>();
+
   /**
-   * A value for a step. `replace`: a newer source for the same step wins (a step line over a
-   * heartbeat); otherwise the first value stays. A step older than the tail is dropped.
+   * A value for a step, from a source of this priority: a higher one replaces a lower one's value
+   * for the same step, whichever came first (a step line over a heartbeat, rank 0 over rank 1); of
+   * equal priority the first stays. A step older than the tail is dropped.
    */
-  set(step: number, value: number, replace: boolean): void {
+  set(step: number, value: number, priority = 0): void {
     if (step <= this.newest - TAIL) return;
     const had = this.tail.has(step);
-    if (had && !replace) return;
+    if (had && priority <= this.pri.get(step)!) return;
     this.tail.set(step, value);
+    this.pri.set(step, priority);
     this.view = null;
     if (had) return;
     this.total++;
@@ -42,6 +51,7 @@ export class Series {
     for (const step of old) {
       if (this.sealed++ % this.stride === 0) this.kept.push({ step, value: this.tail.get(step)! });
       this.tail.delete(step);
+      this.pri.delete(step);
       if (this.kept.length > MAX) {
         this.kept = this.kept.filter((_, i) => i % 2 === 0);
         this.stride *= 2;

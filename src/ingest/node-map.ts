@@ -7,7 +7,7 @@
  */
 import { parseJsonObject } from '../util/json-object.js';
 
-export const NODES_FILE = 'nodes.jsonl';
+export { NODES_FILE } from './run-files.js';
 
 export interface AgentRecord {
   task: number;
@@ -93,6 +93,11 @@ export class NodeMap {
   private firstRankOf(task: number): number | undefined {
     for (const w of this.byRank.values()) if (w.task === task) return w.rank - w.localRank;
     return undefined;
+  }
+
+  /** whether a worker of this task (agent) has a record: its output's local ranks can be placed */
+  placesTask(task: number): boolean {
+    return this.firstRankOf(task) !== undefined;
   }
 
   placeOf(rank: number): RankPlace | undefined {

@@ -1,0 +1,142 @@
+/**
+ * Facts read from the evidence when a verdict is made, not when a file arrives: what the latest
+ * content of each small file implies, what each dump implies, and the step each traceback and
+ * FATAL line belongs to (its own stream's context joined with what the other streams say in the
+ * end). This is what keeps the verdict independent of the order in which files were read.
+ */
+import type { DumpEvent } from '../ingest/events.js';
+import {
+  type At,
+  baseName,
+  compareAt,
+  type EvidenceState,
+  type NanHit,
+  type SignatureState,
+  type StepContext,
+  streamName,
+} from './evidence-state.js';
+import { matchOutput, matchSource } from './signatures.js';
+
+type Context = { rank: StepContext | null; rank0: StepContext | null };
+
+/** the step a rank was in at a point of the output: that point's context and the other streams' final state */
+export function stepAt(s: EvidenceState, rank: number, ctx: Context): number {
+  const others = (r: number): StepContext | null => {
+    let announced = -1;
+    let done = -1;
+    for (const [source, byRank] of s.progress) {
+      const c = source === 'output' ? undefined : byRank.get(r);
+      if (c === undefined) continue;
+      announced = Math.max(announced, c.announced);
+      done = Math.max(done, c.done);
+    }
+    return announced < 0 ? null : { announced, done };
+  };
+  const at = (r: number, own: StepContext | null): number | null => {
+    const o = others(r);
+    if (own === null && o === null) return null;
+    return Math.max(own?.announced ?? 0, o?.announced ?? 0, Math.max(own?.done ?? 0, o?.done ?? 0) + 1);
+  };
+  // ranks other than 0 print no step lines: use what rank 0 says
+  return at(rank, ctx.rank) ?? at(0, ctx.rank0) ?? 1;
+}
+
+/** each traceback's step, resolved once per verdict */
+export function resolveTracebackSteps(s: EvidenceState): void {
+  for (const t of s.tracebacks) t.step = stepAt(s, t.ev.rank ?? t.ev.torchrun?.rootCauseRank ?? 0, t.ctx);
+}
+
+/** the first non-finite loss: the lowest step, then the canonical order */
+export function firstNan(s: EvidenceState): { rank: number; step: number } | null {
+  const resolved = s.nanHits.map((h: NanHit) => ({
+    rank: h.rank,
+    step: h.step ?? stepAt(s, h.rank, h.ctx ?? { rank: null, rank0: null }),
+    at: h.at,
+  }));
+  resolved.sort((a, b) => a.step - b.step || compareAt(a.at, b.at));
+  const hit = resolved[0];
+  return hit === undefined ? null : { rank: hit.rank, step: hit.step };
+}
+
+/** dumps by path (their arrival order differs between live and offline) */
+export function dumpsInOrder(s: EvidenceState): DumpEvent[] {
+  return [...s.dumps.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, d]) => d);
+}
+
+/** every signature: those matched in streams, and those the files and dumps imply now */
+export function allSignatures(s: EvidenceState): SignatureState[] {
+  const out = new Map<string, SignatureState>();
+  for (const [name, h] of s.signatures) out.set(name, { ...h });
+  const add = (h: Omit<SignatureState, 'count'>) => {
+    const cur = out.get(h.sig.name);
+    if (cur === undefined) out.set(h.sig.name, { ...h, count: 1 });
+    else {
+      cur.count++;
+      if (compareAt(h.at, cur.at) < 0) Object.assign(cur, { rank: h.rank, text: h.text, at: h.at });
+    }
+  };
+  for (const [path, content] of [...s.files].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const base = baseName(path);
+    const at: At = { stream: streamName('file', path), seq: 0 };
+    if (base === '.anomaly_type' || base === '.HALT') {
+      for (const sig of matchSource(base === '.HALT' ? 'halt' : 'anomaly', content))
+        add({ sig, rank: 0, text: content.trim().slice(0, 500), at });
+    } else if (/^mem_.*\.json$/.test(base)) {
+      const ooms = tryJson(content)?.num_ooms;
+      const sig = matchOutput('CUDA out of memory')[0];
+      if (typeof ooms === 'number' && ooms > 0 && sig !== undefined)
+        add({ sig, rank: 0, text: `${base}: num_ooms=${ooms}`, at });
+    }
+  }
+  for (const d of dumpsInOrder(s))
+    for (const sig of matchSource('dump', d.dumpKind))
+      add({ sig, rank: undefined, text: d.file, at: { stream: streamName('dump', d.file), seq: 0 } });
+  return [...out.values()].sort((a, b) => compareAt(a.at, b.at));
+}
+
+/** gradients that never arrived: from grad-trace lines, and from watchdog dumps that list them */
+export function missingGradsOf(s: EvidenceState): EvidenceState['missingGrads'] {
+  const out = [...s.missingGrads];
+  for (const d of dumpsInOrder(s))
+    if (d.missingGrads !== undefined && d.missingGrads.length > 0)
+      out.push({ rank: 0, missing: d.missingGrads.length });
+  return out;
+}
+
+/** the run's exit status as its launcher recorded it (the run folder's own exit_code) */
+export function exitCodeFile(s: EvidenceState): number | null {
+  const file = s.files.get('exit_code')?.trim();
+  return file !== undefined && /^-?\d+$/.test(file) ? Number(file) : null;
+}
+
+/** the end-of-run marker: final metrics printed, or a metrics file written */
+export function metricsSeen(s: EvidenceState): boolean {
+  if (s.outputMetrics !== null) return true;
+  for (const [path, content] of s.files)
+    if (/^metrics(?:_fsdp)?\.json$/.test(baseName(path)) && tryJson(content) !== null) return true;
+  return false;
+}
+
+/** peak memory from the mem_*.json snapshots (bytes), by kind */
+export function memJsonPeaks(s: EvidenceState): { reserved: number | null; alloc: number | null } {
+  let reserved: number | null = null;
+  let alloc: number | null = null;
+  for (const [path, content] of s.files) {
+    if (!/^mem_.*\.json$/.test(baseName(path))) continue;
+    const m = tryJson(content);
+    const r = m?.['reserved_bytes.all.peak'];
+    const a = m?.['allocated_bytes.all.peak'];
+    if (typeof r === 'number') reserved = Math.max(reserved ?? r, r);
+    if (typeof a === 'number') alloc = Math.max(alloc ?? a, a);
+  }
+  return { reserved, alloc };
+}
+
+export function tryJson(text: string): Record<string, unknown> | null {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}

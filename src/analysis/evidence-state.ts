@@ -1,0 +1,105 @@
+/**
+ * What the evidence of one run holds, read by the verdict and the views. A leaf: types and small pure
+ * helpers only, so the files that read the state import no file that writes it.
+ *
+ * Order independence: a run folder's files arrive interleaved in any way (live: as each is written;
+ * offline: one after the other), so nothing here may depend on which file was read first. Each fact
+ * from a stream carries where it came from (`At`: the stream and its place in it); facts that need
+ * another stream's state (the step a traceback was printed in) keep their own stream's context and
+ * are resolved when the verdict is made; whole files are state (the latest content), never events.
+ */
+import type {
+  DumpEvent,
+  DumpRequestEvent,
+  ProcProbeEvent,
+  StepSource,
+  TracebackEvent,
+} from '../ingest/events.js';
+import type { NodeMap } from '../ingest/node-map.js';
+import type { At } from '../ingest/order.js';
+import type { Signature } from './signatures.js';
+import type { StallDetector } from './stall-detector.js';
+import type { JudgeSettings } from './stall-judge.js';
+import type { RankSteps } from './step-store.js';
+
+export { type At, compareAt, streamName } from '../ingest/order.js';
+
+/** What one stream had said about a rank's step by some point: the last announced and completed step. */
+export interface StepContext {
+  announced: number;
+  done: number;
+}
+
+/** per source, per rank: the last step announced and the last completed (monotone maxima) */
+export type ProgressBySource = Map<StepSource, Map<number, StepContext>>;
+
+export interface OrderedTraceback {
+  ev: TracebackEvent;
+  at: At;
+  /** what the output had said of the rank's step (and rank 0's) when the traceback was printed */
+  ctx: { rank: StepContext | null; rank0: StepContext | null };
+  /** resolved by the verdict: the step the rank was in when it was printed */
+  step?: number;
+}
+
+export interface SignatureState {
+  sig: Signature;
+  count: number;
+  rank?: number;
+  text: string;
+  at: At;
+}
+
+export interface NanHit {
+  rank: number;
+  /** null: a FATAL line, before the step is logged; resolved from `ctx` by the verdict */
+  step: number | null;
+  at: At;
+  ctx?: { rank: StepContext | null; rank0: StepContext | null };
+}
+
+/** Everything collected so far; read by verdict.ts. */
+export interface EvidenceState {
+  detector: StallDetector;
+  /** per rank, bounded: the newest steps exactly, older ones folded into what verdicts need */
+  steps: Map<number, RankSteps>;
+  ranks: Set<number>;
+  /** per source and rank: how far each stream says the rank got (for the step a fact belongs to) */
+  progress: ProgressBySource;
+  nanHits: NanHit[];
+  tracebacks: OrderedTraceback[];
+  torchrunFailed: Array<{ rank: number; exitCode: number; at: At }>;
+  /** signatures matched in streams (output lines, heartbeat records); files and dumps add theirs at the end */
+  signatures: Map<string, SignatureState>;
+  /** by path in the run folder: a dump re-read as it grows replaces its earlier parse */
+  dumps: Map<string, DumpEvent>;
+  procProbes: ProcProbeEvent[];
+  dumpRequests: DumpRequestEvent[];
+  /** which node each rank runs on (multi-node runs: nodes.jsonl) */
+  nodes: NodeMap;
+  /**
+   * nsa-dbg checks silent ranks on the box (live, or a folder with its probe file): silence alone is
+   * then only a suspicion. Without it (someone else's capture) silence past the threshold is a hang.
+   */
+  probing: boolean;
+  judge: JudgeSettings;
+  /** the final metrics printed on stdout (the pretty-printed JSON, an HF summary) */
+  outputMetrics: Record<string, unknown> | null;
+  exitFromLog: number | null;
+  /** small whole files by path in the run folder, their latest content */
+  files: Map<string, string>;
+  hbPeakReservedMiB: number | null;
+  hbPeakAllocMiB: number | null;
+  gpus: Map<number, { name: string; peakUsedMiB: number; totalMiB: number }>;
+  lastEvidenceTs: number | null;
+  /** the step count of a closing summary (`"steps": N` in the final metrics) */
+  summarySteps: number;
+  /** from grad-trace lines on stdout (dumps add theirs at the end) */
+  missingGrads: Array<{ rank: number; step?: number; missing: number }>;
+  skipped: number;
+}
+
+/** the base name of a path in the run folder */
+export function baseName(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}

@@ -1,0 +1,191 @@
+/**
+ * One rank's progress as one source reports it (its heartbeats, or its output lines with their
+ * arrival times, or its CSV rows): which phase the rank waits in now, and how long that phase may
+ * take, learned from the intervals seen (stall-detector.ts has the rules and defaults).
+ *
+ * Each record tells what the rank is doing next, i.e. which phase we wait in: boot → first step
+ * (`boot`), step start → its end (`in-step`), a step's end with more records to come for it
+ * (`progress` → `step_end`: `end-of-step`), step_end → next step start (`rollover`). A source with
+ * no step starts (output lines, CSV rows, heartbeats without per-step beats) waits in the next
+ * step's compute after each step's end: `in-step` of the next step.
+ */
+import type { StallWhere } from './stall-detector.js';
+
+/** what one record says: the kinds of heartbeat records, or an output line mapped onto them */
+export interface ProgressRecord {
+  rank: number;
+  step: number;
+  ts: number;
+  /** boot | beat (a step starts) | progress (a step's numbers) | step_end */
+  msg: string;
+  phase?: string;
+  pid?: number;
+  gpuMemAllocMiB?: number;
+  gpuMemReservedMiB?: number;
+}
+
+export interface TrackerSettings {
+  k: number;
+  floorS: number;
+  firstStepAllowanceS: number;
+  historySize: number;
+}
+
+/** a silence past the threshold that ended when records resumed */
+export interface EndedSilence {
+  step: number;
+  where: StallWhere;
+  silenceS: number;
+  thresholdS: number;
+  cpuBusy: boolean | null;
+  declaredTs: number;
+  resumedTs: number;
+}
+
+const PHASE_MSGS = new Set(['boot', 'beat', 'progress', 'step_end']);
+const GAP_HISTORY = 32;
+/** record times kept, to tell whether this source spoke during another's silence */
+const TIMES_KEPT = 4096;
+
+export class ProgressTracker {
+  pid: number | undefined;
+  /** step of the last phase record */
+  step = 0;
+  /** last record's phase label (phase, else msg) */
+  phase = '';
+  lastTs: number | null = null;
+  waiting: StallWhere | null = null;
+  /** the step the stall would be reported at */
+  waitingStep = 0;
+  private firstStep: number | null = null;
+  private sawBeat = false;
+  private readonly history = new Map<StallWhere, number[]>();
+  /**
+   * between steps: the longest interval ever seen per phase. Evals and checkpoints come back every
+   * few hundred steps, long after the recent history forgot the last one.
+   */
+  private readonly longest = new Map<StallWhere, number>();
+  readonly gaps: number[] = [];
+  memAllocMiB?: number;
+  memReservedMiB?: number;
+  cpuBusy: boolean | null;
+  private readonly times: number[] = [];
+
+  constructor(
+    private readonly settings: TrackerSettings,
+    cpuBusy: boolean | null,
+  ) {
+    this.cpuBusy = cpuBusy;
+  }
+
+  /** whether the record moves this tracker (records that are not progress only update memory) */
+  static isProgress(msg: string): boolean {
+    return PHASE_MSGS.has(msg);
+  }
+
+  /** take a record; returns the silence it ended when that silence was past the threshold */
+  observe(r: ProgressRecord): EndedSilence | null {
+    let ended: EndedSilence | null = null;
+    if (this.lastTs !== null && this.waiting !== null) {
+      const interval = r.ts - this.lastTs;
+      if (interval >= 0) {
+        const threshold = this.threshold();
+        if (interval > threshold)
+          ended = {
+            step: this.waitingStep,
+            where: this.waiting,
+            silenceS: interval,
+            thresholdS: threshold,
+            cpuBusy: this.cpuBusy,
+            declaredTs: this.lastTs + threshold,
+            resumedTs: r.ts,
+          };
+        if (!this.inFirstStep()) this.learn(this.waiting, interval);
+        this.gaps.push(interval);
+        if (this.gaps.length > GAP_HISTORY) this.gaps.shift();
+      }
+    }
+    if (r.msg === 'beat') this.sawBeat = true;
+    this.pid = r.pid ?? this.pid;
+    this.step = r.step;
+    this.phase = r.phase ?? r.msg;
+    this.lastTs = r.ts;
+    this.times.push(r.ts);
+    if (this.times.length > TIMES_KEPT) this.times.shift();
+    if (r.gpuMemAllocMiB !== undefined) this.memAllocMiB = r.gpuMemAllocMiB;
+    if (r.gpuMemReservedMiB !== undefined) this.memReservedMiB = r.gpuMemReservedMiB;
+    switch (r.msg) {
+      case 'boot':
+        this.waiting = 'boot';
+        this.waitingStep = 0;
+        break;
+      case 'beat':
+        this.waiting = 'in-step';
+        this.waitingStep = r.step;
+        this.firstStep ??= r.step;
+        break;
+      case 'progress':
+        this.waiting = 'end-of-step';
+        this.waitingStep = r.step;
+        this.firstStep ??= r.step;
+        break;
+      default:
+        // step_end: without per-step beats nothing marks the next step's start, so we wait in it
+        this.waiting = this.sawBeat ? 'rollover' : 'in-step';
+        this.waitingStep = this.sawBeat ? r.step : r.step + 1;
+        this.firstStep ??= r.step;
+    }
+    return ended;
+  }
+
+  /** whether this source said anything strictly between two times */
+  spokeBetween(from: number, to: number): boolean {
+    for (let i = this.times.length - 1; i >= 0; i--) {
+      const t = this.times[i]!;
+      if (t <= from) return false;
+      if (t < to) return true;
+    }
+    return false;
+  }
+
+  /** the longest interval expected for the phase waited in now (null before any was learned) */
+  expected(): number | null {
+    const hist = this.waiting === null ? undefined : this.history.get(this.waiting);
+    return hist !== undefined && hist.length > 0 ? Math.max(...hist) : null;
+  }
+
+  threshold(): number {
+    const { k, floorS, firstStepAllowanceS } = this.settings;
+    const firstStepLimit = Math.max(floorS, firstStepAllowanceS);
+    if (this.waiting === null || this.waiting === 'boot') return firstStepLimit;
+    const hist = this.history.get(this.waiting);
+    if (hist !== undefined && hist.length > 0) {
+      let expected = Math.max(...hist, this.longest.get(this.waiting) ?? 0);
+      // work between steps (CSV, TensorBoard, eval, checkpoints) can take as long as a step now and
+      // then, so a between-steps phase is allowed at least what a step takes
+      const steps = this.waiting === 'in-step' ? undefined : this.history.get('in-step');
+      if (steps !== undefined && steps.length > 0) expected = Math.max(expected, ...steps);
+      return Math.max(floorS, k * expected);
+    }
+    if (this.inFirstStep()) return firstStepLimit;
+    // a phase never seen to finish yet (e.g. the first rollover): scale from what this rank has shown
+    let longest = 0;
+    for (const h of this.history.values()) for (const v of h) longest = Math.max(longest, v);
+    return longest > 0 ? Math.max(floorS, k * longest) : firstStepLimit;
+  }
+
+  private inFirstStep(): boolean {
+    return this.waiting === 'boot' || this.firstStep === null || this.waitingStep <= this.firstStep;
+  }
+
+  private learn(where: StallWhere, interval: number): void {
+    let h = this.history.get(where);
+    if (h === undefined) {
+      h = [];
+      this.history.set(where, h);
+    }
+    h.push(interval);
+    if (h.length > this.settings.historySize) h.shift();
+    if (where !== 'in-step') this.longest.set(where, Math.max(this.longest.get(where) ?? 0, interval));
+  }
+}

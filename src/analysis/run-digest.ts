@@ -1,0 +1,223 @@
+/**
+ * What a person reads of a run besides its verdict: the loss and toks/s series, the step lines and
+ * the last lines before it ended, the crash's traceback, the newest stack dump, the platform. One
+ * collector, fed by the run-folder reader as a view: the live dashboard draws from it while the run
+ * goes, and the notebook cell and the report keep what it says at the end (live, or `analyze` of
+ * the folder: the same reader, the same digest).
+ */
+import type { DumpEvent, Frame, IngestEvent, TracebackEvent } from '../ingest/events.js';
+import { SOURCE_PRIORITY } from '../ingest/events.js';
+import type { ReaderView } from '../ingest/run-folder.js';
+import { mainThread, mainThreadTop } from '../ingest/stackdump.js';
+import { Series, type SeriesPoint } from './chart-series.js';
+import type { CrashReport } from './result.js';
+import { userFrame } from './user-frame.js';
+
+/** points kept of each series in a digest (a chart of a whole run, not a step log) */
+export const DIGEST_POINTS = 200;
+const TAIL_LINES = 6;
+const MAX_TRACEBACKS = 16;
+
+export interface DumpView {
+  file: string;
+  kind: 'signal' | 'watchdog' | 'faulthandler' | 'py-spy';
+  signal?: number;
+  /** the main thread's frames, innermost first, from where the program was (the handler left out) */
+  mainThread: Frame[];
+  /** index in mainThread of the innermost frame in the user's code (not site-packages/torch) */
+  userFrame?: number;
+  otherThreads: { name: string; top?: Frame }[];
+}
+
+export interface RunExcerpts {
+  /** the first and last step lines of the output */
+  steps: string[];
+  /** the last lines before it ended (before the stop's KeyboardInterrupt, when it was stopped) */
+  tail: string[];
+  /** main-thread frames of the newest stack dump, innermost first ("file:line in function") */
+  dumpTop: string[];
+  dumpFile?: string;
+  /** the crash's innermost frames and exception line */
+  crash: string[];
+}
+
+export interface RunDigest {
+  series: { loss: Array<[number, number]>; toks: Array<[number, number]> };
+  excerpts: RunExcerpts;
+  platform: { gpu?: string; torch?: string; cuda?: string; python?: string };
+}
+
+/** dumps sort by their own name (`stackdump_<second>.txt`), wherever in the folder they are, then by path */
+const dumpOrder = (path: string) => `${path.slice(path.lastIndexOf('/') + 1)}\u0000${path}`;
+
+export class DigestCollector implements ReaderView {
+  readonly loss = new Series();
+  readonly toks = new Series();
+  /** the newest step any source has reported, and the last one completed */
+  step = 0;
+  done = 0;
+  newestDump: DumpView | null = null;
+  newestDumpName = '';
+  private readonly stepLines: { head: string[]; tail: string[] } = { head: [], tail: [] };
+  private readonly recent: string[] = [];
+  /** the lines before the first traceback after the last step line, and whether it was a stop */
+  private beforeTraceback: string[] | null = null;
+  private stopped = false;
+  private readonly tracebacks: Array<{ rank: number | undefined; exception: string; lines: string[] }> = [];
+  private env: string | null = null;
+
+  outputLine(text: string): void {
+    if (text.trim() === '') return;
+    // the first traceback after the last step line: what came before it is where the run was
+    if (this.beforeTraceback === null && text.includes('Traceback (most recent call last):'))
+      this.beforeTraceback = [...this.recent];
+    this.recent.push(text);
+    if (this.recent.length > TAIL_LINES) this.recent.shift();
+  }
+
+  event(e: IngestEvent, line?: string): void {
+    if (e.kind === 'step') {
+      this.step = Math.max(this.step, e.step);
+      this.done = Math.max(this.done, e.step);
+      // the lowest rank's value, a step line's over a heartbeat's
+      const pri = SOURCE_PRIORITY.output * 1e6 - e.rank;
+      this.loss.set(e.step, e.loss, pri);
+      if (e.toksPerS !== undefined) this.toks.set(e.step, e.toksPerS, pri);
+      if (e.rank === 0 && line !== undefined) this.stepLine(line);
+    } else if (e.kind === 'beat') {
+      this.step = Math.max(this.step, e.step);
+      if (e.msg === 'progress' && e.loss !== undefined) {
+        const pri = SOURCE_PRIORITY.beat * 1e6 - e.rank;
+        this.loss.set(e.step, e.loss, pri);
+        this.done = Math.max(this.done, e.step);
+        if (e.toksPerS !== undefined) this.toks.set(e.step, e.toksPerS, pri);
+      }
+    } else if (e.kind === 'traceback') {
+      if (e.exception.endsWith('KeyboardInterrupt')) this.stopped = true;
+      if (this.tracebacks.length < MAX_TRACEBACKS)
+        this.tracebacks.push({ rank: e.rank, exception: e.exception, lines: tracebackLines(e) });
+    }
+  }
+
+  dump(path: string, d: DumpEvent): void {
+    if (dumpOrder(path) >= dumpOrder(this.newestDumpName)) {
+      this.newestDumpName = path;
+      this.newestDump = toDumpView(d);
+    }
+  }
+
+  file(path: string, content: string): void {
+    if (path === 'env.json') this.env = content;
+  }
+
+  /** the charts' points (decimated past their cap) and how many steps each has seen */
+  chartSeries(): { loss: SeriesPoint[]; toks: SeriesPoint[]; lossTotal: number; toksTotal: number } {
+    return {
+      loss: this.loss.points(),
+      toks: this.toks.points(),
+      lossTotal: this.loss.total,
+      toksTotal: this.toks.total,
+    };
+  }
+
+  /** the digest at the end; `crash`: the verdict's, whose traceback is the one excerpted */
+  digest(crash: CrashReport | null): RunDigest {
+    const pairs = (s: Series) => downsample(s.points().map((p): [number, number] => [p.step, p.value]));
+    const tb =
+      this.tracebacks.find(
+        (t) => crash !== null && t.exception === crash.exception && (t.rank ?? 0) === crash.rank,
+      ) ?? this.tracebacks.find((t) => !/KeyboardInterrupt|ChildFailedError|SystemExit/.test(t.exception));
+    const { head, tail } = this.stepLines;
+    const steps = head.length + tail.length > 4 ? [...head, '...', ...tail.slice(-2)] : [...head, ...tail];
+    const d = this.newestDump;
+    return {
+      series: { loss: pairs(this.loss), toks: pairs(this.toks) },
+      excerpts: {
+        steps,
+        // a run stopped after a stall ends with the stop's KeyboardInterrupt, which says nothing
+        // about where it hung; the lines before it do
+        tail:
+          this.stopped && this.beforeTraceback !== null
+            ? this.beforeTraceback.slice(-TAIL_LINES)
+            : [...this.recent],
+        dumpTop:
+          d === null
+            ? []
+            : d.mainThread
+                .slice(0, 5)
+                .map((f) => `${f.file}:${f.line} in ${f.function}${f.code ? `: ${f.code}` : ''}`),
+        ...(d === null ? {} : { dumpFile: this.newestDumpName }),
+        crash: tb?.lines ?? [],
+      },
+      platform: platformOf(this.env),
+    };
+  }
+
+  private stepLine(line: string): void {
+    // a new step line: the traceback before it (if any) was not where the run ended
+    this.beforeTraceback = null;
+    this.stopped = false;
+    const { head, tail } = this.stepLines;
+    if (head.length < 2) head.push(line);
+    else {
+      tail.push(line);
+      if (tail.length > 3) tail.shift();
+    }
+  }
+}
+
+/** the view of a dump: main-thread frames innermost first, from the interrupted frame */
+export function toDumpView(d: DumpEvent): DumpView {
+  const main = mainThread(d);
+  const top = mainThreadTop(d);
+  let frames = main ? [...main.frames].reverse() : [];
+  if (top) {
+    const i = frames.indexOf(top);
+    if (i > 0) frames = frames.slice(i);
+  }
+  const user = userFrame([...frames].reverse());
+  const userIdx = user ? frames.indexOf(user) : -1;
+  return {
+    file: d.file,
+    kind: d.dumpKind,
+    ...(d.signal === undefined ? {} : { signal: d.signal }),
+    mainThread: frames,
+    ...(userIdx > 0 ? { userFrame: userIdx } : {}),
+    otherThreads: d.threads
+      .filter((t) => t !== main)
+      .map((t) => ({ name: t.name, top: t.frames[t.frames.length - 1] })),
+  };
+}
+
+/**
+ * Keep at most `max` points, evenly spaced by index, always keeping the first and last (the chart
+ * must show where the run started and where it ended).
+ */
+export function downsample<T>(points: T[], max = DIGEST_POINTS): T[] {
+  if (points.length <= max) return points;
+  const out: T[] = [];
+  for (let i = 0; i < max; i++) out.push(points[Math.round((i * (points.length - 1)) / (max - 1))]!);
+  return out;
+}
+
+function tracebackLines(e: TracebackEvent): string[] {
+  const inner = e.frames.slice(-3).map((f) => `  File "${f.file}", line ${f.line}, in ${f.function}`);
+  return [...inner, `${e.exception}: ${e.message.split('\n')[0] ?? ''}`];
+}
+
+function platformOf(env: string | null): RunDigest['platform'] {
+  if (env === null) return {};
+  try {
+    const o = JSON.parse(env) as Record<string, unknown>;
+    const torch = typeof o.torch === 'string' ? o.torch : undefined;
+    const cuda = torch === undefined ? null : /\+cu(\d+)(\d)$/.exec(torch);
+    return {
+      ...(typeof o.gpu_name === 'string' ? { gpu: o.gpu_name } : {}),
+      ...(torch === undefined ? {} : { torch }),
+      ...(cuda ? { cuda: `${cuda[1]}.${cuda[2]}` } : {}),
+      ...(typeof o.python === 'string' ? { python: o.python.split(' ')[0] } : {}),
+    };
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,320 @@
+/**
+ * The run-folder reader: the only place that turns a run folder's bytes into evidence. It takes
+ * `(path in the folder, chunk)` in any chunking and any interleaving of files — live, as followers
+ * and mirrors deliver them; offline (`nsa-dbg analyze`, a notebook cell), file after file — and
+ * feeds one evidence sink; `end()` flushes what is left. Live and offline are this same code, so
+ * they cannot disagree. What each file is comes from run-files.ts; what the evidence makes of the
+ * events is src/analysis/'s business.
+ */
+
+import { parseClockLine, TimedBytes } from './clock.js';
+import type { BeatEvent, DumpEvent, GpuSample, IngestEvent } from './events.js';
+import { HeartbeatReader } from './heartbeat.js';
+import { HeldOutput } from './held-output.js';
+import { LineSplitter } from './line-splitter.js';
+import type { NodeMap } from './node-map.js';
+import { parseNvidiaSmiLine } from './nvidia-smi.js';
+import { type At, type StreamKind, streamName } from './order.js';
+import { parseProbeLine } from './probes.js';
+import {
+  classifyRunPath,
+  heartbeatFileRank,
+  MAX_DUMP_BYTES,
+  MAX_WHOLE_BYTES,
+  type RunFileKind,
+  type RunLayout,
+} from './run-files.js';
+import { parseStackDump } from './stackdump.js';
+
+/** What the reader feeds: the run's evidence (src/analysis/evidence.ts implements it). */
+export interface EvidenceSink {
+  addEvent(e: IngestEvent, at: At): void;
+  addTableRow(step: number, loss: number, toksPerS: number, ts?: number): void;
+  addGpuSample(g: GpuSample): void;
+  setFile(path: string, content: string): void;
+  addSkipped(n: number): void;
+  readonly nodes: NodeMap;
+}
+
+/** What a view may want besides the evidence (the live dashboard's log, charts and dump pane). */
+export interface ReaderView {
+  /** a line of the trainer's output as it arrives (before parsing: the log pane) */
+  line?(text: string): void;
+  /** a line of the output as it is parsed, before its events (in order, also when held back) */
+  outputLine?(text: string): void;
+  /** an event, after the evidence took it; `line`: the output line it came from */
+  event?(e: IngestEvent, line?: string): void;
+  /** a dump file was (re)parsed */
+  dump?(path: string, d: DumpEvent): void;
+  /** a small whole file's content so far */
+  file?(path: string, content: string): void;
+}
+
+/** several views of one reader, each told everything in the same order */
+export function views(...list: ReaderView[]): ReaderView {
+  return {
+    line: (t) => {
+      for (const v of list) v.line?.(t);
+    },
+    outputLine: (t) => {
+      for (const v of list) v.outputLine?.(t);
+    },
+    event: (e, l) => {
+      for (const v of list) v.event?.(e, l);
+    },
+    dump: (p, d) => {
+      for (const v of list) v.dump?.(p, d);
+    },
+    file: (p, c) => {
+      for (const v of list) v.file?.(p, c);
+    },
+  };
+}
+
+export interface ReaderOptions {
+  layout?: RunLayout;
+  /** a lane's step regex for trainers with another log format */
+  stepRegex?: RegExp;
+  view?: ReaderView;
+  /**
+   * nsa-dbg's clock of the folder (nsa-dbg-clock.jsonl) is part of it: output and CSV lines wait for
+   * their arrival time. Live: the session writes the clock; offline: when the folder has one.
+   */
+  timed?: boolean;
+}
+
+const TABLE_ROW = /^(\d+),([^,]+),([^,]+),([^,]+)$/;
+/** dump texts held for re-parsing as they grow (the newest; older dumps are complete) */
+const MAX_DUMP_TEXTS = 64;
+
+interface LineStream {
+  kind: RunFileKind;
+  splitter: LineSplitter;
+  seq: number;
+  /** timed files: their bytes as the clock covers them */
+  timed?: TimedBytes;
+  /** the time of the last portion read (a partial last line's, at the end) */
+  lastT?: number | null;
+}
+
+export class RunFolderReader {
+  private readonly layout: RunLayout;
+  private readonly view: ReaderView;
+  private readonly beats = new Map<string, { reader: HeartbeatReader; seq: number; counted: number }>();
+  private readonly lines = new Map<string, LineStream>();
+  private readonly texts = new Map<string, string>();
+  private readonly dumpTexts = new Map<string, { text: string; parsed: number }>();
+  /** dumps whose text was let go (MAX_DUMP_TEXTS newer ones grew since) */
+  private readonly doneDumps = new Set<string>();
+  private readonly outputs = new Map<string, HeldOutput>();
+  private ended = false;
+
+  constructor(
+    private readonly sink: EvidenceSink,
+    private readonly opts: ReaderOptions = {},
+  ) {
+    this.layout = opts.layout ?? {};
+    this.view = opts.view ?? {};
+  }
+
+  /** A chunk of a file of the run folder (path relative to it, `/` between parts). */
+  push(path: string, chunk: Buffer, kind: RunFileKind | null = classifyRunPath(path, this.layout)): void {
+    if (kind === null || this.ended) return;
+    switch (kind) {
+      case 'stdout':
+      case 'table': {
+        const s = this.lineStream(path, kind);
+        if (s.timed !== undefined) s.timed.bytes(chunk);
+        else this.piece(path, s, chunk, undefined);
+        return;
+      }
+      case 'heartbeat':
+        this.beatChunk(path, chunk);
+        return;
+      case 'dump':
+        this.dumpChunk(path, chunk);
+        return;
+      case 'whole': {
+        const before = this.texts.get(path) ?? '';
+        if (before.length >= MAX_WHOLE_BYTES) return;
+        const text = before + chunk.toString('utf8');
+        this.texts.set(path, text);
+        this.sink.setFile(path, text);
+        this.view.file?.(path, text);
+        return;
+      }
+      case 'nodes':
+        this.sink.nodes.push(chunk.toString('utf8'));
+        for (const o of this.outputs.values()) o.release();
+        return;
+      default: {
+        const s = this.lineStream(path, kind);
+        for (const line of s.splitter.push(chunk)) this.lineOf(path, s, line);
+      }
+    }
+  }
+
+  /**
+   * A small whole file's new content, rewritten in place (a trainer's out_dir reused from run to
+   * run): it replaces what was read of it. Other kinds of file only grow; for them this is a chunk.
+   */
+  replace(path: string, content: Buffer): void {
+    if (this.ended) return;
+    if (classifyRunPath(path, this.layout) !== 'whole') {
+      this.push(path, content);
+      return;
+    }
+    const text = content.subarray(0, MAX_WHOLE_BYTES).toString('utf8');
+    this.texts.set(path, text);
+    this.sink.setFile(path, text);
+    this.view.file?.(path, text);
+  }
+
+  /** The end of every file: partial last lines and held output are read now. */
+  end(): void {
+    if (this.ended) return;
+    for (const s of this.lines.values()) s.timed?.end();
+    for (const [path, s] of this.lines) {
+      for (const line of s.splitter.flush()) {
+        if (s.kind === 'stdout') this.output(path).push(line, s.lastT ?? undefined);
+        else this.lineOf(path, s, line, s.lastT ?? undefined);
+      }
+    }
+    for (const o of this.outputs.values()) o.end();
+    for (const [path, b] of this.beats) {
+      for (const e of b.reader.flush()) this.beat(path, b, e);
+      this.syncBeatSkips(b);
+    }
+    this.sink.nodes.push('\n');
+    this.settle();
+    this.ended = true;
+  }
+
+  private lineStream(path: string, kind: RunFileKind): LineStream {
+    let s = this.lines.get(path);
+    if (s === undefined) {
+      const stream: LineStream = { kind, splitter: new LineSplitter(), seq: 0 };
+      if (this.opts.timed && (kind === 'stdout' || kind === 'table'))
+        stream.timed = new TimedBytes((piece, t) => this.piece(path, stream, piece, t));
+      s = stream;
+      this.lines.set(path, s);
+    }
+    return s;
+  }
+
+  /** bytes of a line file that arrived at `t` (undefined: the folder keeps no clock) */
+  private piece(path: string, s: LineStream, piece: Buffer, t: number | null | undefined): void {
+    s.lastT = t;
+    const ts = t ?? undefined;
+    for (const line of s.splitter.push(piece)) {
+      if (s.kind === 'stdout') this.output(path).push(line, ts);
+      else this.lineOf(path, s, line, ts);
+    }
+  }
+
+  /** the output of one stdout file: parsed in order, lines of agents not yet placed held back */
+  private output(path: string): HeldOutput {
+    let o = this.outputs.get(path);
+    if (o === undefined) {
+      const stream = streamName('output', path);
+      let seq = 0;
+      o = new HeldOutput({
+        stepRegex: this.opts.stepRegex,
+        nodes: this.layout.agentLabels ? this.sink.nodes : undefined,
+        onLine: (line) => this.view.line?.(line),
+        onParsed: (line) => this.view.outputLine?.(line),
+        onEvent: (e, line) => this.emit(e, { stream, seq: seq++ }, line),
+        onSkipped: (n) => this.sink.addSkipped(n),
+      });
+      this.outputs.set(path, o);
+    }
+    return o;
+  }
+
+  private lineOf(path: string, s: LineStream, line: string, ts?: number): void {
+    if (line.trim() === '') return;
+    const kind = s.kind;
+    if (kind === 'clock') {
+      const r = parseClockLine(line);
+      if (r === null) this.sink.addSkipped(1);
+      else {
+        const k = classifyRunPath(r.f, this.layout);
+        if (k === 'stdout' || k === 'table') this.lineStream(r.f, k).timed?.record(r.o, r.t);
+      }
+    } else if (kind === 'probes') {
+      const e = parseProbeLine(line);
+      if (e === null) this.sink.addSkipped(1);
+      else this.emit(e, { stream: streamName('probe', path), seq: s.seq++ });
+    } else if (kind === 'table') {
+      const m = TABLE_ROW.exec(line.trim());
+      // the header and other rows that are not step rows are the table's own business
+      if (m !== null) this.sink.addTableRow(Number(m[1]), Number(m[2]), Number(m[4]), ts);
+    } else if (kind === 'gpu-csv') {
+      const rec = parseNvidiaSmiLine(line);
+      if (rec !== null && 'index' in rec) this.sink.addGpuSample(rec);
+    }
+  }
+
+  private beatChunk(path: string, chunk: Buffer): void {
+    let b = this.beats.get(path);
+    if (b === undefined) {
+      const base = path.slice(path.lastIndexOf('/') + 1);
+      b = { reader: new HeartbeatReader({ rank: heartbeatFileRank(base) }), seq: 0, counted: 0 };
+      this.beats.set(path, b);
+    }
+    for (const e of b.reader.push(chunk)) this.beat(path, b, e);
+    this.syncBeatSkips(b);
+  }
+
+  private beat(path: string, b: { seq: number }, e: BeatEvent): void {
+    this.emit(e, { stream: streamName('beat', path), seq: b.seq++ });
+  }
+
+  private syncBeatSkips(b: { reader: HeartbeatReader; counted: number }): void {
+    const n = b.reader.skippedLines - b.counted;
+    if (n > 0) this.sink.addSkipped(n);
+    b.counted = b.reader.skippedLines;
+  }
+
+  /**
+   * A dump file grew: it is re-parsed whole, under its path (hosts' dump names repeat). A dump that
+   * arrives in many small pieces is re-parsed each time it has doubled (and whenever the reader
+   * settles), not on every piece: parsing stays linear in its size.
+   */
+  private dumpChunk(path: string, chunk: Buffer): void {
+    if (this.doneDumps.has(path)) return; // its text was let go: what was parsed of it stays
+    const cur = this.dumpTexts.get(path) ?? { text: '', parsed: 0 };
+    if (cur.text.length >= MAX_DUMP_BYTES) return;
+    cur.text = (cur.text + chunk.toString('utf8')).slice(0, MAX_DUMP_BYTES);
+    this.dumpTexts.delete(path);
+    this.dumpTexts.set(path, cur);
+    if (this.dumpTexts.size > MAX_DUMP_TEXTS) {
+      const [oldest, o] = this.dumpTexts.entries().next().value!;
+      this.parseDump(oldest, o);
+      this.dumpTexts.delete(oldest);
+      this.doneDumps.add(oldest);
+    }
+    if (cur.parsed * 2 <= cur.text.length) this.parseDump(path, cur);
+  }
+
+  private parseDump(path: string, cur: { text: string; parsed: number }): void {
+    if (cur.parsed === cur.text.length) return;
+    cur.parsed = cur.text.length;
+    const d = parseStackDump(cur.text, path);
+    if (d === null) return;
+    this.emit(d, { stream: streamName('dump', path), seq: 0 });
+    this.view.dump?.(path, d);
+  }
+
+  /** Everything read so far is in the evidence (dumps that grew since their last parse are parsed). */
+  settle(): void {
+    for (const [path, cur] of this.dumpTexts) this.parseDump(path, cur);
+  }
+
+  private emit(e: IngestEvent, at: At, line?: string): void {
+    this.sink.addEvent(e, at);
+    this.view.event?.(e, line);
+  }
+}
+
+export type { RunFileKind, RunLayout, StreamKind };
