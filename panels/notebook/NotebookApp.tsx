@@ -36,7 +36,7 @@ export type NotebookAppController = Pick<
   | 'openCell'
   | 'setNotice'
   | 'bisect'
-> & { report(): string };
+> & { report(): string } & Partial<Pick<NotebookController, 'commandFor'>>;
 
 /** what the notebook showed when a cell's dashboard handed the terminal to its run (`t`) */
 export interface NotebookResume {
@@ -86,7 +86,16 @@ export function NotebookApp({
   }, [controller]);
   const { columns, rows: height } = useTerminalSize();
   const presets = useMemo(() => controller.presets(), [controller]);
-  const lanes = useMemo(() => presets.map((p) => ({ name: p.name, description: p.description })), [presets]);
+  // each with the command a new cell of it runs, shown in the picker before anything starts
+  const lanes = useMemo(
+    () =>
+      presets.map((p) => ({
+        name: p.name,
+        description: p.description,
+        command: controller.commandFor?.(p) ?? undefined,
+      })),
+    [controller, presets],
+  );
   const flags = useMemo(() => knownFlags(presets), [presets]);
   const [cellView, setCellView] = useState<SessionController | null>(resume?.cellView ?? null);
 

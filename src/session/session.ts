@@ -3,6 +3,7 @@ import type { CurrentSilence } from '../analysis/silences.js';
 import { clockLine } from '../ingest/clock.js';
 import type { GpuSample } from '../ingest/events.js';
 import { CLOCK_FILE, OUT_COPY_DIR, recordedLayout } from '../ingest/run-files.js';
+import { getPreset } from '../presets/load.js';
 import { evidenceOptionsOf, type Preset } from '../presets/preset.js';
 import { buildRunSpec } from '../runs/build-spec.js';
 import { traceFlightRecorder } from '../runs/flight-recorder-trace.js';
@@ -10,6 +11,7 @@ import type { RunSpec } from '../runs/launcher.js';
 import { trainerOutDir } from '../runs/out-dir-of.js';
 import { RunController } from '../runs/run-controller.js';
 import type { JobState } from '../slurm/job.js';
+import { CommandNotFound, requireCommand, ScriptNotFound } from '../targets/find-command.js';
 import type { PtyHandle } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
 import { ArrivalClock } from './arrival-clock.js';
@@ -84,10 +86,7 @@ export class Session implements SessionController {
   }
 
   private presetOf(name: string): Preset {
-    const p = this.o.presets.get(name);
-    if (!p)
-      throw new Error(`unknown lane "${name}". Known lanes: ${[...this.o.presets.keys()].sort().join(', ')}`);
-    return p;
+    return getPreset(this.o.presets, name);
   }
 
   async start(): Promise<void> {
@@ -107,7 +106,13 @@ export class Session implements SessionController {
     }
     for (const t of this.timers) t.unref?.();
     this.scheduleProbe();
-    await this.startRun();
+    try {
+      await this.startRun();
+    } catch (e) {
+      // nothing was started: the session ends here (its timers too), and the caller says why
+      if (e instanceof CommandNotFound || e instanceof ScriptNotFound) await this.dispose();
+      throw e;
+    }
   }
 
   private async startRun(): Promise<void> {
@@ -199,12 +204,19 @@ export class Session implements SessionController {
       this.startChecks(run);
       run.followEvidence();
       this.startPoller(run.spec);
+      // a run whose process died with no exit_code (a Slurm job's end is its scheduler's to say)
+      if (!run.spec.launcher?.slurm) void run.endIfLost().catch(() => undefined);
       return;
     }
     this.attached = false;
     const spec = await this.withOutDir(buildRunSpec({ ...this.o.spec, preset: this.preset }));
     ({ model, clock } = this.modelFor(spec, false));
     await this.o.prepareRun?.(spec);
+    // one box: its trainer command must exist there (nodes of a job or of --hosts are not this target)
+    if (!spansNodes(spec))
+      await requireCommand(this.o.target, spec, {
+        defaultCommand: !this.o.spec.demo && !this.o.spec.command?.length && !this.preset.command,
+      });
     run = new RunController(this.o.target, spec, events, this.o.follower?.(spec), this.o.localDir?.(spec));
     this.run = run;
     this.startChecks(run);

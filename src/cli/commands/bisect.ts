@@ -7,8 +7,8 @@ import { bisectionJson, conclusionOf } from '../../bisect/summary.js';
 import { textTable } from '../../bisect/table.js';
 import { NotebookController, type NotebookDeps } from '../../notebook/controller.js';
 import { DEFAULT_NOTEBOOK, NotebookStore } from '../../notebook/store.js';
-import { loadPresets } from '../../presets/load.js';
 import type { CliDeps } from '../deps.js';
+import { loadLanesForCli } from '../load-lanes.js';
 import { requirePython } from '../preflight.js';
 import { type HostArgs, withHostOptions } from '../remote.js';
 import { reportFailure } from '../report-failure.js';
@@ -84,7 +84,7 @@ export function bisectCommand(_deps: CliDeps): CommandModule<object, BisectArgs>
       if ('error' in detector) return usage(detector.error);
       let store: NotebookStore | null = null;
       try {
-        const presets = loadPresets();
+        const presets = loadLanesForCli([a.good, a.bad]);
         const planned = planFromLanes(presets, a.good, a.bad, {
           target: a.host ?? 'local',
           steps: a.steps,

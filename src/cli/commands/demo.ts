@@ -1,6 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { runHeadless } from '../../session/headless.js';
 import type { CliDeps } from '../deps.js';
+import { loadLanesForCli } from '../load-lanes.js';
 import { openFromArgs } from '../open-from-args.js';
 import { requirePython } from '../preflight.js';
 import { type HostArgs, withHostOptions } from '../remote.js';
@@ -44,6 +45,7 @@ export function demoCommand(deps: CliDeps): CommandModule<object, DemoArgs> {
       if (!a.host) await requirePython();
       try {
         const { session, localDirOf } = await openFromArgs(a, {
+          presets: loadLanesForCli([a.lane]),
           lane: a.lane,
           steps: a.steps,
           demo: true,

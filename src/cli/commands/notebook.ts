@@ -5,9 +5,10 @@ import { recoverCells } from '../../notebook/recover.js';
 import { DEFAULT_NOTEBOOK, NotebookStore } from '../../notebook/store.js';
 import { loadPresets } from '../../presets/load.js';
 import type { Preset } from '../../presets/preset.js';
-import { defaultRunsRoot } from '../../runs/build-spec.js';
+import { buildRunSpec, defaultRunsRoot } from '../../runs/build-spec.js';
 import { runHeadless } from '../../session/headless.js';
 import type { CliDeps } from '../deps.js';
+import { lanesReporter } from '../load-lanes.js';
 import { openLocalSession } from '../open-session.js';
 import { requirePython } from '../preflight.js';
 import { reportFailure } from '../report-failure.js';
@@ -25,6 +26,8 @@ interface NotebookArgs {
 export function demoNotebook(env = process.env): string {
   return join(defaultRunsRoot(env), '..', 'demo-notebook.json');
 }
+
+const RUN_DIR = '/nsa-dbg-run-dir';
 
 /** Cells run on this machine, to a verdict exactly as `run --headless` gets it. */
 export function localNotebookDeps(o: {
@@ -53,6 +56,19 @@ export function localNotebookDeps(o: {
       }) as unknown as CellSession,
     runToVerdict: async (session) =>
       (await runHeadless(session as never, { localDir: (d) => d, keepOpen: true })).result,
+    // as openLocalSession will build it; the run dir is not chosen until the cell starts
+    commandFor: (preset, steps) => {
+      const spec = buildRunSpec({
+        preset,
+        steps,
+        command: o.command?.length ? o.command : undefined,
+        demo: o.demo ? { stepMs: o.stepMs } : undefined,
+        cwd: o.cwd,
+        runsRoot: RUN_DIR,
+      });
+      const argv = spec.argv.map((a) => a.replace(spec.runDir, '<run dir>'));
+      return { argv, cwd: spec.cwd };
+    },
   };
 }
 
@@ -82,9 +98,28 @@ export function notebookCommand(deps: CliDeps): CommandModule<object, NotebookAr
       } catch (e) {
         return reportFailure(e);
       }
-      const controller = new NotebookController(
+      // a broken lane file is said in the status line once (the terminal is the notebook's), and the
+      // other lanes work; the files are read again whenever lanes are listed, so edits show up
+      let told: string[] = [];
+      let controller: NotebookController | null = null;
+      const presets = lanesReporter((lines) => {
+        const text =
+          lines.length === 1 ? lines[0]! : `${lines.length} lane files skipped: ${lines.join(' · ')}`;
+        // never during a render of the view that asked for the lanes
+        if (controller) setImmediate(() => controller?.setNotice(text));
+        else told = [text];
+      });
+      presets();
+      controller = new NotebookController(
         store,
-        localNotebookDeps({ demo: !!a.demo, steps: a.steps, stepMs: a['step-ms'], command, cwd: a.cwd }),
+        localNotebookDeps({
+          demo: !!a.demo,
+          steps: a.steps,
+          stepMs: a['step-ms'],
+          command,
+          cwd: a.cwd,
+          presets,
+        }),
       );
       // cells a previous nsa-dbg left running and whose run has ended since get their verdict now
       const recovered = await recoverCells(store).catch(() => []);
@@ -92,6 +127,7 @@ export function notebookCommand(deps: CliDeps): CommandModule<object, NotebookAr
         controller.setNotice(
           `verdicts for ${recovered.join(', ')}: their runs ended while the notebook was closed`,
         );
+      for (const text of told) controller.setNotice(text);
       const tui = await deps.loadTui();
       if (!tui.runNotebookTui) throw new Error('this build has no notebook view');
       await tui.runNotebookTui(controller);

@@ -5,6 +5,7 @@ import { evidenceDirOf, NotebookStore } from '../../notebook/store.js';
 import { runHeadless } from '../../session/headless.js';
 import { DEFAULT_RDZV_PORT } from '../../slurm/sbatch.js';
 import type { CliDeps } from '../deps.js';
+import { loadLanesForCli } from '../load-lanes.js';
 import { openFromArgs } from '../open-from-args.js';
 import { requirePython } from '../preflight.js';
 import { type HostArgs, withHostOptions } from '../remote.js';
@@ -135,6 +136,7 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
         // taken before the run, so a notebook held by another nsa-dbg fails fast and runs nothing
         if (a.notebook) notebook = NotebookStore.open(a.notebook);
         const opened = await openFromArgs(a, {
+          presets: loadLanesForCli([a.lane]),
           lane: a.lane,
           steps: a.steps,
           demo: !!a.demo,
