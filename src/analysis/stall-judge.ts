@@ -9,7 +9,7 @@
  *                   or sleeping near 0 % CPU with the same innermost frame in three samples;
  *   blocked-native  a dump request got no answer within 5 s (the main thread is outside Python):
  *                   a hang only once the CPU stays idle, or past the lane's hard ceiling maxStepS;
- *   checking        not enough evidence yet.
+ *   checking        not enough evidence yet; past maxStepS it is stuck whatever is missing.
  *
  * Pure: the same inputs give the same answer live and in `analyze`.
  */
@@ -102,6 +102,21 @@ export function cpuBusy(state: ProcState | null, cpuPct: number | null): boolean
 }
 
 export function judgeSilence(i: SilenceInput, settings: JudgeSettings = DEFAULT_JUDGE): SilenceJudgement {
+  const j = judgeEvidence(i, settings);
+  // the lane's hard ceiling holds whatever the checks could not tell (no /proc, no stack at all):
+  // a silence that is still "checking" past maxStepS is a hang, so no run waits forever
+  const silence = i.nowS - i.sinceTs;
+  if (j.state === 'checking' && silence > settings.maxStepS)
+    return {
+      ...j,
+      state: 'stuck',
+      hang: true,
+      why: `silent for ${Math.round(silence)} s > maxStepS ${settings.maxStepS} s (${j.why})`,
+    };
+  return j;
+}
+
+function judgeEvidence(i: SilenceInput, settings: JudgeSettings): SilenceJudgement {
   const procs = i.procs.filter((p) => p.ts >= i.sinceTs).sort((a, b) => a.ts - b.ts);
   const all = i.dumps.filter((d) => d.ts >= i.sinceTs).sort((a, b) => a.ts - b.ts);
   // samples of the main thread running Python; the others (native code) only say where it sat

@@ -57,6 +57,16 @@ describe('judgeSilence: stuck or slow', () => {
     expect(again.why).toContain('for 10 s of 20 s');
   });
 
+  it('a silence still unjudged past maxStepS is a hang (nothing waits forever), never before', () => {
+    const settings = { ...DEFAULT_JUDGE, maxStepS: 60 };
+    const running = [proc(106, 'R', 40)];
+    const before = judgeSilence(base({ nowS: 150, procs: running }), settings);
+    expect(before).toMatchObject({ state: 'checking', hang: false });
+    const after = judgeSilence(base({ nowS: 161, procs: running }), settings);
+    expect(after).toMatchObject({ state: 'stuck', hang: true });
+    expect(after.why).toBe('silent for 61 s > maxStepS 60 s (0 sample(s), CPU 40%)');
+  });
+
   it('calls moving frames busy, never a hang', () => {
     const j = judgeSilence(
       base({
