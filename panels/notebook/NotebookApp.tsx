@@ -92,7 +92,7 @@ export function NotebookApp({
       presets.map((p) => ({
         name: p.name,
         description: p.description,
-        command: controller.commandFor?.(p) ?? undefined,
+        runs: controller.commandFor?.(p) ?? undefined,
       })),
     [controller, presets],
   );

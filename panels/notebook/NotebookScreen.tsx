@@ -22,7 +22,7 @@ export interface NotebookScreenProps {
   state: NotebookViewState;
   ui: NotebookUi;
   /** `command`: what a new cell of the lane runs (shown under the picker) */
-  lanes: ReadonlyArray<{ name: string; description: string; command?: { command: string; cwd: string } }>;
+  lanes: ReadonlyArray<{ name: string; description: string; runs?: { command: string; cwd: string } }>;
   flags: readonly KnownFlag[];
   columns: number;
   rows: number;
@@ -62,7 +62,7 @@ function Picker({
   filtered,
 }: {
   title: string;
-  items: Array<{ name: string; description: string; command?: { command: string; cwd: string } }>;
+  items: Array<{ name: string; description: string; runs?: { command: string; cwd: string } }>;
   ui: NotebookUi;
   color: boolean;
   /** the items are already filtered by the typed text */
@@ -70,7 +70,8 @@ function Picker({
 }) {
   const clean = useClean();
   const matches = filtered ? items : filterByName(items, ui.pick.text);
-  const command = matches[ui.pick.index]?.command;
+  // `runs`, not `command`: a lane's own `command` is its argv
+  const command = matches[ui.pick.index]?.runs;
   return (
     <Box flexDirection="column">
       <Text bold>
