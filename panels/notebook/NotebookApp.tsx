@@ -17,6 +17,7 @@ import type { SessionController } from '../../src/session/state.js';
 import { App } from '../App.js';
 import { DisplayMode } from '../display.js';
 import type { InkKeyFlags } from '../key-router.js';
+import { splitKeys } from '../split-keys.js';
 import { colorFromEnv } from '../theme.js';
 import { useTerminalSize } from '../use-terminal-size.js';
 import { NotebookScreen } from './NotebookScreen.js';
@@ -58,15 +59,6 @@ export interface NotebookAppProps {
 }
 
 const TEXT_MODES = new Set(['lanes', 'flags', 'value', 'palette']);
-
-/**
- * Keys typed fast (or sent by tmux) arrive as one chunk ("mc"): outside the text fields each
- * character is its own key, an embedded CR an Enter. Text fields take the chunk whole.
- */
-export function splitKeys(input: string, key: InkKeyFlags, mode: string): Array<[string, InkKeyFlags]> {
-  if (input.length <= 1 || key.ctrl || key.meta || TEXT_MODES.has(mode)) return [[input, key]];
-  return [...input].map((c): [string, InkKeyFlags] => (c === '\r' ? ['', { return: true }] : [c, {}]));
-}
 
 const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
@@ -182,7 +174,7 @@ export function NotebookApp({
     (input: string, key: InkKeyFlags) => {
       // the cell's dashboard owns the keys while it is open
       if (latest.current.cellView) return;
-      for (const [one, flags] of splitKeys(input, key, uiRef.current.mode)) {
+      for (const [one, flags] of splitKeys(input, key, TEXT_MODES.has(uiRef.current.mode))) {
         const routed = routeNotebookKey(one, flags, uiRef.current, latest.current.ctx);
         apply(routed.actions);
         if (routed.effect) runEffect(routed.effect);
