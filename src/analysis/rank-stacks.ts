@@ -80,3 +80,14 @@ export function culpritOf(s: EvidenceState, silences: CurrentSilence[]): StallCu
     }),
   );
 }
+
+/**
+ * The silence a hang is told by: on many ranks the culprit's (the rank the others wait for), else
+ * the first confirmed one. One rule for the live header and the verdict, so they name one rank.
+ */
+export function headlineStall(s: EvidenceState, silences: CurrentSilence[]): CurrentSilence | undefined {
+  const stalls = silences.filter((c) => c.judgement === null || c.judgement.hang);
+  if (stalls.length === 0) return undefined;
+  const culprit = culpritOf(s, silences);
+  return (culprit && silences.find((c) => c.rank === culprit.rank)) || stalls[0];
+}

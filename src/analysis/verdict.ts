@@ -27,7 +27,7 @@ import {
   stepAt,
 } from './evidence-facts.js';
 import type { EvidenceState, SignatureState } from './evidence-state.js';
-import { culpritOf, stackDiffOf } from './rank-stacks.js';
+import { culpritOf, headlineStall, stackDiffOf } from './rank-stacks.js';
 import type { AnalysisResult, CrashReport, DumpReport, StallReport } from './result.js';
 import { isConsequence, isLauncherTraceback, isStopOrSummary, rootCauseOf } from './root-cause.js';
 import type { Verdict } from './signatures.js';
@@ -259,7 +259,7 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   // where the evidence stops: the first stalled rank, else the rank furthest behind
   // on many ranks: the one the others wait for, not the first to fall silent
   const culprit = stalls.length > 0 ? culpritOf(s, silences) : null;
-  const first = (culprit && silences.find((c) => c.rank === culprit.rank)) || stalls[0];
+  const first = headlineStall(s, silences);
   let lastPosition: StallReport | null = null;
   const r2 = (v: number) => Math.round(v * 100) / 100;
   if (first !== undefined) {
