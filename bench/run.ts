@@ -6,6 +6,10 @@
  *   tui       the same on 8 ranks × 20 steps/s and 2,000 log lines/s (bench/synthetic-trainer.ts)
  *   memory    the engine after 1 M steps × 8 ranks (bench/engine-memory.ts, its own process)
  *   stall     detection time and false stalls on a jittery 1,000-step run (bench/stall.ts)
+ *   ranksN    a hang of N demo ranks (4, 16, 64): from confirmed to the verdict naming its culprit,
+ *             with every rank's stack, through nsa-dbg's stack hook and, beside it, one rank at a
+ *             time through the trainer's SIGUSR1 handler (bench/scale.ts)
+ *   tui.ranks64  the app's CPU on 64 ranks
  *
  * The parse rates: the engine's, on generated input, next to a plain Python
  * `json.loads`-per-line loop over the same heartbeat file, measured in the same run.
@@ -24,6 +28,7 @@ import { READ_CHUNK } from '../src/analysis/analyze-dir.js';
 import { HeartbeatReader } from '../src/ingest/heartbeat.js';
 import { LineSplitter } from '../src/ingest/line-splitter.js';
 import { StdoutParser } from '../src/ingest/stdout-parser.js';
+import { measureScale } from './scale.js';
 import { measureStall } from './stall.js';
 import { measureTui, type TuiResult } from './tui.js';
 
@@ -222,10 +227,37 @@ async function main(): Promise<void> {
     WINDOW_S,
     20,
   );
+  const ranks64: TuiResult = await measureTui(
+    [
+      ...TRAINER,
+      '--ranks',
+      '64',
+      '--steps-per-s',
+      '5',
+      '--lines-per-s',
+      '200',
+      '--seconds',
+      String(seconds + 20),
+    ],
+    WINDOW_S,
+    0,
+  );
+  const scale = await measureScale(QUICK ? [4, 16] : [4, 16, 64]);
   const r = {
+    ...Object.fromEntries(
+      Object.entries(scale).map(([k, v]) => [
+        k,
+        {
+          confirmToVerdictS: v.hook.confirmToVerdictS,
+          ranksWithStack: v.hook.ranksWithStack,
+          culprit: v.hook.culprit,
+          oneAtATime: v.oneAtATime,
+        },
+      ]),
+    ),
     analyzeSpeedupVsPython: parse.analyzeSpeedupVsPython,
     logLinesPerSec: parse.logLinesPerSec,
-    tui: { ...load, idle },
+    tui: { ...load, idle, ranks64 },
     rssMBAfter1MSteps: memory.rssMBAfter1MSteps,
     rssSlopeMBPerHour: memory.rssSlopeMBPerHour,
     memorySteps: memory.steps,
@@ -252,6 +284,16 @@ async function main(): Promise<void> {
       `≤ ${stall.stallDetectTargetSeconds.toFixed(2)} (in-process watchdog: ${stall.inProcessWatchdogSeconds} s)`,
     ],
     ['falseStalls', stall.falseStalls, stall.falseStalls === 0, '= 0'],
+    ['tui.ranks64.cpuPct', ranks64.cpuPct, ranks64.cpuPct <= 5, '≤ 5'],
+    ...Object.entries(scale).map(([k, v]): Check => {
+      const ok = v.hook.confirmToVerdictS !== null && v.hook.ranksWithStack === v.hook.ranks;
+      return [
+        `${k}.confirmToVerdictS`,
+        v.hook.confirmToVerdictS,
+        ok && (v.hook.ranks < 64 || v.hook.confirmToVerdictS! <= 15),
+        `${v.hook.ranks === 64 ? '≤ 15, ' : ''}every rank's stack (${v.hook.ranksWithStack}/${v.hook.ranks}; one at a time: ${v.oneAtATime.confirmToVerdictS ?? 'n/a'} s, ${v.oneAtATime.ranksWithStack} stacks)`,
+      ];
+    }),
   ];
   for (const [name, v, ok, target] of checks)
     console.log(

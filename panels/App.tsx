@@ -12,6 +12,7 @@ import { Dashboard, dashboardLayout } from './Dashboard.js';
 import { DisplayMode } from './display.js';
 import { type InkKeyFlags, type KeyContext, type KeyEffect, routeKey } from './key-router.js';
 import { logTextRows, maxLogScroll } from './layout.js';
+import { splitKeys } from './split-keys.js';
 import { colorFromEnv } from './theme.js';
 import { useTransientNotice } from './use-notice.js';
 import { useTerminalSize } from './use-terminal-size.js';
@@ -151,9 +152,13 @@ export function App({
         if (input === 'q' || (key.ctrl && input === 'c')) runEffect({ kind: 'killNow' });
         return;
       }
-      const routed = routeKey(input, key, uiRef.current, latest.current.keyContext);
-      apply(routed.actions);
-      if (routed.effect) runEffect(routed.effect);
+      // the lane picker's filter is a text field; anywhere else a chunk of keys is key by key
+      for (const [one, flags] of splitKeys(input, key, uiRef.current.overlay === 'lanes')) {
+        if (latest.current.quitting) return;
+        const routed = routeKey(one, flags, uiRef.current, latest.current.keyContext);
+        apply(routed.actions);
+        if (routed.effect) runEffect(routed.effect);
+      }
     },
     [apply, runEffect],
   );

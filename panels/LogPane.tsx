@@ -5,6 +5,7 @@
 
 import { Text } from 'ink';
 import { memo } from 'react';
+import { cutMark } from '../src/session/log-line.js';
 import type { LogLine } from '../src/session/state.js';
 import { useClean } from './display.js';
 import { logTextRows, maxLogScroll } from './layout.js';
@@ -52,8 +53,14 @@ function LogPaneView({ lines, total, scroll, width, height, color }: LogPaneProp
         </Text>
       </Text>
       {visible.map((l) => {
-        const text = clean(l.text);
+        let text = clean(l.text);
         const t = lineTone(text);
+        // a cut line keeps its mark in view: the head gives way to it (counted in characters; a
+        // line of wide characters may still lose the mark's end to the row's own truncation)
+        if (l.cutBytes !== undefined) {
+          const mark = cutMark(l.cutBytes);
+          text = `${text.slice(0, Math.max(0, width - mark.length))}${mark}`;
+        }
         return (
           <Text key={l.id} wrap="truncate-end" color={t ? tone(color, t) : undefined}>
             {text === '' ? ' ' : text}

@@ -12,8 +12,12 @@ import { positional } from './format.js';
 import { Rows } from './Rows.js';
 import {
   bannerOf,
+  byNode,
+  type DiffLine,
   diffLines,
   MAX_DIFF_LINES,
+  NODE_SUMMARY_HEADER,
+  nodeSummaries,
   orderedRows,
   rankHeader,
   rankList,
@@ -51,6 +55,19 @@ export function RankTable({ many, ranks, width, height, color }: RankTableProps)
   const diff = [...allDiff.filter((d) => d.odd), ...allDiff.filter((d) => !d.odd)].slice(0, diffShown);
   const rowRoom = Math.max(0, room - diff.length);
   const fits = rows.length <= rowRoom;
+  // many ranks across nodes: one row per node, the culprit's node first and opened
+  if (!fits && byNode(many))
+    return (
+      <NodeRows
+        many={many}
+        ranks={ranks}
+        width={width}
+        height={height}
+        color={color}
+        banner={banner}
+        diff={diff}
+      />
+    );
   const shown = fits ? rows : rows.slice(0, Math.max(0, rowRoom - 1));
   const hidden = rows.slice(shown.length);
   const maxLag = Math.max(0, ...hidden.map((r) => r.lag));
@@ -100,6 +117,73 @@ export function RankTable({ many, ranks, width, height, color }: RankTableProps)
           color={item.odd ? tone(color, 'bad') : undefined}
           dimColor={!item.odd}
         >
+          {clean(item.text)}
+        </Text>
+      ))}
+    </Rows>
+  );
+}
+
+function NodeRows({
+  many,
+  ranks,
+  width,
+  height,
+  color,
+  banner,
+  diff,
+}: RankTableProps & { banner: string[] | null; diff: DiffLine[] }) {
+  const clean = useClean();
+  const views = new Map(ranks.map((r) => [r.rank, r]));
+  const nodes = nodeSummaries(many, ranks);
+  const room = Math.max(0, height - 1 - (banner ? 1 : 0) - diff.length);
+  const open = nodes[0]?.culprit ? nodes[0].rows : [];
+  const openRoom = Math.max(0, Math.min(open.length, room - nodes.length));
+  const fitsAll = nodes.length <= room - openRoom;
+  const shownNodes = nodes.slice(0, Math.max(0, room - openRoom - (fitsAll ? 0 : 1)));
+  const cut = nodes.slice(shownNodes.length);
+  const cause = many.rootCause?.rank;
+  return (
+    <Rows width={width} height={height}>
+      <Text bold wrap="truncate-end">
+        {NODE_SUMMARY_HEADER}
+      </Text>
+      {banner ? (
+        <Text inverse bold color={tone(color, 'bad')} wrap="truncate-end">
+          {clean(banner.join(' · '))}
+        </Text>
+      ) : null}
+      {shownNodes.flatMap((n, i) => [
+        <Text
+          key={n.node}
+          wrap="truncate-end"
+          bold={n.culprit}
+          color={n.tone ? tone(color, n.tone) : undefined}
+        >
+          {clean(n.text)}
+        </Text>,
+        ...(i === 0 && n.culprit
+          ? n.rows.slice(0, openRoom).map((r) => (
+              <Text
+                key={`${n.node}:${r.rank}`}
+                wrap="truncate-end"
+                dimColor={r.rank !== cause}
+                bold={r.rank === cause}
+              >
+                {`  ${rowText(r, views.get(r.rank), r.rank === cause)}`}
+              </Text>
+            ))
+          : []),
+      ])}
+      {cut.length > 0 ? (
+        <Text dimColor wrap="truncate-end">
+          {clean(
+            `+${cut.length} more node${cut.length === 1 ? '' : 's'} (${cut.map((n) => n.node).join(', ')})`,
+          )}
+        </Text>
+      ) : null}
+      {positional(diff).map(({ key, item }) => (
+        <Text key={key} wrap="truncate-end" inverse={item.odd} bold={item.odd} dimColor={!item.odd}>
           {clean(item.text)}
         </Text>
       ))}

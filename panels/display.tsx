@@ -10,13 +10,25 @@
  * (a few dozen per frame, most returned untouched by the fast path), not every line ingested.
  */
 import { createContext, createElement, type ReactNode, useContext } from 'react';
+import { boundLine, cutMark, LOG_LINE_CHARS } from '../src/session/log-line.js';
 import { sanitizeText } from '../src/util/ansi.js';
 import { asciiText, foldToAscii } from './ascii.js';
 
 const AsciiContext = createContext(false);
 
-const clean = (s: string) => sanitizeText(s);
-const cleanAscii = (s: string) => asciiText(sanitizeText(s));
+/**
+ * No row is wider than a terminal, and Ink measures every character it is given on every frame: a
+ * string longer than that (a megabyte exception message, a runaway line in a dump) is cut before it
+ * reaches Ink, saying how much it leaves out. The log's lines are already cut as they arrive.
+ */
+export function boundForDrawing(s: string): string {
+  if (s.length <= LOG_LINE_CHARS) return s;
+  const b = boundLine(s);
+  return b.cutBytes === undefined ? b.text : `${b.text}${cutMark(b.cutBytes)}`;
+}
+
+const clean = (s: string) => sanitizeText(boundForDrawing(s));
+const cleanAscii = (s: string) => asciiText(sanitizeText(boundForDrawing(s)));
 
 /** The sanitiser for remote text, ASCII-only in ASCII mode. */
 export function useClean(): (s: string) => string {

@@ -53,7 +53,7 @@ export function stackLetters(many: ManyRanks): Map<number, { letter: string; odd
   d.groups.forEach((g, i) => {
     for (const r of g.ranks) out.set(r, { letter: String.fromCharCode(65 + (i % 26)), odd: g.odd });
   });
-  for (const r of d.noDump) out.set(r, { letter: '-', odd: false });
+  for (const r of [...d.noDump, ...d.stopped]) out.set(r, { letter: '-', odd: false });
   return out;
 }
 
@@ -120,6 +120,11 @@ export function diffLines(many: ManyRanks): DiffLine[] {
   });
   if (d.noDump.length > 0)
     lines.push({ text: `- ${rankList(d.noDump)}: no dump (blocked outside Python)`, odd: false });
+  if (d.stopped.length > 0)
+    lines.push({
+      text: `- ${rankList(d.stopped)}: no dump (stopped, state T: signals wait for SIGCONT)`,
+      odd: false,
+    });
   return lines;
 }
 
@@ -147,4 +152,56 @@ export function rankTableNeed(many: ManyRanks, ranks: readonly RankView[], maxRa
   const shown = Math.min(many.rows.length, maxRanks) + (many.rows.length > maxRanks ? 1 : 0);
   const diff = Math.min(diffLines(many).length, MAX_DIFF_LINES);
   return 1 + (bannerOf(many, ranks) ? 1 : 0) + shown + diff;
+}
+
+export const NODE_SUMMARY_HEADER = `${'node'.padEnd(NODE_WIDTH)}  ranks        step      lag  slowest        silent  stacks`;
+
+export interface NodeSummary {
+  node: string;
+  /** the root-cause rank runs here */
+  culprit: boolean;
+  text: string;
+  /** a rank here is silent and checked as hung, or behind */
+  tone: 'bad' | 'warn' | null;
+  /** the node's rows, shown under its summary when it holds the culprit */
+  rows: RankRow[];
+}
+
+/**
+ * At many ranks across nodes, one row per node: its ranks, their steps (min–max), the worst lag,
+ * the slowest rank's step time, how many of its ranks are silent, its stack groups; the culprit's
+ * node first (its ranks listed under it), then the others in agent order.
+ */
+export function nodeSummaries(many: ManyRanks, ranks: readonly RankView[]): NodeSummary[] {
+  const views = new Map(ranks.map((r) => [r.rank, r]));
+  const letters = stackLetters(many);
+  const byNodeRows = new Map<string, RankRow[]>();
+  for (const r of many.rows) byNodeRows.set(r.node ?? '?', [...(byNodeRows.get(r.node ?? '?') ?? []), r]);
+  const cause = many.rootCause?.rank;
+  const out = [...byNodeRows].map(([node, rows]): NodeSummary => {
+    const steps = rows.map((r) => r.step);
+    const slow = rows.reduce<RankRow | null>(
+      (a, r) => ((r.stepTimeS ?? -1) > (a?.stepTimeS ?? -1) ? r : a),
+      null,
+    );
+    const silent = rows.filter((r) => views.get(r.rank)?.stall);
+    const hung = silent.some((r) => views.get(r.rank)?.stall?.hang);
+    const groups = [...new Set(rows.map((r) => letters.get(r.rank)?.letter).filter((l) => l !== undefined))];
+    const culprit = rows.some((r) => r.rank === cause);
+    const min = Math.min(...steps);
+    const max = Math.max(...steps);
+    const lag = Math.max(...rows.map((r) => r.lag));
+    const name = node.length > NODE_WIDTH ? `${node.slice(0, NODE_WIDTH - 1)}…` : node;
+    const text = [
+      `${name.padEnd(NODE_WIDTH)}${culprit ? '>' : ' '}`,
+      rankList(rows.map((r) => r.rank)).padEnd(12),
+      (min === max ? String(min) : `${min}-${max}`).padStart(9),
+      (lag === 0 ? '0' : `-${lag}`).padStart(5),
+      (slow?.stepTimeS == null ? '–' : `r${slow.rank} ${formatSeconds(slow.stepTimeS)}`).padStart(13),
+      `${silent.length}/${rows.length}`.padStart(8),
+      ` ${groups.join(' ') || '–'}`,
+    ].join(' ');
+    return { node, culprit, text, tone: hung || culprit ? 'bad' : silent.length > 0 ? 'warn' : null, rows };
+  });
+  return out.sort((a, b) => Number(b.culprit) - Number(a.culprit));
 }

@@ -17,6 +17,7 @@ import type { SessionController } from '../../src/session/state.js';
 import { App } from '../App.js';
 import { DisplayMode } from '../display.js';
 import type { InkKeyFlags } from '../key-router.js';
+import { splitKeys } from '../split-keys.js';
 import { colorFromEnv } from '../theme.js';
 import { useTerminalSize } from '../use-terminal-size.js';
 import { NotebookScreen } from './NotebookScreen.js';
@@ -36,7 +37,7 @@ export type NotebookAppController = Pick<
   | 'openCell'
   | 'setNotice'
   | 'bisect'
-> & { report(): string };
+> & { report(): string } & Partial<Pick<NotebookController, 'commandFor'>>;
 
 /** what the notebook showed when a cell's dashboard handed the terminal to its run (`t`) */
 export interface NotebookResume {
@@ -59,15 +60,6 @@ export interface NotebookAppProps {
 
 const TEXT_MODES = new Set(['lanes', 'flags', 'value', 'palette']);
 
-/**
- * Keys typed fast (or sent by tmux) arrive as one chunk ("mc"): outside the text fields each
- * character is its own key, an embedded CR an Enter. Text fields take the chunk whole.
- */
-export function splitKeys(input: string, key: InkKeyFlags, mode: string): Array<[string, InkKeyFlags]> {
-  if (input.length <= 1 || key.ctrl || key.meta || TEXT_MODES.has(mode)) return [[input, key]];
-  return [...input].map((c): [string, InkKeyFlags] => (c === '\r' ? ['', { return: true }] : [c, {}]));
-}
-
 const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 export function NotebookApp({
@@ -86,7 +78,16 @@ export function NotebookApp({
   }, [controller]);
   const { columns, rows: height } = useTerminalSize();
   const presets = useMemo(() => controller.presets(), [controller]);
-  const lanes = useMemo(() => presets.map((p) => ({ name: p.name, description: p.description })), [presets]);
+  // each with the command a new cell of it runs, shown in the picker before anything starts
+  const lanes = useMemo(
+    () =>
+      presets.map((p) => ({
+        name: p.name,
+        description: p.description,
+        runs: controller.commandFor?.(p) ?? undefined,
+      })),
+    [controller, presets],
+  );
   const flags = useMemo(() => knownFlags(presets), [presets]);
   const [cellView, setCellView] = useState<SessionController | null>(resume?.cellView ?? null);
 
@@ -173,7 +174,7 @@ export function NotebookApp({
     (input: string, key: InkKeyFlags) => {
       // the cell's dashboard owns the keys while it is open
       if (latest.current.cellView) return;
-      for (const [one, flags] of splitKeys(input, key, uiRef.current.mode)) {
+      for (const [one, flags] of splitKeys(input, key, TEXT_MODES.has(uiRef.current.mode))) {
         const routed = routeNotebookKey(one, flags, uiRef.current, latest.current.ctx);
         apply(routed.actions);
         if (routed.effect) runEffect(routed.effect);

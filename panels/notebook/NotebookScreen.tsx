@@ -21,7 +21,8 @@ import { filterByName, flagItems, selectedQueued } from './route.js';
 export interface NotebookScreenProps {
   state: NotebookViewState;
   ui: NotebookUi;
-  lanes: ReadonlyArray<{ name: string; description: string }>;
+  /** `command`: what a new cell of the lane runs (shown under the picker) */
+  lanes: ReadonlyArray<{ name: string; description: string; runs?: { command: string; cwd: string } }>;
   flags: readonly KnownFlag[];
   columns: number;
   rows: number;
@@ -61,7 +62,7 @@ function Picker({
   filtered,
 }: {
   title: string;
-  items: Array<{ name: string; description: string }>;
+  items: Array<{ name: string; description: string; runs?: { command: string; cwd: string } }>;
   ui: NotebookUi;
   color: boolean;
   /** the items are already filtered by the typed text */
@@ -69,6 +70,8 @@ function Picker({
 }) {
   const clean = useClean();
   const matches = filtered ? items : filterByName(items, ui.pick.text);
+  // `runs`, not `command`: a lane's own `command` is its argv
+  const command = matches[ui.pick.index]?.runs;
   return (
     <Box flexDirection="column">
       <Text bold>
@@ -83,6 +86,18 @@ function Picker({
         </Text>
       ))}
       {matches.length === 0 ? <Text dimColor>nothing matches</Text> : null}
+      {command ? (
+        <>
+          <Text wrap="truncate-end">
+            <Text bold>runs: </Text>
+            {clean(command.command)}
+          </Text>
+          <Text wrap="truncate-end">
+            <Text bold>in: </Text>
+            {clean(command.cwd)}
+          </Text>
+        </>
+      ) : null}
     </Box>
   );
 }

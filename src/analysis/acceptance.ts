@@ -15,9 +15,11 @@ export function judge(r: AnalysisResult, acc: Acceptance, steps?: number): Accep
   if (acc.finiteLoss && r.nan) reasons.push(`non-finite loss at step ${r.nan.step} (rank ${r.nan.rank})`);
   if (acc.noStall && r.stall)
     reasons.push(`stall at step ${r.stall.step} (${r.stall.where}, rank ${r.stall.rank})`);
+  for (const m of r.flightRecorder ?? [])
+    reasons.push(`rank ${m.ranks.join(', ')} never entered ${m.op} #${m.seq} (${m.pg}): collective timeout`);
   if (r.crash)
     reasons.push(
-      `crash: ${r.crash.exception}${r.crash.message ? `: ${r.crash.message.split('\n')[0]}` : ''}`,
+      `${r.crash.basis === 'launcher-error' ? 'the launcher failed before training' : 'crash'}: ${r.crash.exception}${r.crash.message ? `: ${r.crash.message.split('\n')[0]}` : ''}`,
     );
   if (acc.vramLimitMiB !== undefined && r.memory && r.memory.peakReservedMiB > acc.vramLimitMiB)
     reasons.push(`peak reserved ${r.memory.peakReservedMiB} MiB > limit ${acc.vramLimitMiB} MiB`);

@@ -16,6 +16,7 @@ import type {
   TracebackEvent,
   WorkerEvent,
 } from '../ingest/events.js';
+import type { FlightRecorderEvent } from '../ingest/flight-recorder.js';
 import type { NodeMap } from '../ingest/node-map.js';
 import type { At } from '../ingest/order.js';
 import type { Signature } from './signatures.js';
@@ -76,6 +77,8 @@ export interface EvidenceState {
   dumps: Map<string, DumpEvent>;
   /** each rank's newest process as nsa-dbg's stack hook registered it */
   workers: Map<number, WorkerEvent>;
+  /** PyTorch's Flight Recorder dumps, by path */
+  flightRecorder: Map<string, FlightRecorderEvent>;
   procProbes: ProcProbeEvent[];
   dumpRequests: DumpRequestEvent[];
   /** which node each rank runs on (multi-node runs: nodes.jsonl) */

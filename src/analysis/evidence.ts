@@ -22,6 +22,7 @@ import { compareAt } from '../ingest/order.js';
 import { dumpsInOrder } from './evidence-facts.js';
 import type { EvidenceState, StepContext } from './evidence-state.js';
 import type { ProgressRecord } from './progress-tracker.js';
+import { headlineStall } from './rank-stacks.js';
 import { type ManyRanks, manyRanksLive, type RankRow, rankRows } from './rank-table.js';
 import type { AnalysisResult } from './result.js';
 import { matchOutput, matchSource, type Signature } from './signatures.js';
@@ -76,6 +77,7 @@ export class Evidence {
       signatures: new Map(),
       dumps: new Map(),
       workers: new Map(),
+      flightRecorder: new Map(),
       outputMetrics: null,
       exitFromLog: null,
       files: new Map(),
@@ -139,6 +141,9 @@ export class Evidence {
         s.ranks.add(e.rank);
         return;
       }
+      case 'flight-recorder':
+        s.flightRecorder.set(e.file, e);
+        return;
       case 'dump':
         // the same file re-read as it grew replaces its earlier parse; what a dump implies (a
         // watchdog, missing gradients) is read from the final parse when the verdict is made
@@ -243,6 +248,11 @@ export class Evidence {
   /** silent ranks now, each with what the facts taken during its silence say (stuck or slow) */
   silences(nowS: number): CurrentSilence[] {
     return currentSilences(this.s, nowS);
+  }
+
+  /** the silence a hang is told by now (the culprit's on many ranks), or null */
+  headlineStall(nowS: number): CurrentSilence | null {
+    return headlineStall(this.s, currentSilences(this.s, nowS)) ?? null;
   }
 
   /** the per-rank table, root cause and stack diff of a many-rank run now (rank-table.ts) */

@@ -53,8 +53,10 @@ export function stackDiffOf(s: EvidenceState, silences: CurrentSilence[]): Stack
   const since = silences.length > 1 ? Math.min(...silences.map((c) => c.sinceTs)) : -Infinity;
   const dumps = newestDumpPerRank(s, since);
   const noDump = [...noStackSince(s, since === -Infinity ? 0 : since)];
-  if (dumps.size + noDump.length < 2) return null;
-  return stackDiff(dumps, noDump);
+  const stateOf = (c: CurrentSilence) => c.judgement?.evidence.procState;
+  const stopped = silences.filter((c) => stateOf(c) === 'T' || stateOf(c) === 't').map((c) => c.rank);
+  if (dumps.size + new Set([...noDump, ...stopped]).size < 2) return null;
+  return stackDiff(dumps, noDump, stopped);
 }
 
 /** the rank the others wait for, when the silent ranks' facts say which one it is */
@@ -77,4 +79,15 @@ export function culpritOf(s: EvidenceState, silences: CurrentSilence[]): StallCu
       };
     }),
   );
+}
+
+/**
+ * The silence a hang is told by: on many ranks the culprit's (the rank the others wait for), else
+ * the first confirmed one. One rule for the live header and the verdict, so they name one rank.
+ */
+export function headlineStall(s: EvidenceState, silences: CurrentSilence[]): CurrentSilence | undefined {
+  const stalls = silences.filter((c) => c.judgement === null || c.judgement.hang);
+  if (stalls.length === 0) return undefined;
+  const culprit = culpritOf(s, silences);
+  return (culprit && silences.find((c) => c.rank === culprit.rank)) || stalls[0];
 }

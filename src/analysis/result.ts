@@ -3,6 +3,7 @@
  * session. Everything beyond the issue's fields is an extra the report and panels may show.
  */
 import type { DumpOutcome, Frame, ProcState } from '../ingest/events.js';
+import type { MissedCollective } from '../ingest/flight-recorder.js';
 import type { RunDigest } from './run-digest.js';
 import type { Verdict } from './signatures.js';
 import type { StackDiff } from './stack-diff.js';
@@ -77,9 +78,16 @@ export interface CrashReport {
    * how the rank was found (root-cause.ts): `first-exception` (the earliest worker exception that
    * is not a consequence of another rank's exit), `consequence-only`, `died-silently` (the failed
    * rank without a traceback), `single` (one process), `signature`, `launcher` (torchrun's summary
-   * alone)
+   * alone), `launcher-error` (torchrun itself failed before training: its options, its rendezvous)
    */
-  basis?: 'first-exception' | 'consequence-only' | 'died-silently' | 'single' | 'signature' | 'launcher';
+  basis?:
+    | 'first-exception'
+    | 'consequence-only'
+    | 'died-silently'
+    | 'single'
+    | 'signature'
+    | 'launcher'
+    | 'launcher-error';
   /** every rank that raised the same exception, when more than one did */
   ranks?: number[];
   /** the other ranks' failures that followed (collective / transport errors) */
@@ -151,6 +159,11 @@ export interface AnalysisResult {
    * read the folder (the live session, `analyze`), from the same reader
    */
   digest?: RunDigest;
+  /**
+   * PyTorch's Flight Recorder, when it dumped (a collective timed out): per process group, the
+   * ranks that never entered the newest collective the others wait in
+   */
+  flightRecorder?: MissedCollective[];
   /** the detector settings the verdict was judged with (the lane's) */
   detector: { k: number; floorS: number; firstStepS: number; spinConfirmS: number; maxStepS: number };
 }

@@ -46,6 +46,18 @@ const shortName = (exception: string) => exception.split('.').pop() ?? exception
 /** the launcher's summary or a stop (SIGINT, SIGTERM to torchrun), never a cause */
 export const isStopOrSummary = (exception: string) => NEVER_ROOT.has(shortName(exception));
 
+/**
+ * torchrun's own traceback (its entry point is in the frames), not a worker's: the launcher itself
+ * failed (options it rejects, a rendezvous that never formed). Its summary of failed workers
+ * (ChildFailedError) is not such a failure.
+ */
+export function isLauncherTraceback(ev: TracebackEvent): boolean {
+  return (
+    shortName(ev.exception) !== 'ChildFailedError' &&
+    ev.frames.some((f) => /torch\/distributed\/(?:run|launch)\.py$/.test(f.file))
+  );
+}
+
 /** is this exception what a rank raises because a peer exited or hung (not a cause itself)? */
 export function isConsequence(ev: TracebackEvent): boolean {
   return CONSEQUENCE.test(`${ev.exception}: ${ev.message}`);
@@ -58,7 +70,9 @@ const firstLine = (m: string) => m.split('\n')[0] ?? '';
  * ranks torchrun reported failed, in its order (a rank killed by a signal prints no traceback).
  */
 export function rootCauseOf(tracebacks: RankedTraceback[], failedRanks: number[]): RootCause | null {
-  const workers = tracebacks.filter((t) => !NEVER_ROOT.has(shortName(t.ev.exception)));
+  const workers = tracebacks.filter(
+    (t) => !NEVER_ROOT.has(shortName(t.ev.exception)) && !isLauncherTraceback(t.ev),
+  );
   if (workers.length === 0) return null;
   const rankOf = (t: RankedTraceback) => t.ev.rank ?? 0;
   const sorted = [...workers].sort((a, b) => compareAt(a.at, b.at));

@@ -23,6 +23,8 @@ export interface StackDiff {
   groups: StackGroup[];
   /** ranks asked for a stack that gave none within 5 s: blocked outside Python (a collective?) */
   noDump: number[];
+  /** ranks stopped (state T) that gave no stack: no signal is handled until SIGCONT; not waiting */
+  stopped: number[];
 }
 
 /** Function names and files of a rank waiting for its peers. */
@@ -53,8 +55,15 @@ export function inCollective(frames: Frame[]): boolean {
 
 const key = (frames: Frame[]) => frames.map((f) => `${f.file}:${f.line}:${f.function}`).join('\n');
 
-/** `dumps`: the newest dump of each rank; `noDump`: ranks whose stack request went unanswered */
-export function stackDiff(dumps: Map<number, DumpEvent>, noDump: number[] = []): StackDiff {
+/**
+ * `dumps`: the newest dump of each rank; `noDump`: ranks whose stack request went unanswered;
+ * `stopped`: ranks in state T with no stack (they cannot answer, and they are not waiting)
+ */
+export function stackDiff(
+  dumps: Map<number, DumpEvent>,
+  noDump: number[] = [],
+  stopped: number[] = [],
+): StackDiff {
   const byKey = new Map<string, StackGroup>();
   for (const [rank, d] of [...dumps.entries()].sort((a, b) => a[0] - b[0])) {
     const frames = programFrames(d);
@@ -73,11 +82,14 @@ export function stackDiff(dumps: Map<number, DumpEvent>, noDump: number[] = []):
   const groups = [...byKey.values()].sort(
     (a, b) => b.ranks.length - a.ranks.length || a.ranks[0]! - b.ranks[0]!,
   );
-  const blocked = [...new Set(noDump)].filter((r) => !dumps.has(r)).sort((a, b) => a - b);
+  const still = [...new Set(stopped)].filter((r) => !dumps.has(r)).sort((a, b) => a - b);
+  const blocked = [...new Set(noDump)]
+    .filter((r) => !dumps.has(r) && !still.includes(r))
+    .sort((a, b) => a - b);
   // ranks that gave no stack were blocked outside Python: they count as waiting
   const someoneWaits = blocked.length > 0 || groups.some((g) => g.inCollective);
   const biggest = Math.max(blocked.length, ...groups.map((g) => g.ranks.length));
   if (groups.length + (blocked.length > 0 ? 1 : 0) > 1)
     for (const g of groups) g.odd = g.ranks.length < biggest || (someoneWaits && !g.inCollective);
-  return { groups, noDump: blocked };
+  return { groups, noDump: blocked, stopped: still };
 }

@@ -5,11 +5,11 @@
  *
  *   busy            frames move between samples, or the CPU is busy while the main thread is in
  *                   native code (a long backward or kernel): the run keeps going;
- *   stuck           stopped (T); or sleeping near 0 % CPU with the same innermost frame in three
- *                   samples; or spinning on the same frame and line for max(2 × threshold, 30 s);
+ *   stuck           stopped (T), or spinning on the same frame, for max(2 × threshold, spinConfirmS);
+ *                   or sleeping near 0 % CPU with the same innermost frame in three samples;
  *   blocked-native  a dump request got no answer within 5 s (the main thread is outside Python):
  *                   a hang only once the CPU stays idle, or past the lane's hard ceiling maxStepS;
- *   checking        not enough evidence yet.
+ *   checking        not enough evidence yet; past maxStepS it is stuck whatever is missing.
  *
  * Pure: the same inputs give the same answer live and in `analyze`.
  */
@@ -102,6 +102,21 @@ export function cpuBusy(state: ProcState | null, cpuPct: number | null): boolean
 }
 
 export function judgeSilence(i: SilenceInput, settings: JudgeSettings = DEFAULT_JUDGE): SilenceJudgement {
+  const j = judgeEvidence(i, settings);
+  // the lane's hard ceiling holds whatever the checks could not tell (no /proc, no stack at all):
+  // a silence that is still "checking" past maxStepS is a hang, so no run waits forever
+  const silence = i.nowS - i.sinceTs;
+  if (j.state === 'checking' && silence > settings.maxStepS)
+    return {
+      ...j,
+      state: 'stuck',
+      hang: true,
+      why: `silent for ${Math.round(silence)} s > maxStepS ${settings.maxStepS} s (${j.why})`,
+    };
+  return j;
+}
+
+function judgeEvidence(i: SilenceInput, settings: JudgeSettings): SilenceJudgement {
   const procs = i.procs.filter((p) => p.ts >= i.sinceTs).sort((a, b) => a.ts - b.ts);
   const all = i.dumps.filter((d) => d.ts >= i.sinceTs).sort((a, b) => a.ts - b.ts);
   // samples of the main thread running Python; the others (native code) only say where it sat
@@ -129,7 +144,20 @@ export function judgeSilence(i: SilenceInput, settings: JudgeSettings = DEFAULT_
   const silence = i.nowS - i.sinceTs;
   const state = last?.state ?? null;
 
-  if (state === 'T' || state === 't') return out('stuck', true, 'process stopped (state T)');
+  if (state === 'T' || state === 't') {
+    // stopped is reversible (a debugger, Ctrl+Z, a SIGSTOP someone will undo): a hang once it has
+    // stayed stopped as long as a spin must last to be one
+    let first = procs.length - 1;
+    while (first > 0 && (procs[first - 1]!.state === 'T' || procs[first - 1]!.state === 't')) first--;
+    const span = last!.ts - procs[first]!.ts;
+    const need = Math.max(2 * i.thresholdS, settings.spinConfirmS);
+    if (span >= need) return out('stuck', true, `process stopped (state T) for ${Math.round(span)} s`);
+    return out(
+      'checking',
+      false,
+      `process stopped (state T) for ${Math.round(span)} s of ${Math.round(need)} s`,
+    );
+  }
   if (state === 'Z' || state === 'X') return out('checking', false, 'process exiting');
   if (evidence.framesMoved) {
     const hot = [...distinct].slice(-2).join(' → ');

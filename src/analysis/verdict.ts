@@ -13,6 +13,7 @@
  *            still making progress)
  */
 import type { TracebackEvent } from '../ingest/events.js';
+import { missedCollectives } from '../ingest/flight-recorder.js';
 import { mainThreadTop } from '../ingest/stackdump.js';
 import {
   allSignatures,
@@ -26,9 +27,9 @@ import {
   stepAt,
 } from './evidence-facts.js';
 import type { EvidenceState, SignatureState } from './evidence-state.js';
-import { culpritOf, stackDiffOf } from './rank-stacks.js';
+import { culpritOf, headlineStall, stackDiffOf } from './rank-stacks.js';
 import type { AnalysisResult, CrashReport, DumpReport, StallReport } from './result.js';
-import { isConsequence, isStopOrSummary, rootCauseOf } from './root-cause.js';
+import { isConsequence, isLauncherTraceback, isStopOrSummary, rootCauseOf } from './root-cause.js';
 import type { Verdict } from './signatures.js';
 import { currentSilences, hotFramesOf, rankOfDump, suspectsOf, whereIn } from './silences.js';
 import type { SlowStep } from './step-stats.js';
@@ -78,6 +79,17 @@ function crashOf(s: EvidenceState, sigs: SignatureState[]): CrashReport | null {
     failed,
   );
   const torchrunRoot = summary?.rootCauseRank ?? null;
+  // no worker raised anything, and torchrun itself failed: the launcher's failure, not training's
+  const launcher = root === null ? s.tracebacks.find((t) => isLauncherTraceback(t.ev)) : undefined;
+  if (launcher !== undefined)
+    return {
+      rank: 0,
+      step: launcher.step ?? 1,
+      exception: launcher.ev.exception,
+      message: launcher.ev.message,
+      frame: launcher.ev.frames[launcher.ev.frames.length - 1] ?? null,
+      basis: 'launcher-error',
+    };
   if (root !== null) {
     const { basis, ranks, consequences, ...r } = root;
     const out: CrashReport = { ...r, basis };
@@ -247,7 +259,7 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   // where the evidence stops: the first stalled rank, else the rank furthest behind
   // on many ranks: the one the others wait for, not the first to fall silent
   const culprit = stalls.length > 0 ? culpritOf(s, silences) : null;
-  const first = (culprit && silences.find((c) => c.rank === culprit.rank)) || stalls[0];
+  const first = headlineStall(s, silences);
   let lastPosition: StallReport | null = null;
   const r2 = (v: number) => Math.round(v * 100) / 100;
   if (first !== undefined) {
@@ -333,6 +345,10 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
     stackDiff: stackDiffOf(s, silences),
     detector: { ...s.detector.settings(), ...s.judge },
   };
+  if (s.flightRecorder.size > 0) {
+    const files = [...s.flightRecorder.keys()].sort();
+    result.flightRecorder = missedCollectives(files.map((f) => s.flightRecorder.get(f)!));
+  }
   // multi-node: the culprit's node goes with its rank
   const nodeOf = (rank: number) => s.nodes.placeOf(rank)?.node;
   if (stall && nodeOf(stall.rank)) stall.node = nodeOf(stall.rank);
@@ -355,6 +371,8 @@ export function summarize(r: AnalysisResult): string {
     case 'crash': {
       const c = r.crash;
       if (c === null) return `crash (exit ${r.exitCode ?? '?'})`;
+      if (c.basis === 'launcher-error')
+        return `the launcher failed before any worker trained: ${c.exception}: ${c.message.split('\n')[0]}${c.frame ? ` in ${c.frame.function} (${c.frame.file}:${c.frame.line})` : ''} (not a training crash)`;
       const where = c.frame ? ` in ${c.frame.function} (${c.frame.file}:${c.frame.line})` : '';
       const who =
         c.ranks && c.ranks.length > 1
@@ -367,7 +385,11 @@ export function summarize(r: AnalysisResult): string {
       return `crash at step ${c.step}, ${who}: ${c.exception}${c.message ? `: ${c.message.split('\n')[0]}` : ''}${where}${tr}`;
     }
     case 'hang': {
-      if (!r.stall) return 'hang';
+      const fr = r.flightRecorder?.[0];
+      const missed = fr
+        ? `rank${fr.ranks.length > 1 ? 's' : ''} ${fr.ranks.join(', ')} never entered ${fr.op} #${fr.seq} (${fr.pg}) that rank${fr.waiting.length > 1 ? 's' : ''} ${fr.waiting.join(', ')} waited in${fr.frame ? ` (${fr.frame.function} ${fr.frame.file}:${fr.frame.line})` : ''}, from the Flight Recorder`
+        : '';
+      if (!r.stall) return missed ? `hang: ${missed}` : 'hang';
       const how = r.stall.state ? ` — ${r.stall.state}: ${r.stall.why ?? ''}` : '';
       const rc = r.stall.rootCause ? `; rank ${r.stall.rootCause.rank} ${r.stall.rootCause.why}` : '';
       return `hang at ${at(r.stall)}${how}${rc}`;

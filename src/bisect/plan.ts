@@ -8,6 +8,7 @@
  */
 import type { Cell } from '../notebook/model.js';
 import { MASK } from '../notebook/secrets.js';
+import { LaneSet } from '../presets/load.js';
 import type { DetectorSettings, Preset } from '../presets/preset.js';
 import { changesBetween, type Side } from './delta.js';
 import { trialKey } from './key.js';
@@ -75,14 +76,22 @@ function plan(
   };
 }
 
+/** why a lane whose file is broken cannot be used (its file, field and position), or undefined */
+function brokenLane(presets: Map<string, Preset>, name: string): string | undefined {
+  return presets instanceof LaneSet ? presets.brokenByName.get(name)?.error.message : undefined;
+}
+
 export function planFromLanes(
   presets: Map<string, Preset>,
   goodName: string,
   badName: string,
   o: PlanOptions,
 ): Planned | { error: string } {
-  const good = presets.get(goodName);
-  const bad = presets.get(badName);
+  const known = (name: string) => presets.get(name) ?? brokenLane(presets, name);
+  const good = known(goodName);
+  const bad = known(badName);
+  if (typeof good === 'string') return { error: good };
+  if (typeof bad === 'string') return { error: bad };
   if (!good) return { error: `unknown lane "${goodName}" (see nsa-dbg lanes)` };
   if (!bad) return { error: `unknown lane "${badName}" (see nsa-dbg lanes)` };
   return plan(

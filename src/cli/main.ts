@@ -11,6 +11,7 @@ import { notebookCommand } from './commands/notebook.js';
 import { reportCommand } from './commands/report.js';
 import { runCommand } from './commands/run.js';
 import type { CliDeps, TuiOptions } from './deps.js';
+import { numericOptionError } from './numeric-options.js';
 
 /**
  * The dashboard's drawing options are global (every command that opens it takes them), so they are
@@ -26,7 +27,21 @@ function withTuiOptions(deps: CliDeps, options: TuiOptions): CliDeps {
   };
 }
 
+/**
+ * `nsa-dbg attach | head -1`: the reader is gone once it has what it wants, and the next write
+ * fails with EPIPE as an 'error' event nobody handles (a stack, exit 1). Like any Unix filter,
+ * stop quietly then: exit 0, nothing more printed.
+ */
+function quietOnClosedPipe(): void {
+  for (const stream of [process.stdout, process.stderr])
+    stream.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EPIPE') process.exit(0);
+      throw e;
+    });
+}
+
 export async function main(argv: string[], rawDeps: CliDeps): Promise<void> {
+  quietOnClosedPipe();
   debugLog(`nsa-dbg ${hideBin(argv).join(' ')} (node ${process.version} ${process.execArgv.join(' ')})`);
   const tuiOptions: TuiOptions = {};
   const deps = withTuiOptions(rawDeps, tuiOptions);
@@ -53,14 +68,18 @@ export async function main(argv: string[], rawDeps: CliDeps): Promise<void> {
     .command(reportCommand)
     // no subcommand: the notebook of this folder
     .command(notebookCommand(deps))
+    // every command's numbers, before its handler runs: a string is yargs' failure message
+    .check((a) => numericOptionError(a, hideBin(argv)) ?? true, true)
     .strict()
     .help()
     .alias('h', 'help')
     .version(packageVersion())
     .wrap(Math.min(110, process.stdout.columns || 80))
-    .fail((msg, err, y) => {
-      if (err) throw err;
-      process.stderr.write(`${y.help()}\n\nnsa-dbg: ${msg}\n`);
+    // a usage error (yargs' own, a YError) is one plain line, the help one --help away: exit 2.
+    // Anything else thrown by a handler is not usage and goes on to the caller.
+    .fail((msg, err) => {
+      if (err instanceof Error && err.name !== 'YError') throw err;
+      process.stderr.write(`nsa-dbg: ${msg.replace(/\s*\n\s*/g, ' ')} (see --help)\n`);
       process.exit(2);
     })
     .parseAsync();

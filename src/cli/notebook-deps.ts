@@ -7,6 +7,7 @@
 import type { CellSession, NotebookDeps } from '../notebook/controller.js';
 import { loadPresets } from '../presets/load.js';
 import type { Preset } from '../presets/preset.js';
+import { buildRunSpec } from '../runs/build-spec.js';
 import { runHeadless } from '../session/headless.js';
 import type { Session } from '../session/session.js';
 import { localOpener, type Opener } from './open-session.js';
@@ -19,6 +20,8 @@ export interface CellOptions {
   cwd?: string;
   presets?: () => Map<string, Preset>;
 }
+
+const RUN_DIR = '/nsa-dbg-run-dir';
 
 export function notebookDeps(opener: Opener, o: CellOptions): NotebookDeps & { close(): Promise<void> } {
   // a finished cell is read from its folder here, whatever its target was
@@ -50,6 +53,18 @@ export function notebookDeps(opener: Opener, o: CellOptions): NotebookDeps & { c
       }) as unknown as CellSession,
     runToVerdict: async (session) =>
       (await runHeadless(session as unknown as Session, { keepOpen: true })).result,
+    // what a new cell will run, as its session builds it (the run dir is chosen when it starts)
+    commandFor: (preset, steps) => {
+      const spec = buildRunSpec({
+        preset,
+        steps,
+        command: o.command?.length ? o.command : undefined,
+        demo: o.demo ? { stepMs: o.stepMs } : undefined,
+        cwd: o.cwd,
+        runsRoot: RUN_DIR,
+      });
+      return { argv: spec.argv.map((a) => a.replace(spec.runDir, '<run dir>')), cwd: spec.cwd };
+    },
     close: () => opener.close(),
   };
 }

@@ -1,6 +1,8 @@
 import { NotebookInUse } from '../notebook/lock.js';
 import { NotebookFormatError } from '../notebook/migrate.js';
 import { PresetError } from '../presets/preset.js';
+import { CommandNotFound, ScriptNotFound } from '../targets/find-command.js';
+import { describeFsError, FileError, isFsError } from '../util/fs-errors.js';
 import { ConnectFailure } from './remote.js';
 
 /** NSA_DBG_DEBUG=1: an expected failure also shows where it came from (for bug reports). */
@@ -18,7 +20,17 @@ export function reportFailure(e: unknown): void {
     process.exitCode = e.exitCode;
     return;
   }
+  // a file that cannot be read or written (a folder where a file should be, a read-only mount)
+  const fsLine = e instanceof FileError ? e.message : isFsError(e) ? describeFsError(e) : null;
+  if (fsLine) {
+    process.stderr.write(`nsa-dbg: ${fsLine}\n`);
+    debugStack(err);
+    process.exitCode = 2;
+    return;
+  }
   if (
+    e instanceof CommandNotFound ||
+    e instanceof ScriptNotFound ||
     e instanceof PresetError ||
     e instanceof NotebookInUse ||
     e instanceof NotebookFormatError ||

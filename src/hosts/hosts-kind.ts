@@ -78,6 +78,7 @@ export const hostsKind: LaunchKind<HostsLaunch> = {
     return (_t, dir, onChunk) => new HostsFollower(hosts.local, dir, followedHosts(hosts, spec), onChunk);
   },
   spansNodes: true,
+  endSaidByScheduler: false,
   // a run this nsa-dbg started is stopped on every host, like a local one; one picked up is left
   leavesRunningOnQuit: (attached) => attached,
   // the GPU panel shows the first host's GPUs (the rendezvous host)

@@ -200,6 +200,10 @@ export interface DumpRequestEvent {
 
 export type ProbeEvent = ProcProbeEvent | DumpRequestEvent;
 
+export type { FlightRecorderEvent } from './flight-recorder.js';
+
+import type { FlightRecorderEvent } from './flight-recorder.js';
+
 export type IngestEvent =
   | StepEvent
   | BeatEvent
@@ -208,4 +212,5 @@ export type IngestEvent =
   | MetricsEvent
   | DumpEvent
   | WorkerEvent
+  | FlightRecorderEvent
   | ProbeEvent;

@@ -9,11 +9,23 @@ import { StringDecoder } from 'node:string_decoder';
 
 /** Longest line kept; anything longer is cut here so one runaway write cannot exhaust memory. */
 export const MAX_LINE_CHARS = 1024 * 1024;
-/** Appended to a line that was cut at MAX_LINE_CHARS (parsers count such lines as skipped). */
-export const TRUNCATION_MARK = ' \u2026[line truncated]';
+/**
+ * Appended to a line that was cut at MAX_LINE_CHARS (parsers count such lines as skipped), with the
+ * whole line's length in UTF-8 bytes: the view says how long the line really was.
+ */
+export const truncationMark = (bytes: number) => ` \u2026[line truncated: ${bytes} bytes]`;
+const MARK = / \u2026\[line truncated: (\d+) bytes\]$/;
 
 export function isTruncatedLine(line: string): boolean {
-  return line.endsWith(TRUNCATION_MARK);
+  return line.endsWith(' bytes]') && MARK.test(line.slice(-64));
+}
+
+/** A cut line's kept head and the whole line's length in bytes; null for a line that was not cut. */
+export function truncatedLine(line: string): { head: string; bytes: number } | null {
+  if (!line.endsWith(' bytes]')) return null;
+  const m = MARK.exec(line.slice(-64));
+  if (!m) return null;
+  return { head: line.slice(0, line.length - m[0].length), bytes: Number(m[1]) };
 }
 
 /** Keep what a terminal would show for a line that contains bare carriage returns. */
@@ -31,6 +43,12 @@ export class LineSplitter {
   private pending = '';
   /** true while dropping the rest of an overlong line, up to its newline */
   private discarding = false;
+  /**
+   * The overlong line being dropped: its kept head and its length so far. It is emitted when its
+   * newline (or the end of the stream) comes, so the mark can carry its whole length.
+   */
+  private cutHead = '';
+  private cutBytes = 0;
   private readonly maxLineChars: number;
   /** lines that were longer than the cap and were emitted truncated */
   overlong = 0;
@@ -46,16 +64,15 @@ export class LineSplitter {
     let start = 0;
     let nl = text.indexOf('\n');
     if (nl < 0) {
-      this.absorb(text, out);
+      this.absorb(text);
       return out;
     }
     // first line completes whatever was pending
     const first = text.slice(0, nl);
     if (this.discarding) {
-      this.discarding = false;
+      this.emitCut(Buffer.byteLength(first), out);
     } else if (this.pending.length + first.length > this.maxLineChars) {
       this.emitOverlong(this.pending + first, out);
-      this.discarding = false;
     } else {
       const line = this.pending.length > 0 ? this.pending + first : first;
       out.push(line.indexOf('\r') < 0 ? line : lastCrSegment(line));
@@ -65,7 +82,7 @@ export class LineSplitter {
     nl = text.indexOf('\n', start);
     while (nl >= 0) {
       if (nl - start > this.maxLineChars) {
-        this.emitOverlong(text.slice(start, start + this.maxLineChars), out);
+        this.emitOverlong(text.slice(start, nl), out);
       } else {
         const line = text.slice(start, nl);
         out.push(line.indexOf('\r') < 0 ? line : lastCrSegment(line));
@@ -73,7 +90,7 @@ export class LineSplitter {
       start = nl + 1;
       nl = text.indexOf('\n', start);
     }
-    if (start < text.length) this.absorb(text.slice(start), out);
+    if (start < text.length) this.absorb(text.slice(start));
     return out;
   }
 
@@ -81,20 +98,23 @@ export class LineSplitter {
   flush(): string[] {
     const rest = this.decoder.end();
     const out: string[] = [];
-    if (rest.length > 0) this.absorb(rest, out);
-    if (!this.discarding && this.pending.length > 0) {
-      out.push(lastCrSegment(this.pending));
-    }
+    if (rest.length > 0) this.absorb(rest);
+    if (this.discarding) this.emitCut(0, out);
+    else if (this.pending.length > 0) out.push(lastCrSegment(this.pending));
     this.pending = '';
-    this.discarding = false;
     return out;
   }
 
   /** Text with no newline: hold it, unless the held line grows past the cap. */
-  private absorb(text: string, out: string[]): void {
-    if (this.discarding) return;
+  private absorb(text: string): void {
+    if (this.discarding) {
+      this.cutBytes += Buffer.byteLength(text);
+      return;
+    }
     if (this.pending.length + text.length > this.maxLineChars) {
-      this.emitOverlong(this.pending + text, out);
+      const line = this.pending + text;
+      this.cutHead = line.slice(0, this.maxLineChars);
+      this.cutBytes = Buffer.byteLength(line);
       this.pending = '';
       this.discarding = true;
       return;
@@ -102,8 +122,18 @@ export class LineSplitter {
     this.pending += text;
   }
 
+  /** an overlong line seen whole (its newline in the same text) */
   private emitOverlong(line: string, out: string[]): void {
     this.overlong++;
-    out.push(line.slice(0, this.maxLineChars) + TRUNCATION_MARK);
+    out.push(line.slice(0, this.maxLineChars) + truncationMark(Buffer.byteLength(line)));
+  }
+
+  /** the end of the overlong line being dropped: `tailBytes` more before its newline */
+  private emitCut(tailBytes: number, out: string[]): void {
+    this.overlong++;
+    out.push(this.cutHead + truncationMark(this.cutBytes + tailBytes));
+    this.cutHead = '';
+    this.cutBytes = 0;
+    this.discarding = false;
   }
 }

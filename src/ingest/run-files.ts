@@ -14,10 +14,12 @@
  *   training.csv, training_fsdp.csv  the trainer's per-step table (rows appended)
  *   nvsmi*.csv, nvidia-smi*.csv      nvidia-smi samples (either query kind)
  *   nsa-dbg-stacks_rank{R}_pid{P}.log  a rank's stacks from nsa-dbg's faulthandler hook
+ *   nccl_trace_rank_{R}              PyTorch's Flight Recorder dump (a pickle of plain data)
  *   .HALT, .anomaly_type, exit_code, metrics.json, metrics_fsdp.json, env.json, mem_*.json
  *                                    small files read whole (their latest content counts)
  *   *.tmp, *.tmp-*, *.tmp.*          files being written (renamed into place when complete): never read
  */
+import { FLIGHT_RECORDER_FILE } from './flight-recorder.js';
 import { PROBES_FILE } from './probes.js';
 
 export type RunFileKind =
@@ -30,6 +32,7 @@ export type RunFileKind =
   | 'table'
   | 'gpu-csv'
   | 'stack-log'
+  | 'flight-recorder'
   | 'whole';
 
 export const STDOUT_FILE = 'stdout.log';
@@ -65,6 +68,7 @@ export function runFileKind(name: string): RunFileKind | null {
   if (HEARTBEAT.test(name)) return 'heartbeat';
   if (DUMP_FILE.test(name)) return 'dump';
   if (STACK_LOG.test(name)) return 'stack-log';
+  if (FLIGHT_RECORDER_FILE.test(name)) return 'flight-recorder';
   if (name === PROBES_FILE) return 'probes';
   if (name === NODES_FILE) return 'nodes';
   if (name === CLOCK_FILE) return 'clock';

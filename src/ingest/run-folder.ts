@@ -9,6 +9,7 @@
 
 import { parseClockLine, TimedBytes } from './clock.js';
 import type { BeatEvent, DumpEvent, GpuSample, IngestEvent } from './events.js';
+import { type FlightRecorderEvent, parseFlightRecorder } from './flight-recorder.js';
 import { HeartbeatReader } from './heartbeat.js';
 import { HeldOutput } from './held-output.js';
 import { LineSplitter } from './line-splitter.js';
@@ -85,6 +86,8 @@ export interface ReaderOptions {
 }
 
 const TABLE_ROW = /^(\d+),([^,]+),([^,]+),([^,]+)$/;
+/** a Flight Recorder dump is some kilobytes; past this it is not read */
+const MAX_BINARY_BYTES = 16 << 20;
 /** dump texts held for re-parsing as they grow (the newest; older dumps are complete) */
 const MAX_DUMP_TEXTS = 64;
 
@@ -109,6 +112,7 @@ export class RunFolderReader {
   private readonly doneDumps = new Set<string>();
   private readonly outputs = new Map<string, HeldOutput>();
   private readonly stackLogs = new Map<string, StackLogReader>();
+  private readonly binaries = new Map<string, { bytes: Buffer[]; size: number; done: boolean }>();
   private ended = false;
 
   constructor(
@@ -135,6 +139,9 @@ export class RunFolderReader {
         return;
       case 'dump':
         this.dumpChunk(path, chunk);
+        return;
+      case 'flight-recorder':
+        this.flightRecorder(path, chunk);
         return;
       case 'whole': {
         const before = this.texts.get(path) ?? '';
@@ -261,6 +268,26 @@ export class RunFolderReader {
       const rec = parseNvidiaSmiLine(line);
       if (rec !== null && 'index' in rec) this.sink.addGpuSample(rec);
     }
+  }
+
+  /** a Flight Recorder dump (binary): read once it is whole */
+  private flightRecorder(path: string, chunk: Buffer): void {
+    const cur = this.binaries.get(path) ?? { bytes: [] as Buffer[], size: 0, done: false };
+    this.binaries.set(path, cur);
+    if (cur.done || cur.size > MAX_BINARY_BYTES) return;
+    cur.bytes.push(Buffer.from(chunk));
+    cur.size += chunk.length;
+    let e: FlightRecorderEvent | null;
+    try {
+      e = parseFlightRecorder(Buffer.concat(cur.bytes), path);
+    } catch {
+      cur.done = true;
+      this.sink.addSkipped(1); // not a dump after all
+      return;
+    }
+    if (e === null) return; // more bytes to come
+    cur.done = true;
+    this.emit(e, { stream: streamName('file', path), seq: 0 });
   }
 
   private stackLog(path: string): StackLogReader {

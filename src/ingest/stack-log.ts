@@ -3,14 +3,17 @@
  * (src/stacks/sitecustomize.py) and by nsa-dbg itself:
  *
  *   # nsa-dbg stacks {"rank": 3, "local_rank": 1, "pid": 4242, "host": "gpu7", "signal": 12, …}
- *   # request 1795300000.123                      ← nsa-dbg, just before it signals the process
+ *   # request 1795300000.123 1795300001.402       ← nsa-dbg, just before it signals the process
  *   Current thread 0x00007f… (most recent call first):   ← faulthandler, from C, at once
  *     File "train.py", line 40 in train_step
  *   …
  *   # in-python 1795300000.125                    ← the hook's Python handler, once Python runs again
  *
  * Each request's dump is the text after its `# request` line: a DumpEvent named `<path>@<id>`, with
- * the request's time and whether the main thread ran Python right after (within IN_PYTHON_S).
+ * the request's time and whether the main thread ran Python right after (within IN_PYTHON_S). The
+ * id is when nsa-dbg decided to ask; the second number, when the box sent the signal (its own
+ * clock, as the in-python time is): over a slow ssh link seconds can lie between the two, and only
+ * the second says how soon Python ran. Older logs (and a `date` without %N) have only the id.
  */
 
 import { parseJsonObject } from '../util/json-object.js';
@@ -23,7 +26,8 @@ export const IN_PYTHON_S = 1;
 const MAX_SEGMENT_CHARS = 1 << 20;
 
 const HEADER = /^# nsa-dbg stacks (.*)$/;
-const REQUEST = /^# request (\d+(?:\.\d+)?)\s*$/;
+const REQUEST = /^# request (\d+(?:\.\d+)?)(?:\s+(\S+))?\s*$/;
+const NUMBER = /^\d+(?:\.\d+)?$/;
 const IN_PYTHON = /^# in-python (\d+(?:\.\d+)?)\s*$/;
 const STACK_LOG = /^nsa-dbg-stacks_rank(\d+)_pid(\d+)\.log$/;
 
@@ -42,6 +46,8 @@ export function stackDumpName(logPath: string, id: string): string {
 interface Segment {
   id: string;
   ts: number;
+  /** when the signal went out, box clock (null: not written) */
+  sentTs: number | null;
   text: string;
   inPythonTs: number | null;
   /** lines came since it was last read */
@@ -68,7 +74,8 @@ export class StackLogReader {
     const r = REQUEST.exec(line);
     if (r !== null) {
       this.flush();
-      this.cur = { id: r[1]!, ts: Number(r[1]), text: '', inPythonTs: null, dirty: false };
+      const sent = r[2] !== undefined && NUMBER.test(r[2]) ? Number(r[2]) : null;
+      this.cur = { id: r[1]!, ts: Number(r[1]), sentTs: sent, text: '', inPythonTs: null, dirty: false };
       return;
     }
     const cur = this.cur;
@@ -123,7 +130,7 @@ export class StackLogReader {
     d.ts = s.ts;
     for (const t of d.threads)
       if (this.main !== null && t.ident?.toLowerCase() === this.main) t.name = 'MainThread';
-    if (s.inPythonTs !== null) d.inPython = s.inPythonTs - s.ts <= IN_PYTHON_S;
+    if (s.inPythonTs !== null) d.inPython = s.inPythonTs - (s.sentTs ?? s.ts) <= IN_PYTHON_S;
     this.onDump(d);
   }
 }

@@ -78,6 +78,7 @@ const replayKind: LaunchKind = {
   attach: async (ctx) => ended(ctx.target),
   follower: (_target, spec) => folderFollower(spec.layout ?? {}),
   spansNodes: false,
+  endSaidByScheduler: false,
   leavesRunningOnQuit: () => true,
   gpuTarget: (target) => target,
   reconnect: async (base) => base,

@@ -13,6 +13,7 @@ import type { CellSession, NotebookDeps, StartRequest } from './controller-types
 import { gitInfo } from './git-info.js';
 import { liveLine } from './live-line.js';
 import type { CellLink } from './model.js';
+import type { NotebookAction } from './reducer.js';
 import type { NotebookStore } from './store.js';
 
 export type Phased = Preset & { phases?: Array<{ steps: number }> };
@@ -39,6 +40,8 @@ export function presetFor(
 export interface CellRunHooks {
   /** the cell, its live line or its state changed */
   changed(): void;
+  /** write to the notebook: null once written, else why not (said on the status line already) */
+  save(action: NotebookAction): string | null;
   /** the run has its verdict (or failed): `go` null when it failed */
   ended(run: CellRun, outcome: { go: boolean; verdict: string } | null, error?: string): void;
 }
@@ -47,6 +50,8 @@ export class CellRun {
   readonly session: CellSession;
   readonly done: Promise<void>;
   added = false;
+  /** the notebook could not be written when the cell was to be added or finished: why */
+  unsaved: string | null = null;
   /** the status line: step, loss, toks/s, SUSPECT/STALL */
   live: string | null = null;
   /** dashboards open on this session */
@@ -61,7 +66,7 @@ export class CellRun {
     private readonly store: NotebookStore,
     private readonly deps: NotebookDeps,
     runPresets: Map<string, Preset>,
-    hooks: CellRunHooks,
+    private readonly hooks: CellRunHooks,
   ) {
     this.session = deps.openSession({
       lane: req.lane,
@@ -86,19 +91,21 @@ export class CellRun {
         const run = this.session.currentRun();
         if (run) this.addCell(run.spec, out.localDir);
         this.finish();
+        const outcome = { go: out.go, verdict: out.verdict };
+        if (this.unsaved) return hooks.ended(this, outcome);
         if (!this.added) return hooks.ended(this, null, 'the run did not start');
         const ended = (deps.now?.() ?? new Date()).toISOString();
-        store.dispatch({
+        this.unsaved = hooks.save({
           type: 'updateCell',
           id,
           patch: finishedPatch(out as Outcome, out.localDir, run?.spec.env ?? {}, ended),
         });
-        hooks.ended(this, { go: out.go, verdict: out.verdict });
+        hooks.ended(this, outcome);
       },
       (e: unknown) => {
         unsubscribe();
         this.finish();
-        if (this.added) store.dispatch({ type: 'updateCell', id, patch: { state: 'failed' } });
+        if (this.added) hooks.save({ type: 'updateCell', id, patch: { state: 'failed' } });
         hooks.ended(this, null, e instanceof Error ? e.message : String(e));
       },
     );
@@ -109,9 +116,10 @@ export class CellRun {
   }
 
   private addCell(spec: RunSpec, localDir: string): void {
-    if (this.added) return;
+    if (this.added || this.unsaved) return;
     const { req, built } = this;
-    this.store.dispatch({
+    // a notebook that cannot be written (its folder turned read-only): the run goes on unrecorded
+    this.unsaved = this.hooks.save({
       type: 'addCell',
       cell: {
         ...(req.bisect ? { bisect: req.bisect } : {}),
@@ -129,7 +137,7 @@ export class CellRun {
         }),
       },
     });
-    this.added = true;
+    this.added = this.unsaved === null;
   }
 
   private finish(): void {

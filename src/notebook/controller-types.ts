@@ -43,6 +43,8 @@ export interface NotebookDeps {
   /** steps for new cells (a phase's own steps win) */
   steps?: number;
   now?: () => Date;
+  /** the command a new cell of `preset` would run and where (shown before it starts) */
+  commandFor?(preset: Preset, steps?: number): { argv: string[]; cwd: string };
 }
 
 export interface NotebookViewState {

@@ -7,16 +7,19 @@
  */
 import { dirname } from 'node:path';
 import { bisectCells } from '../bisect/cells.js';
-import type { Preset } from '../presets/preset.js';
+import { getPreset } from '../presets/load.js';
+import { type Preset, PresetError } from '../presets/preset.js';
 import { writeReport } from '../report/write.js';
 import type { SessionController } from '../session/state.js';
+import { FileError } from '../util/fs-errors.js';
+import { shJoin } from '../util/sh-quote.js';
 import { isStale, resolveEvidenceDir } from './cell-build.js';
 import { CellRun, type Phased, presetFor } from './cell-run.js';
 import { asCellView } from './cell-view.js';
 import type { CellSession, NotebookDeps, NotebookViewState, StartRequest } from './controller-types.js';
 import { flipFlag } from './flags.js';
 import type { Cell } from './model.js';
-import { nextCellId } from './reducer.js';
+import { type NotebookAction, nextCellId } from './reducer.js';
 import { describeRequest, editedRequest, rerunRequest } from './requests.js';
 import { RunQueue } from './run-queue.js';
 import type { NotebookStore } from './store.js';
@@ -87,6 +90,16 @@ export class NotebookController {
     return [...this.deps.presets().values()].sort((a, b) => a.name.localeCompare(b.name));
   }
 
+  /**
+   * What a new cell of this lane will run, and in which folder, as a shell would show it: a plain
+   * `nsa-dbg` runs the lane's own command, else nsa-vibe's trainer, from the current folder.
+   */
+  commandFor(preset: Preset): { command: string; cwd: string } | null {
+    const steps = (preset as Phased).phases?.[0]?.steps ?? this.deps.steps;
+    const c = this.deps.commandFor?.(preset, steps);
+    return c ? { command: shJoin(c.argv), cwd: c.cwd } : null;
+  }
+
   private cell(id: string): Cell | undefined {
     return this.store.get().cells.find((c) => c.id === id);
   }
@@ -98,9 +111,12 @@ export class NotebookController {
   start(req: StartRequest): string | null {
     if (this.closing) return null;
     const presets = this.deps.presets();
-    const base = presets.get(req.lane) as Phased | undefined;
-    if (!base) {
-      this.say(`unknown lane "${req.lane}"`);
+    let base: Phased;
+    try {
+      base = getPreset(presets, req.lane);
+    } catch (e) {
+      // a lane whose file is broken says where (its path, field and position)
+      this.say(e instanceof PresetError ? e.message : `unknown lane "${req.lane}"`);
       return null;
     }
     // a bisection's own trials run in its slot; everything else waits its turn
@@ -125,6 +141,7 @@ export class NotebookController {
       new Map(presets).set(req.lane, built.preset),
       {
         changed: () => this.publish(),
+        save: (action) => this.save(action),
         ended: (r, out, error) => this.ended(r, base, out, error),
       },
     );
@@ -138,11 +155,32 @@ export class NotebookController {
     const { id, req } = run;
     if (!out) {
       this.say(run.added ? `lane ${req.lane} failed: ${error}` : `lane ${req.lane}: ${error}`);
+    } else if (run.unsaved) {
+      // the notebook could not be written (its folder turned read-only): the verdict is said here
+      this.say(
+        `${id} ${req.lane}: ${out.go ? 'GO' : 'NO-GO'} (${out.verdict}), not in the notebook: ${run.unsaved}`,
+      );
     } else {
       this.say(`${id} ${req.lane}: ${out.go ? 'GO' : 'NO-GO'} (${out.verdict})`);
       this.nextPhase(id, { ...req, phase: run.phase }, base, out.go);
     }
     this.drain();
+  }
+
+  /**
+   * Write an action to the notebook. A file that cannot be written (its folder turned read-only, a
+   * full disk) is said in the status line, naming the file and the cause; the notebook on disk and
+   * in memory stay as they were and the view goes on. Returns the error, null once written.
+   */
+  private save(action: NotebookAction): string | null {
+    try {
+      this.store.dispatch(action);
+      return null;
+    } catch (e) {
+      if (!(e instanceof FileError)) throw e;
+      this.say(e.message);
+      return e.message;
+    }
   }
 
   /** the next queued cell, once nothing runs */
@@ -197,8 +235,8 @@ export class NotebookController {
       this.say(`${id} is running: it cannot be deleted now`);
       return;
     }
-    this.store.dispatch({ type: 'deleteCell', id });
-    this.say(`${id} deleted (its evidence folder stays on disk)`);
+    if (this.save({ type: 'deleteCell', id }) === null)
+      this.say(`${id} deleted (its evidence folder stays on disk)`);
   }
 
   /**

@@ -82,6 +82,11 @@ export interface Cell {
   evidenceDir: string;
   git?: { sha: string; dirty: boolean };
   state: CellState;
+  /**
+   * its nsa-dbg ended while it ran and the trainer went with it: finished from its evidence when
+   * the notebook was opened again (src/notebook/recover.ts)
+   */
+  interrupted?: boolean;
   verdict?: string;
   go?: boolean;
   reasons?: string[];

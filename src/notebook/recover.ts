@@ -1,36 +1,104 @@
 /**
  * Cells left `running` by an nsa-dbg that is gone (closed terminal, crash, kill): when the run has
  * ended since (its exit_code is there), judge it from its evidence with the same analysis and
- * acceptance as a live cell; a run still going is left alone, to be opened (attached) from the list.
+ * acceptance as a live cell. A run on this machine whose process is gone without an exit_code
+ * (nsa-dbg was killed and took the trainer with it) is judged the same way and marked interrupted:
+ * it never comes back to say more. A run still going is left alone, to be opened (attached) from
+ * the list.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { judge } from '../analysis/acceptance.js';
 import { analyzeDir } from '../analysis/analyze-dir.js';
 import { finishedPatch, resolveEvidenceDir } from './cell-build.js';
+import type { Cell } from './model.js';
 import type { NotebookStore } from './store.js';
 
-export async function recoverCells(store: NotebookStore): Promise<string[]> {
+function localAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function readNumber(file: string): number | undefined {
+  try {
+    const n = Number.parseInt(readFileSync(file, 'utf8').trim(), 10);
+    return Number.isInteger(n) ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** the newest modification among the run's files: about when it stopped */
+function lastWrite(dir: string, names: string[]): string {
+  let t = 0;
+  for (const n of names) {
+    try {
+      t = Math.max(t, statSync(join(dir, n)).mtimeMs);
+    } catch {
+      // not there
+    }
+  }
+  return new Date(t || Date.now()).toISOString();
+}
+
+/** how the cell's run ended, or null while it may still be going */
+function ending(
+  c: Cell,
+  dir: string,
+  alive: (pid: number) => boolean,
+): { ended: string; interrupted: boolean } | null {
+  const exitFile = join(dir, 'exit_code');
+  if (existsSync(exitFile)) return { ended: statSync(exitFile).mtime.toISOString(), interrupted: false };
+  // only this machine's processes can be looked at without a connection
+  if (c.target !== 'local') return null;
+  const pid = readNumber(join(dir, 'pid'));
+  if (pid !== undefined && pid > 0 && alive(pid)) return null;
+  return { ended: lastWrite(dir, ['stdout.log', 'pid', 'command.json']), interrupted: true };
+}
+
+export async function recoverCells(
+  store: NotebookStore,
+  o: { alive?: (pid: number) => boolean } = {},
+): Promise<string[]> {
   const done: string[] = [];
   for (const c of store.get().cells) {
     if (c.state !== 'running') continue;
     const dir = resolveEvidenceDir(dirname(store.file), c);
-    const exitFile = join(dir, 'exit_code');
-    if (!existsSync(exitFile)) continue;
+    const end = ending(c, dir, o.alive ?? localAlive);
+    if (end === null) continue;
     let steps: number | undefined;
     try {
       steps = (JSON.parse(readFileSync(join(dir, 'command.json'), 'utf8')) as { steps?: number }).steps;
     } catch {
       steps = undefined;
     }
-    const r = await analyzeDir(dir);
+    let r: Awaited<ReturnType<typeof analyzeDir>>;
+    try {
+      r = await analyzeDir(dir);
+    } catch (e) {
+      // nothing to judge (its folder is gone): the cell ends as an error, said why
+      const why = `interrupted, and its evidence cannot be read: ${(e as Error).message}`;
+      store.dispatch({
+        type: 'updateCell',
+        id: c.id,
+        patch: { state: 'failed', interrupted: true, reasons: [why] },
+      });
+      done.push(c.id);
+      continue;
+    }
     const verdict = judge(r, { ...c.lane.acceptance }, steps);
-    const ended = statSync(exitFile).mtime.toISOString();
-    store.dispatch({
-      type: 'updateCell',
-      id: c.id,
-      patch: finishedPatch({ ...r, ...verdict }, dir, {}, ended),
-    });
+    const patch = finishedPatch({ ...r, ...verdict }, dir, {}, end.ended);
+    if (end.interrupted) {
+      const why = 'interrupted: nsa-dbg ended while it ran and the trainer is gone; judged from its evidence';
+      patch.interrupted = true;
+      patch.reasons = [why, ...(patch.reasons ?? [])];
+      if (patch.summary) patch.summary = { ...patch.summary, line: `${patch.summary.line} (interrupted)` };
+    }
+    store.dispatch({ type: 'updateCell', id: c.id, patch });
     done.push(c.id);
   }
   return done;

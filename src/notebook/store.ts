@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import { FileError, fileError, mkdirpSync } from '../util/fs-errors.js';
 import { writeFileAtomic } from './atomic.js';
 import { acquireLock, type NotebookLock } from './lock.js';
 import { migrate, NotebookFormatError } from './migrate.js';
@@ -53,7 +54,8 @@ export function readNotebook(file: string): Notebook {
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT')
       throw new NotebookFormatError(file, 'no such notebook');
-    throw e;
+    // a folder given as the notebook (EISDIR names no file), a file we may not read
+    throw fileError(e, file, 'read the notebook');
   }
   return parseNotebook(text, file);
 }
@@ -78,8 +80,17 @@ export class NotebookStore {
   /** open (creating it when missing) and lock; throws NotebookInUse / NotebookFormatError */
   static open(file: string, now = () => new Date()): NotebookStore {
     const abs = resolve(file);
-    mkdirSync(dirname(abs), { recursive: true });
-    const lock = acquireLock(abs);
+    // a folder is not a notebook: said before a lock file is left beside it
+    if (existsSync(abs) && statSync(abs).isDirectory())
+      throw new FileError(abs, 'EISDIR', 'open the notebook', 'it is a directory (give a .json file)');
+    let lock: NotebookLock;
+    try {
+      mkdirpSync(dirname(abs));
+      lock = acquireLock(abs);
+    } catch (e) {
+      // a read-only or foreign folder: the lock beside the notebook cannot be made
+      throw fileError(e, `${abs}.lock`, 'create the notebook’s lock');
+    }
     try {
       removeStaleTemps(abs);
       const nb = existsSync(abs) ? readNotebook(abs) : emptyNotebook(now().toISOString());
@@ -103,8 +114,13 @@ export class NotebookStore {
   dispatch(action: NotebookAction): Notebook {
     const next = notebookReducer(this.nb, action);
     if (next === this.nb) return next;
-    // write first: the in-memory notebook never runs ahead of the file
-    writeFileAtomic(this.file, serializeNotebook(next));
+    // write first: the in-memory notebook never runs ahead of the file (a failed write, such as a
+    // folder turned read-only, leaves both as they were and says which file and why)
+    try {
+      writeFileAtomic(this.file, serializeNotebook(next));
+    } catch (e) {
+      throw fileError(e, this.file, 'write the notebook');
+    }
     this.nb = next;
     for (const l of this.listeners) l(next);
     return next;

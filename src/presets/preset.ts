@@ -99,9 +99,11 @@ export class PresetError extends Error {
   constructor(
     readonly file: string,
     readonly field: string,
-    detail: string,
+    readonly detail: string,
+    /** where in the file (1-based), when it is known */
+    readonly at?: { line: number; col: number },
   ) {
-    super(`${file}: field "${field}": ${detail}`);
+    super(`${file}${at ? `:${at.line}:${at.col}` : ''}: field "${field}": ${detail}`);
     this.name = 'PresetError';
   }
 }

@@ -51,12 +51,14 @@ export function writeReport(o: ReportOptions): ReportOutput {
     if (!toStdout) writeFileAtomic(out, text);
     return { text, files: toStdout ? [] : [out] };
   }
-  const svgFile = toStdout ? `${stem(o.notebookFile)}.report.svg` : `${stem(out)}.svg`;
-  const svgRef = toStdout ? svgFile : basename(svgFile);
   const bisections = (nb.bisections ?? [])
     .filter((b) => model.bisections.includes(b.id))
     .flatMap((b) => markdownSection(nb, b));
-  const text = renderMarkdown(model, { notebook: notebookRef, chart: svgRef, bisections });
+  // to stdout nothing is written: the chart is a file, so that report goes without it (writing it
+  // beside the notebook would re-point an earlier report's chart at another set of cells)
+  if (toStdout) return { text: renderMarkdown(model, { notebook: notebookRef, bisections }), files: [] };
+  const svgFile = `${stem(out)}.svg`;
+  const text = renderMarkdown(model, { notebook: notebookRef, chart: basename(svgFile), bisections });
   writeFileAtomic(
     svgFile,
     renderSvg(
@@ -64,6 +66,6 @@ export function writeReport(o: ReportOptions): ReportOutput {
       model.title.replace(/^# /, ''),
     ),
   );
-  if (!toStdout) writeFileAtomic(out, text);
-  return { text, files: toStdout ? [svgFile] : [out, svgFile] };
+  writeFileAtomic(out, text);
+  return { text, files: [out, svgFile] };
 }

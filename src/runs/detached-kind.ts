@@ -43,6 +43,7 @@ export const detachedKind: LaunchKind<DetachedLaunch> = {
   attach: async (ctx) => active(ctx, await readLaunchInfo(ctx.target, ctx.spec.runDir)),
   follower: (_target, _spec, plain) => plain,
   spansNodes: false,
+  endSaidByScheduler: false,
   leavesRunningOnQuit: () => true,
   gpuTarget: (target) => target,
   reconnect: async (base) => base,

@@ -115,6 +115,11 @@ export interface LaunchKind<L extends LaunchSpec = LaunchSpec> {
   follower(target: Target, spec: RunSpec & { launcher: L }, plain: FollowerFactory): FollowerFactory;
   /** its agents on several nodes do not all end when one fails: after a worker failure, a grace */
   readonly spansNodes: boolean;
+  /**
+   * its scheduler says when a run ended: a gone pid with no exit_code is not an end (a Slurm job's
+   * batch script is on a node; the job's state is what counts)
+   */
+  readonly endSaidByScheduler: boolean;
   /** quitting leaves the run for `attach` (`attached`: this nsa-dbg picked it up, did not start it) */
   leavesRunningOnQuit(attached: boolean): boolean;
   /** where the GPU panel's nvidia-smi runs */

@@ -192,6 +192,9 @@ export class EvidenceMirror<T extends Target = Target> {
    * catches up. Rejects when the target cannot be reached.
    */
   async flush(): Promise<void> {
+    // a listing already under way may have read the folder before its newest file (the last probe
+    // record, a dump) was created: let it finish, then list again
+    await this.scanning;
     await this.scan();
     await Promise.all([...this.files.entries()].map(([name, m]) => this.catchUp(name, m.tail)));
     this.saveNow();

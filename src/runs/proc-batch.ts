@@ -79,60 +79,77 @@ export async function readProcMany(
 }
 
 /**
- * Reads asked for in the same turn of the event loop go out together (the prober checks each silent
- * rank on its own schedule, and they line up): one readProcMany per turn.
+ * Asks made in the same turn of the event loop go out together: each is queued, and one flush per
+ * turn takes them all (the prober checks each silent rank on its own schedule, and they line up).
  */
-export class ProcBatcher {
-  private pending: Array<{ pid: number; resolve: (r: ProcReadingWithSignals | null) => void }> = [];
+abstract class TurnBatcher<Ask, Answer> {
+  private pending: Array<{ ask: Ask; answer: (a: Answer) => void }> = [];
   private scheduled = false;
 
-  constructor(private readonly target: Target) {}
-
-  read(pid: number): Promise<ProcReadingWithSignals | null> {
-    return new Promise((resolve) => {
-      this.pending.push({ pid, resolve });
+  protected queue(ask: Ask): Promise<Answer> {
+    return new Promise((answer) => {
+      this.pending.push({ ask, answer });
       if (this.scheduled) return;
       this.scheduled = true;
-      setImmediate(() => void this.flush());
+      setImmediate(() => void this.flushTurn());
     });
   }
 
-  private async flush(): Promise<void> {
+  private async flushTurn(): Promise<void> {
     const batch = this.pending.splice(0);
     this.scheduled = false;
-    const got = await readProcMany(this.target, [...new Set(batch.map((b) => b.pid))]).catch(
+    const answers = await this.flush(batch.map((b) => b.ask));
+    for (const [i, b] of batch.entries()) b.answer(answers[i]!);
+  }
+
+  /** one answer per ask, in order */
+  protected abstract flush(asks: Ask[]): Promise<Answer[]>;
+}
+
+/** /proc reads asked for in one turn: one readProcMany (one command per node) */
+export class ProcBatcher extends TurnBatcher<number, ProcReadingWithSignals | null> {
+  constructor(private readonly target: Target) {
+    super();
+  }
+
+  read(pid: number): Promise<ProcReadingWithSignals | null> {
+    return this.queue(pid);
+  }
+
+  protected async flush(pids: number[]): Promise<Array<ProcReadingWithSignals | null>> {
+    const got = await readProcMany(this.target, [...new Set(pids)]).catch(
       () => new Map<number, ProcReadingWithSignals>(),
     );
-    for (const b of batch) b.resolve(got.get(b.pid) ?? null);
+    return pids.map((p) => got.get(p) ?? null);
   }
 }
 
-/** $1 the request id, then (pid, stack log, signal) triples: mark each log, then signal its process */
+/**
+ * $1 the request id, then (pid, stack log, signal) triples: mark each log with the id and the box's
+ * time of sending (the in-python mark is timed against it), then signal its process
+ */
 const SIGNAL_MANY =
-  'id=$1; shift; while [ $# -ge 3 ]; do printf "# request %s\\n" "$id" >> "$2" && kill -s "$3" "$1"; shift 3; done';
+  'id=$1; shift; while [ $# -ge 3 ]; do printf "# request %s %s\\n" "$id" "$(date +%s.%N 2>/dev/null)" >> "$2" && kill -s "$3" "$1"; shift 3; done';
 
 /**
  * Stack-hook signals asked for in the same turn go out together: each process's log gets its
  * `# request <id>` line, then the process its signal, with one command per node.
  */
-export class SignalBatcher {
-  private pending: Array<{ pid: number; log: string; signal: number; id: string; done: () => void }> = [];
-  private scheduled = false;
-
-  constructor(private readonly target: Target) {}
-
-  send(pid: number, log: string, signal: number, id: string): Promise<void> {
-    return new Promise((done) => {
-      this.pending.push({ pid, log, signal, id, done });
-      if (this.scheduled) return;
-      this.scheduled = true;
-      setImmediate(() => void this.flush());
-    });
+export class SignalBatcher extends TurnBatcher<
+  { pid: number; log: string; signal: number; id: string },
+  undefined
+> {
+  constructor(private readonly target: Target) {
+    super();
   }
 
-  private async flush(): Promise<void> {
-    const batch = this.pending.splice(0);
-    this.scheduled = false;
+  send(pid: number, log: string, signal: number, id: string): Promise<undefined> {
+    return this.queue({ pid, log, signal, id });
+  }
+
+  protected async flush(
+    batch: Array<{ pid: number; log: string; signal: number; id: string }>,
+  ): Promise<undefined[]> {
     const byId = new Map<string, typeof batch>();
     for (const b of batch) byId.set(b.id, [...(byId.get(b.id) ?? []), b]);
     await Promise.all(
@@ -151,6 +168,6 @@ export class SignalBatcher {
         }),
       ),
     );
-    for (const b of batch) b.done();
+    return batch.map(() => undefined);
   }
 }

@@ -56,6 +56,7 @@ export const ptyKind: LaunchKind<PtyLaunch> = {
   attach: async (ctx) => active(ctx, null),
   follower: (_target, _spec, plain) => plain,
   spansNodes: false,
+  endSaidByScheduler: false,
   leavesRunningOnQuit: (attached) => attached,
   gpuTarget: (target) => target,
   reconnect: async (base) => base,

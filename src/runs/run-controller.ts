@@ -144,6 +144,26 @@ export class RunController {
       );
   }
 
+  /**
+   * An attached run that left no exit_code and whose process is gone (its nsa-dbg was killed and
+   * took the trainer with it, the box rebooted) has ended, status unknown. Looked at twice, apart,
+   * so a trainer that has just exited leaves its launcher time to write the status.
+   */
+  async endIfLost(graceMs = 1500): Promise<void> {
+    for (let look = 0; look < 2; look++) {
+      if (look > 0) await new Promise((r) => setTimeout(r, graceMs));
+      if (this.exited) return;
+      const pid = Number.parseInt(
+        (await this.target.readFile(`${this.spec.runDir}/pid`))?.toString() ?? '',
+        10,
+      );
+      if (!Number.isInteger(pid) || pid <= 0) return;
+      if (await this.target.readFile(`${this.spec.runDir}/exit_code`)) return;
+      if (await this.target.isAlive(pid)) return;
+    }
+    this.markExited(null);
+  }
+
   private watch(dir: string): void {
     const w = this.follower(this.target, dir, (name, chunk) => {
       if (name === 'pid') this.setPid(chunk.toString('utf8'));

@@ -35,6 +35,16 @@ export interface StackSamplerOptions {
   pollMs?: number;
 }
 
+/** a request that leaves no record (the run is ending, or the process is gone) */
+function unrecordedRequest(
+  at: number,
+  rank: number,
+  pid: number,
+  purpose: DumpRequestEvent['purpose'],
+): DumpRequestEvent {
+  return { kind: 'dump-request', ts: at, rank, pid, outcome: 'no-handler', purpose };
+}
+
 export class StackSampler {
   private pySpy: Promise<boolean> | null = null;
   /** appends are chained so records land whole and in order */
@@ -176,14 +186,7 @@ export class StackSampler {
     batch: boolean,
   ): Promise<DumpRequestEvent> {
     const at = this.o.trainerNowS();
-    const unrecorded: DumpRequestEvent = {
-      kind: 'dump-request',
-      ts: at,
-      rank,
-      pid,
-      outcome: 'no-handler',
-      purpose,
-    };
+    const unrecorded = unrecordedRequest(at, rank, pid, purpose);
     if (this.closed) return unrecorded;
     const facts = await this.procs.read(pid);
     if (facts === null || facts.state === 'Z' || facts.state === 'X') return unrecorded;
@@ -245,14 +248,7 @@ export class StackSampler {
     while (this.o.trainerNowS() < this.nextSecondS && !this.closed)
       await sleep(Math.min(this.o.pollMs ?? 100, 100));
     const at = this.o.trainerNowS();
-    const unrecorded: DumpRequestEvent = {
-      kind: 'dump-request',
-      ts: at,
-      rank,
-      pid,
-      outcome: 'no-handler',
-      purpose,
-    };
+    const unrecorded = unrecordedRequest(at, rank, pid, purpose);
     if (this.closed) return unrecorded;
     const status = await target.procStatus(pid);
     // a process that is gone (or exiting) says nothing about where it was: no record at all, or a

@@ -161,7 +161,8 @@ export class LiveModel {
 
   /** a silence confirmed as a hang (stuck or blocked-native), or null */
   confirmedStall(nowMs: number): CurrentSilence | null {
-    return this.silences(nowMs).find((c) => c.judgement === null || c.judgement.hang) ?? null;
+    this.reader.settle();
+    return this.evidence.headlineStall(this.trainerNowS(nowMs));
   }
 
   stepsDone(): number {

@@ -1,8 +1,11 @@
+import { boundLine } from './log-line.js';
 import type { LogLine } from './state.js';
 
 /**
  * The newest `capacity` log lines in a ring: a line costs O(1) however fast the run prints (an
- * array trimmed with splice moved every kept line on each new one past the cap).
+ * array trimmed with splice moved every kept line on each new one past the cap). Each line is cut to
+ * what a terminal can show as it enters (log-line.ts), so the ring's memory and every frame's
+ * measuring are bounded whatever the trainer prints.
  */
 export class LogRing {
   private readonly buf: LogLine[] = [];
@@ -15,7 +18,11 @@ export class LogRing {
 
   push(text: string): void {
     this.total++;
-    const line = { id: this.total, text };
+    const b = boundLine(text);
+    const line: LogLine =
+      b.cutBytes === undefined
+        ? { id: this.total, text }
+        : { id: this.total, text: b.text, cutBytes: b.cutBytes };
     if (this.buf.length < this.capacity) this.buf.push(line);
     else {
       this.buf[this.start] = line;

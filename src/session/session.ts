@@ -6,11 +6,14 @@ import { CLOCK_FILE, OUT_COPY_DIR } from '../ingest/run-files.js';
 import { kindOf } from '../launch/kinds.js';
 import { replayRun } from '../launch/replay.js';
 import { attachRun, newRun, planRun } from '../launch/run.js';
+import { getPreset } from '../presets/load.js';
 import { evidenceOptionsOf, type Preset } from '../presets/preset.js';
 import { buildRunSpec } from '../runs/build-spec.js';
+import { traceFlightRecorder } from '../runs/flight-recorder-trace.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { trainerOutDir } from '../runs/out-dir-of.js';
 import type { RunController } from '../runs/run-controller.js';
+import { CommandNotFound, requireCommand, ScriptNotFound } from '../targets/find-command.js';
 import type { PtyHandle } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
 import { ArrivalClock } from './arrival-clock.js';
@@ -84,10 +87,7 @@ export class Session implements SessionController {
   }
 
   private presetOf(name: string): Preset {
-    const p = this.o.presets.get(name);
-    if (!p)
-      throw new Error(`unknown lane "${name}". Known lanes: ${[...this.o.presets.keys()].sort().join(', ')}`);
-    return p;
+    return getPreset(this.o.presets, name);
   }
 
   async start(): Promise<void> {
@@ -107,7 +107,13 @@ export class Session implements SessionController {
     }
     for (const t of this.timers) t.unref?.();
     this.scheduleProbe();
-    await this.startRun();
+    try {
+      await this.startRun();
+    } catch (e) {
+      // nothing was started: the session ends here (its timers too), and the caller says why
+      if (e instanceof CommandNotFound || e instanceof ScriptNotFound) await this.dispose();
+      throw e;
+    }
   }
 
   private async startRun(): Promise<void> {
@@ -171,6 +177,7 @@ export class Session implements SessionController {
         // appends its record): the verdict and `analyze` of the folder must read the same file
         const settled = this.checks?.settle() ?? Promise.resolve();
         void settled
+          .then(() => traceFlightRecorder(this.o.target, run.spec))
           .then(() => run.dispose())
           .then(() => {
             model.finish();
@@ -201,6 +208,8 @@ export class Session implements SessionController {
       this.startChecks(run);
       run.followEvidence();
       this.startPoller(run.spec);
+      // a run whose process died with no exit_code (a Slurm job's end is its scheduler's to say)
+      if (!kindOf(run.spec.launcher).endSaidByScheduler) void run.endIfLost().catch(() => undefined);
       return;
     }
     this.attached = false;
@@ -208,6 +217,11 @@ export class Session implements SessionController {
     const spec = await this.withOutDir(planRun(buildRunSpec({ ...this.o.spec, preset: this.preset })));
     ({ model, clock } = this.modelFor(spec, false));
     await this.o.prepareRun?.(spec);
+    // one box: its trainer command must exist there (nodes of a job or of hosts are not this target)
+    if (!kindOf(spec.launcher).spansNodes)
+      await requireCommand(this.o.target, spec, {
+        defaultCommand: !this.o.spec.demo && !this.o.spec.command?.length && !this.preset.command,
+      });
     run = newRun(this.o.target, spec, events, this.o);
     this.run = run;
     this.startPoller(spec);

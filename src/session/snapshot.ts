@@ -48,7 +48,8 @@ function verdictView(i: SnapshotInput): VerdictView | null {
     return { verdict: i.result.verdict, summary: i.result.summary };
   }
   const silences = i.model.silences(i.now);
-  const hang = silences.find((c) => c.judgement === null || c.judgement.hang);
+  // the verdict's rule: on many ranks the rank the others wait for, so header and ROOT CAUSE agree
+  const hang = i.model.confirmedStall(i.now) ?? undefined;
   const at = (c: (typeof silences)[number]) => `step ${c.step} (${c.where}), rank ${c.rank}`;
   if (hang !== undefined) {
     const how = hang.judgement ? ` — ${hang.judgement.state}: ${hang.judgement.why}` : '';

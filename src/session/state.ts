@@ -51,8 +51,10 @@ export interface GpuView {
 export interface LogLine {
   /** monotonically increasing line number since the run started (stable React key) */
   id: number;
-  /** escape-stripped text */
+  /** escape-stripped text, at most LOG_LINE_CHARS of it (src/session/log-line.ts) */
   text: string;
+  /** bytes of the trainer's line not in `text` (it was cut); the evidence file has them all */
+  cutBytes?: number;
 }
 
 /**

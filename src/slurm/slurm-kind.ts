@@ -108,6 +108,7 @@ export const slurmKind: LaunchKind<SlurmLaunch> = {
   attach: async (ctx) => active(ctx, await readJobId(ctx.target, ctx.spec.runDir)),
   follower: (_target, _spec, plain) => plain,
   spansNodes: true,
+  endSaidByScheduler: true,
   leavesRunningOnQuit: () => true,
   gpuTarget: (target) => target,
   reconnect: async (base) => base,

@@ -1,8 +1,9 @@
 import { spawn as spawnChild } from 'node:child_process';
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import pty from '@lydell/node-pty';
+import { mkdirp } from '../util/fs-errors.js';
 import type {
   Disposable,
   ExecResult,
@@ -109,7 +110,7 @@ export class LocalTarget implements Target {
 
   /** Atomic: a reader never sees half a file. */
   async writeFile(path: string, data: string | Buffer): Promise<void> {
-    await mkdir(dirname(path), { recursive: true });
+    await mkdirp(dirname(path));
     const tmp = `${path}.tmp-${process.pid}`;
     await writeFile(tmp, data);
     await rename(tmp, path);

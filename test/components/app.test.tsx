@@ -233,4 +233,19 @@ describe('App', () => {
     await t.until('SIGUSR1 sent');
     expect(t.controller.calls).toEqual([{ method: 'requestDump' }]);
   });
+  it('keys that arrive as one chunk ("dq": typed fast, a loaded machine) are each acted on', async () => {
+    const t = app();
+    await t.until('step 17/40');
+    await t.press('dq', 'y/n');
+    expect(t.controller.calls).toEqual([{ method: 'requestDump' }]);
+    // in the lane filter a chunk is text: "ba" filters, it does not open anything
+    await t.press(KEYS.escape);
+    await waitFor(
+      () => !t.frame().includes('y/n'),
+      () => t.frame(),
+    );
+    await t.press('l', 'switch lane');
+    await t.press('ba', 'filter: ba');
+    expect(t.controller.calls).toEqual([{ method: 'requestDump' }]);
+  });
 });

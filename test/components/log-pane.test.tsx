@@ -1,6 +1,8 @@
 import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
+import { boundForDrawing } from '../../panels/display.js';
 import { LogPane, logWindow } from '../../panels/LogPane.js';
+import { LOG_LINE_CHARS } from '../../src/session/log-line.js';
 import { frameLines } from '../helpers/render.js';
 import { logLines } from './sample-state.js';
 
@@ -47,6 +49,22 @@ describe('LogPane', () => {
     expect(lines).toHaveLength(3);
     expect(lines[1]!.length).toBeLessThanOrEqual(40);
     expect(lines[1]).toMatch(/…$/);
+  });
+
+  it('a cut line shows its head and how many bytes it leaves out, whatever the width', () => {
+    const cut = [{ id: 1, text: 'A'.repeat(1000), cutBytes: 2_096_152 }];
+    for (const width of [40, 100]) {
+      const [, row] = pane(0, 3, width, cut);
+      expect(row).toMatch(/^A+…\[\+2,096,152 bytes\]$/);
+      expect(row!.length).toBeLessThanOrEqual(width);
+    }
+  });
+
+  it('anything drawn is cut to a row before Ink measures it', () => {
+    expect(boundForDrawing('short')).toBe('short');
+    const drawn = boundForDrawing(`ValueError: ${'x'.repeat(1 << 20)}`);
+    expect(drawn).toHaveLength(LOG_LINE_CHARS + '…[+1,047,588 bytes]'.length);
+    expect(drawn.endsWith('…[+1,047,588 bytes]')).toBe(true);
   });
 
   it('computes the visible window purely', () => {

@@ -64,6 +64,7 @@ const HUNG: ManyRanks = {
       { ranks: [7], frames: BACKWARD, userTop: BACKWARD[1]!, inCollective: false, odd: true },
     ],
     noDump: [],
+    stopped: [],
   },
 };
 
@@ -145,6 +146,11 @@ describe('RankTable', () => {
   it('lists ranks that gave no dump', () => {
     const many = { ...HUNG, stackDiff: { ...HUNG.stackDiff!, noDump: [8, 9] } };
     expect(table(many)).toContain('- r8,9: no dump (blocked outside Python)');
+  });
+
+  it('lists stopped ranks apart: they cannot answer until SIGCONT', () => {
+    const many = { ...HUNG, stackDiff: { ...HUNG.stackDiff!, stopped: [7] } };
+    expect(table(many)).toContain('- r7: no dump (stopped, state T: signals wait for SIGCONT)');
   });
 
   it('summarises the ranks that do not fit, keeping the root cause and the odd group', () => {
@@ -262,6 +268,45 @@ describe('Dashboard with many ranks', () => {
       'gpu-a       2  r2',
       'gpu-a       3  r3',
     ]);
+  });
+
+  it('64 ranks on 8 nodes: one row per node, the culprit node first with its ranks under it', () => {
+    const rows = Array.from({ length: 64 }, (_, r) =>
+      row(r, {
+        node: `gpu-${Math.floor(r / 8)}`,
+        localRank: r % 8,
+        step: r === 45 ? 11 : 12,
+        lag: r === 45 ? 1 : 0,
+        stepTimeS: r === 45 ? 1.9 : 0.5,
+      }),
+    );
+    const many: ManyRanks = {
+      rows,
+      rootCause: { rank: 45, why: 'stopped (state T) while the others wait for it' },
+      stackDiff: {
+        groups: [
+          {
+            ranks: rows.map((r) => r.rank).filter((r) => r !== 45),
+            frames: ALL_REDUCE,
+            userTop: ALL_REDUCE[0]!,
+            inCollective: true,
+            odd: false,
+          },
+          { ranks: [45], frames: BACKWARD, userTop: BACKWARD[1]!, inCollective: false, odd: true },
+        ],
+        noDump: [],
+        stopped: [],
+      },
+    };
+    const lines = table(many, 22, 100);
+    expect(lines[0]).toMatch(/^node\s+ranks\s+step\s+lag\s+slowest\s+silent\s+stacks/);
+    expect(lines[1]).toContain('ROOT CAUSE rank 45 on gpu-5');
+    expect(lines[2]).toMatch(/^gpu-5\s+>\s*r40-47\s+11-12\s+-1\s+r45 1\.9s/);
+    // its ranks under it, the culprit marked; then the other nodes, one row each, in agent order
+    expect(lines.slice(3, 11).some((l) => /^\s+gpu-5\s+5 >r45\s+11\s+-1/.test(l))).toBe(true);
+    const others = lines.filter((l) => /^gpu-\d\s/.test(l)).map((l) => l.split(/\s+/)[0]);
+    expect(others).toEqual(['gpu-5', 'gpu-0', 'gpu-1', 'gpu-2', 'gpu-3', 'gpu-4', 'gpu-6', 'gpu-7']);
+    expect(lines.length).toBeLessThanOrEqual(22);
   });
 
   it('names a node whose every rank went silent while the other node still beats', () => {

@@ -27,7 +27,7 @@ describe('demo-rank-stall in real tmux at 80×24', () => {
     );
     expect(table).toMatch(/^ r0 /m);
     const named = await tmux.waitFor(
-      (s) => /ROOT CAUSE rank 2/.test(s) && /^- r0,1: no dump/m.test(s),
+      (s) => /ROOT CAUSE rank 2/.test(s) && /^[A-Z] r0,1: all_reduce [^\n]*in collective/m.test(s),
       'root cause rank 2 and the stack diff',
       90_000,
     );
@@ -38,7 +38,11 @@ describe('demo-rank-stall in real tmux at 80×24', () => {
     expect(lines[head + 2]).toMatch(/^>r2 +3 /);
     expect(lines[head + 3]).toMatch(/^ r0 /);
     expect(lines[head + 4]).toMatch(/^ r1 /);
-    expect(named).toMatch(/^A r2: backward [^\n]*ODD ONE OUT/m);
+    // the ranks blocked in the collective gave their stacks at once (nsa-dbg's stack hook, from C)
+    expect(named).toMatch(/^[A-Z] r2: backward [^\n]*ODD ONE OUT/m);
+    // once confirmed, the header names the rank the verdict names: the one the others wait for
+    const hang = await tmux.waitFor((s) => /HANG: /.test(s), 'the hang confirmed', 90_000);
+    expect(hang).toMatch(/HANG: at step 3 \(in-step\), rank 2\b/);
 
     tmux.key('q');
     await tmux.waitFor((s) => /quit/i.test(s) && /\by\/n\b|\[y\]/i.test(s), 'quit confirm');

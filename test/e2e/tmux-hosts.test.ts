@@ -44,13 +44,13 @@ describe('--hosts in real tmux at 120×40', () => {
       { NSA_DBG_HOME: join(work, 'home') },
     );
     const named = await tmux.waitFor(
-      (s) => /ROOT CAUSE rank 3 on node-[ab]/.test(s) && /^A r3: backward/m.test(s),
+      (s) => /ROOT CAUSE rank 3 on node-[ab]/.test(s) && /^[A-Z] r3: backward/m.test(s),
       'the stalled rank named on its host',
       120_000,
     );
     // the header names the hosts; the table groups ranks by host, local rank beside global
     expect(named).toMatch(/^nsa-dbg node-a,node-b · lane t-ddp2/m);
-    expect(named).toMatch(/^A r3: backward [^\n]*ODD ONE OUT/m);
+    expect(named).toMatch(/^[A-Z] r3: backward [^\n]*ODD ONE OUT/m);
     const onScreen = /ROOT CAUSE rank 3 on (node-[ab])/.exec(named)![1];
     const rows = named
       .split('\n')

@@ -99,6 +99,12 @@ describe('nsa-dbg analyze', () => {
     expect(pass.code).toBe(0);
   });
 
+  it('slow (finished, its checked silences busy) exits 0 like a pass: the real H100 seq-check run', async () => {
+    const { out, code } = await analyze([join(FIX, '..', 'h100-nsa-vibe-seq'), '--json']);
+    expect(JSON.parse(out).verdict).toBe('slow');
+    expect(code).toBe(0);
+  });
+
   it('missing folder: clear error on stderr, exit 2', async () => {
     const { out, err, code } = await analyze(['/no/such/run', '--json']);
     expect(code).toBe(2);

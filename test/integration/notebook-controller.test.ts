@@ -1,7 +1,9 @@
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { analyzeDir } from '../../src/analysis/analyze-dir.js';
 import { localNotebookDeps } from '../../src/cli/commands/notebook.js';
 import { NotebookController } from '../../src/notebook/controller.js';
 import { recoverCells } from '../../src/notebook/recover.js';
@@ -95,5 +97,44 @@ describe('notebook controller with real runs', () => {
     expect(
       readNotebook(file).cells.map((x) => [x.state, x.verdict, x.go, x.summary?.crash?.exception]),
     ).toEqual([['done', 'crash', false, 'RuntimeError']]);
+  });
+
+  it('a cell whose trainer died with its nsa-dbg (no exit_code) is finished from its evidence, marked interrupted', async () => {
+    const c = open('interrupted');
+    c.start({ lane: 'ladder-fa2' });
+    await settled(c);
+    await c.close();
+    const file = join(dir, 'interrupted.json');
+    const nb = JSON.parse(readFileSync(file, 'utf8'));
+    const runDir = join(dir, nb.cells[0].evidenceDir);
+    // as kill -9 of nsa-dbg leaves it: the cell running, the trainer gone before its status was written
+    rmSync(join(runDir, 'exit_code'));
+    writeFileSync(join(runDir, 'pid'), `${spawnSync('sh', ['-c', 'echo $$']).stdout.toString().trim()}\n`);
+    const running = {
+      state: 'running',
+      verdict: undefined,
+      go: undefined,
+      summary: undefined,
+      reasons: undefined,
+    };
+    Object.assign(nb.cells[0], running);
+    // and a second cell whose trainer still runs (this process stands in for it): left alone
+    nb.cells.push({ ...nb.cells[0], id: 'c9', evidenceDir: 'alive-run' });
+    mkdirSync(join(dir, 'alive-run'));
+    writeFileSync(join(dir, 'alive-run', 'pid'), `${process.pid}\n`);
+    writeFileSync(file, JSON.stringify(nb));
+    const store = NotebookStore.open(file);
+    expect(await recoverCells(store)).toEqual(['c1']);
+    store.close();
+    const [c1, c9] = readNotebook(file).cells;
+    expect(c9!.state).toBe('running');
+    expect(c1!.state).toBe('done');
+    expect(c1!.interrupted).toBe(true);
+    // the verdict `analyze` gives the folder
+    const analyzed = await analyzeDir(runDir);
+    expect(c1!.verdict).toBe(analyzed.verdict);
+    expect(c1!.go).toBe(false);
+    expect(c1!.reasons![0]).toMatch(/^interrupted: nsa-dbg ended while it ran/);
+    expect(c1!.summary!.line).toMatch(/\(interrupted\)$/);
   });
 });

@@ -78,7 +78,8 @@ describe('headless runs on a box over real OpenSSH', () => {
     const runs = mkdtempSync(join(tmpdir(), 'nsa-remote-runs-'));
     const r = await runCli(headlessDemo(runs, 'baseline', 20, 80), {
       env: { NSA_DBG_HOME: home },
-      timeoutMs: 90_000,
+      // the baseline lane spins in Python: a hang only after its 30 s spin confirm window
+      timeoutMs: 150_000,
     });
     expect(r.code).toBe(1);
     const out = JSON.parse(r.stdout);
@@ -91,7 +92,7 @@ describe('headless runs on a box over real OpenSSH', () => {
     const pid = Number(readFileSync(join(out.runDir, 'pid'), 'utf8'));
     expect(existsSync(`/proc/${pid}`)).toBe(false);
     expectMirrorIdentical(out.runDir, out.localDir);
-  });
+  }, 160_000);
 
   it('env values with $(...), quotes, spaces and newlines arrive literally', async () => {
     const project = mkdtempSync(join(tmpdir(), 'nsa-proj-'));

@@ -15,17 +15,17 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 // quick settings so each case takes seconds: threshold floor 2 s, spinning confirmed after
 // max(2 × 2 s, 4 s), a CPU-busy native call a hang past 8 s, short stop ladder
-const LANE = `name: t-quiet
+const lane = (spinConfirmS: number) => `name: t-quiet
 description: stuck-or-slow test lane
-detector: { floorS: 2, spinConfirmS: 4, maxStepS: 8 }
+detector: { floorS: 2, spinConfirmS: ${spinConfirmS}, maxStepS: 8 }
 stop: { haltWaitS: 2, sigintWaitS: 2 }
 acceptance: { finiteLoss: true, noStall: true }
 `;
 
-async function runMode(mode: string) {
+async function runMode(mode: string, spinConfirmS = 4) {
   const cwd = join(work, mode);
   mkdirSync(join(cwd, '.nsa-dbg', 'presets'), { recursive: true });
-  writeFileSync(join(cwd, '.nsa-dbg', 'presets', 't-quiet.yaml'), LANE);
+  writeFileSync(join(cwd, '.nsa-dbg', 'presets', 't-quiet.yaml'), lane(spinConfirmS));
   const env = { NSA_DBG_HOME: join(cwd, 'home') };
   const started = Date.now();
   const run = await runCli(
@@ -55,7 +55,7 @@ async function runMode(mode: string) {
   expect(offline.stall).toEqual(live.stall);
   expect(offline.stepsReached).toBe(live.stepsReached);
   expect(offline.suspects).toEqual(live.suspects);
-  expect(live.detector).toMatchObject({ floorS: 2, spinConfirmS: 4, maxStepS: 8 });
+  expect(live.detector).toMatchObject({ floorS: 2, spinConfirmS, maxStepS: 8 });
   return { code: run.code, live, seconds };
 }
 
@@ -91,6 +91,14 @@ describe('stuck or slow, real processes', () => {
     expect(live.verdict).toBe('hang');
     expect(live.stall).toMatchObject({ step: 4, state: 'stuck' });
     expect(live.stall.evidence.procState).toBe('T');
+  });
+
+  it('SIGSTOPped for 5 s, resumed inside a 12 s confirm window: no hang, the run goes on to GO', async () => {
+    const { code, live } = await runMode('stopcont', 12);
+    expect(code).toBe(0);
+    expect(live.go).toBe(true);
+    expect(live.stall).toBeNull();
+    expect(live.stepsReached).toBe(6);
   });
 
   it('blocked in native code: busy while the CPU burns, blocked-native past maxStepS', async () => {

@@ -52,6 +52,38 @@ async function headless(mode: string): Promise<{ code: number | null; live: Json
 const launcherPid = (runDir: string) => Number(readFileSync(join(runDir, 'pid'), 'utf8').trim());
 
 describe('many ranks under a real torchrun (gloo, CPU)', () => {
+  it("torchrun rejecting its own options (--tee 3 on Debian's torch 1.13): the launcher failed, not training", async () => {
+    const cwd = join(work, 'tee3');
+    mkdirSync(join(cwd, '.nsa-dbg', 'presets'), { recursive: true });
+    writeFileSync(
+      join(cwd, '.nsa-dbg', 'presets', 't-ddp.yaml'),
+      LANE().replace('args: ["--redirects", "2", "--tee", "2"]', 'args: ["--tee", "3"]'),
+    );
+    const env = { NSA_DBG_HOME: join(cwd, 'home') };
+    const run = await runCli(
+      [
+        'run',
+        '--headless',
+        '--json',
+        '--lane',
+        't-ddp',
+        '--runs-dir',
+        join(cwd, 'runs'),
+        '--',
+        'python3',
+        '-u',
+        TRAINER,
+        'ok',
+      ],
+      { cwd, env, timeoutMs: 60_000 },
+    );
+    const live = JSON.parse(run.stdout.trim().split('\n').pop()!);
+    expect(run.code).toBe(1);
+    expect(live.crash).toMatchObject({ basis: 'launcher-error', exception: 'AttributeError' });
+    expect(live.reasons[0]).toMatch(/^the launcher failed before training/);
+    expect(live.summary).toMatch(/not a training crash/);
+  }, 90_000);
+
   it('a rank stalled in its backward while the others wait in the all_reduce: the stalled rank is named', async () => {
     const { code, live, offline } = await headless('stall');
     expect(code).toBe(1);

@@ -2,7 +2,13 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadPresetFile, loadPresets, presetDirs } from '../../src/presets/load.js';
+import {
+  brokenLaneLines,
+  getPreset,
+  loadPresetFile,
+  loadPresets,
+  presetDirs,
+} from '../../src/presets/load.js';
 import { PresetError, validatePreset } from '../../src/presets/preset.js';
 
 const RUNBOOK_LANES = [
@@ -102,6 +108,41 @@ describe('preset validation', () => {
     expect(presets.get('mine')!.env).toEqual({ A: '1' });
     expect(presets.get('baseline')!.description).toBe('pinned');
     expect(presets.get('baseline')!.source).toBe(join(projDir, 'baseline.yaml'));
+  });
+
+  it('says where a broken file is wrong: path, line and column, the field, no dangling code frame', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nsa-presets-'));
+    const syntax = join(dir, 'x.yaml');
+    writeFileSync(syntax, 'name: x\ndescription: broken\nenv: {A: [1, 2\n');
+    expect(() => loadPresetFile(syntax)).toThrow(
+      `${syntax}:4:1: field "env": Flow sequence in block collection must be sufficiently indented and end with a ]`,
+    );
+    const field = join(dir, 'y.yaml');
+    writeFileSync(field, 'name: y\ndetector:\n  floorS: 1\n  k: -2\n');
+    expect(() => loadPresetFile(field)).toThrow(`${field}:4:3: field "detector.k": must be a number ≥ 1`);
+    const phase = join(dir, 'z.yaml');
+    writeFileSync(phase, 'name: z\nphases:\n  - steps: 1\n  - steps: 0\n');
+    expect(() => loadPresetFile(phase)).toThrow(`${phase}:4:5: field "phases[1].steps"`);
+  });
+
+  it('skips a broken file: the other lanes load, its own name is an error, which file overrides which', () => {
+    const home = mkdtempSync(join(tmpdir(), 'nsa-home-'));
+    const proj = mkdtempSync(join(tmpdir(), 'nsa-proj-'));
+    const projDir = join(proj, '.nsa-dbg', 'presets');
+    mkdirSync(projDir, { recursive: true });
+    writeFileSync(join(projDir, 'x.yaml'), 'name: x\nenv: {A: [1, 2\n');
+    // a broken override of a bundled lane: the bundled one is not used in its place
+    writeFileSync(join(projDir, 'fp16.yaml'), 'name: fp16\nsteps: zero\n');
+    writeFileSync(join(projDir, 'baseline.yaml'), 'name: baseline\ndescription: pinned\n');
+    const lanes = loadPresets(presetDirs(proj, { HOME: home }));
+    expect(getPreset(lanes, 'batched-prefill').name).toBe('batched-prefill');
+    expect(lanes.broken.map((b) => b.names)).toEqual([['fp16'], ['x']]);
+    expect(() => getPreset(lanes, 'x')).toThrow(/x\.yaml:3:1: field "env"/);
+    expect(() => getPreset(lanes, 'fp16')).toThrow(/fp16\.yaml:2:1: field "steps"/);
+    expect(() => getPreset(lanes, 'nope')).toThrow(/unknown lane "nope"/);
+    expect(lanes.overridden.get('baseline')).toEqual([join(presetDirs()[0]!, 'baseline.yaml')]);
+    expect(brokenLaneLines(lanes)).toHaveLength(2);
+    expect(brokenLaneLines(lanes, ['x'])).toEqual([expect.stringMatching(/fp16\.yaml/)]);
   });
 });
 

@@ -7,8 +7,8 @@ import { bisectionJson, conclusionOf } from '../../bisect/summary.js';
 import { textTable } from '../../bisect/table.js';
 import { NotebookController } from '../../notebook/controller.js';
 import { DEFAULT_NOTEBOOK, NotebookStore } from '../../notebook/store.js';
-import { loadPresets } from '../../presets/load.js';
 import type { CliDeps } from '../deps.js';
+import { loadLanesForCli } from '../load-lanes.js';
 import { notebookDeps } from '../notebook-deps.js';
 import { openerFromArgs } from '../open-from-args.js';
 import { requirePython } from '../preflight.js';
@@ -91,7 +91,7 @@ export function bisectCommand(_deps: CliDeps): CommandModule<object, BisectArgs>
       if (where) return usage(where);
       let store: NotebookStore | null = null;
       try {
-        const presets = loadPresets();
+        const presets = loadLanesForCli([a.good, a.bad]);
         // checked before anything connects: the key needs the place's label, which a connection gives
         const early = planFromLanes(presets, a.good, a.bad, { target: '', demo: !!a.demo });
         if ('error' in early) return usage(early.error);

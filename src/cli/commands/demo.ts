@@ -1,6 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { runHeadless } from '../../session/headless.js';
 import type { CliDeps } from '../deps.js';
+import { loadLanesForCli } from '../load-lanes.js';
 import { openerFromArgs } from '../open-from-args.js';
 import { requirePython } from '../preflight.js';
 import { type HostArgs, withHostOptions } from '../remote.js';
@@ -46,6 +47,7 @@ export function demoCommand(deps: CliDeps): CommandModule<object, DemoArgs> {
       try {
         const opener = await openerFromArgs(a);
         const session = opener.open({
+          presets: loadLanesForCli([a.lane]),
           lane: a.lane,
           steps: a.steps,
           demo: true,

@@ -3,9 +3,9 @@ import type { CommandModule } from 'yargs';
 import { NotebookController } from '../../notebook/controller.js';
 import { recoverCells } from '../../notebook/recover.js';
 import { DEFAULT_NOTEBOOK, NotebookStore } from '../../notebook/store.js';
-import { loadPresets } from '../../presets/load.js';
 import { defaultRunsRoot } from '../../runs/build-spec.js';
 import type { CliDeps } from '../deps.js';
+import { lanesReporter } from '../load-lanes.js';
 import { notebookDeps } from '../notebook-deps.js';
 import { openerFromArgs } from '../open-from-args.js';
 import { requirePython } from '../preflight.js';
@@ -62,12 +62,22 @@ export function notebookCommand(deps: CliDeps): CommandModule<object, NotebookAr
       const command = (a['--'] ?? []).map(String);
       const file = a.notebook ?? (a.demo ? demoNotebook() : DEFAULT_NOTEBOOK);
       let store: NotebookStore | null = null;
-      let controller: NotebookController;
+      // a broken lane file is said in the status line once (the terminal is the notebook's), and the
+      // other lanes work; the files are read again whenever lanes are listed, so edits show up
+      let told: string[] = [];
+      let controller: NotebookController | null = null;
+      const presets = lanesReporter((lines) => {
+        const text =
+          lines.length === 1 ? lines[0]! : `${lines.length} lane files skipped: ${lines.join(' · ')}`;
+        // never during a render of the view that asked for the lanes
+        if (controller) setImmediate(() => controller?.setNotice(text));
+        else told = [text];
+      });
       try {
         // taken before connecting: a notebook held by another nsa-dbg fails fast
         store = NotebookStore.open(file);
         const opener = await openerFromArgs(a);
-        const presets = () => loadPresets();
+        presets();
         const o = { demo: !!a.demo, steps: a.steps, stepMs: a['step-ms'], command, cwd: a.cwd, presets };
         controller = new NotebookController(store, notebookDeps(opener, o));
       } catch (e) {
@@ -82,6 +92,7 @@ export function notebookCommand(deps: CliDeps): CommandModule<object, NotebookAr
         controller.setNotice(
           `verdicts for ${recovered.join(', ')}: their runs ended while the notebook was closed`,
         );
+      for (const text of told) controller.setNotice(text);
       await showNotebook(deps, controller);
     },
   };

@@ -1,9 +1,9 @@
 import type { CommandModule } from 'yargs';
 import { recordRun } from '../../notebook/record.js';
 import { evidenceDirOf, NotebookStore } from '../../notebook/store.js';
-import { loadPresets } from '../../presets/load.js';
 import { runHeadless } from '../../session/headless.js';
 import type { CliDeps } from '../deps.js';
+import { loadLanesForCli } from '../load-lanes.js';
 import { openerFromArgs } from '../open-from-args.js';
 import { requirePython } from '../preflight.js';
 import { reportFailure } from '../report-failure.js';
@@ -36,7 +36,10 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
             demandOption: true,
             describe: 'lane (env preset), see `nsa-dbg lanes`',
           })
-          .option('steps', { type: 'number', describe: 'steps to run (appended as --steps N)' })
+          .option('steps', {
+            type: 'number',
+            describe: "steps to run (passed with the lane's stepsFlag: --steps N by default)",
+          })
           .option('headless', {
             type: 'boolean',
             describe: 'no dashboard: run to the end (or a confirmed stall) and report',
@@ -89,7 +92,7 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
       try {
         // taken before the run, so a notebook held by another nsa-dbg fails fast and runs nothing
         if (a.notebook) notebook = NotebookStore.open(a.notebook);
-        const presets = loadPresets();
+        const presets = loadLanesForCli([a.lane]);
         const opener = await openerFromArgs(a, presets.get(a.lane));
         const session = opener.open({
           lane: a.lane,

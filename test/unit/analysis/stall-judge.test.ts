@@ -37,9 +37,34 @@ describe('judgeSilence: stuck or slow', () => {
     expect(j).toMatchObject({ state: 'checking', hang: false });
   });
 
-  it('calls a stopped process (state T) stuck at once', () => {
-    const j = judgeSilence(base({ procs: [proc(106, 'T', 0)] }));
+  it('calls a process stopped (state T) stuck once it stayed stopped for the confirm window', () => {
+    const settings = { ...DEFAULT_JUDGE, spinConfirmS: 20 };
+    const stopped = [100, 110, 121].map((ts) => proc(ts, 'T', 0));
+    const j = judgeSilence(base({ nowS: 121, procs: stopped }), settings);
     expect(j).toMatchObject({ state: 'stuck', hang: true, evidence: { procState: 'T' } });
+    expect(j.why).toContain('stopped (state T) for 21 s');
+  });
+
+  it('keeps checking while a stop is younger than the window, or was interrupted by running', () => {
+    const settings = { ...DEFAULT_JUDGE, spinConfirmS: 20 };
+    const young = judgeSilence(base({ nowS: 110, procs: [proc(106, 'T', 0), proc(110, 'T', 0)] }), settings);
+    expect(young).toMatchObject({ state: 'checking', hang: false });
+    expect(young.why).toBe('process stopped (state T) for 4 s of 20 s');
+    // stopped, resumed (SIGCONT), stopped again: the window counts from the second stop
+    const resumed = [proc(100, 'T', 0), proc(112, 'R', 90), proc(115, 'T', 0), proc(125, 'T', 0)];
+    const again = judgeSilence(base({ nowS: 125, procs: resumed }), settings);
+    expect(again).toMatchObject({ state: 'checking', hang: false });
+    expect(again.why).toContain('for 10 s of 20 s');
+  });
+
+  it('a silence still unjudged past maxStepS is a hang (nothing waits forever), never before', () => {
+    const settings = { ...DEFAULT_JUDGE, maxStepS: 60 };
+    const running = [proc(106, 'R', 40)];
+    const before = judgeSilence(base({ nowS: 150, procs: running }), settings);
+    expect(before).toMatchObject({ state: 'checking', hang: false });
+    const after = judgeSilence(base({ nowS: 161, procs: running }), settings);
+    expect(after).toMatchObject({ state: 'stuck', hang: true });
+    expect(after.why).toBe('silent for 61 s > maxStepS 60 s (0 sample(s), CPU 40%)');
   });
 
   it('calls moving frames busy, never a hang', () => {

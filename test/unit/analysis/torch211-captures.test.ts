@@ -46,3 +46,17 @@ describe('worker failures on torch 2.11', () => {
     expect(judge(r, { finiteLoss: true, noStall: true }, 3).go).toBe(true);
   });
 });
+
+describe("the launcher's own failure", () => {
+  it('torchrun rejecting --tee 3 (Debian torch 1.13 on Python 3.11): the launcher failed, not training', async () => {
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 'nsa-tee3-'));
+    const r = await analyzeDir(dir, { logs: [join(FIX, '..', 'torchrun-gloo', 'tee3-rejected.log')] });
+    expect(r.verdict).toBe('crash');
+    expect(r.crash).toMatchObject({ basis: 'launcher-error', exception: 'AttributeError' });
+    expect(r.summary).toMatch(/^the launcher failed before any worker trained: AttributeError: 'NoneType'/);
+    const j = judge(r, { finiteLoss: true, noStall: true });
+    expect(j.reasons[0]).toMatch(/^the launcher failed before training: AttributeError/);
+  });
+});

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { LineSplitter, MAX_LINE_CHARS, TRUNCATION_MARK } from '../../../src/ingest/line-splitter.js';
+import {
+  isTruncatedLine,
+  LineSplitter,
+  MAX_LINE_CHARS,
+  truncatedLine,
+  truncationMark,
+} from '../../../src/ingest/line-splitter.js';
 
 describe('LineSplitter', () => {
   it('splits on \\n and drops the \\r of \\r\\n', () => {
@@ -29,15 +35,25 @@ describe('LineSplitter', () => {
     expect(s.push('01 | x\n')).toEqual(['step 0001 | x']);
   });
 
-  it('caps an overlong line, marks it, and drops the rest up to the newline', () => {
+  it('caps an overlong line, marks it with its whole length, and drops the rest up to the newline', () => {
     const s = new LineSplitter({ maxLineChars: 10 });
-    const out = [...s.push('0123456789abcdef'), ...s.push('ghij\nok\n')];
-    expect(out).toEqual([`0123456789${TRUNCATION_MARK}`, 'ok']);
+    // held until its newline, so the mark can say how long it was: 16 + 4 bytes
+    expect(s.push('0123456789abcdef')).toEqual([]);
+    expect(s.push('ghij\nok\n')).toEqual([`0123456789${truncationMark(20)}`, 'ok']);
     expect(s.overlong).toBe(1);
     const big = new LineSplitter();
     const lines = big.push(`${'x'.repeat(MAX_LINE_CHARS + 5)}\n`);
     expect(lines).toHaveLength(1);
-    expect(lines[0]!.endsWith(TRUNCATION_MARK)).toBe(true);
+    expect(isTruncatedLine(lines[0]!)).toBe(true);
+    expect(truncatedLine(lines[0]!)).toEqual({ head: 'x'.repeat(MAX_LINE_CHARS), bytes: MAX_LINE_CHARS + 5 });
     expect(big.overlong).toBe(1);
+  });
+
+  it('counts a cut line in UTF-8 bytes across chunks, and ends one left open at the end', () => {
+    const s = new LineSplitter({ maxLineChars: 4 });
+    expect(s.push('ééééé')).toEqual([]);
+    expect(s.push('é')).toEqual([]);
+    expect(s.flush()).toEqual([`éééé${truncationMark(12)}`]);
+    expect(truncatedLine('plain line')).toBeNull();
   });
 });

@@ -160,4 +160,31 @@ describe('the stack log reader', () => {
     expect(last.inPython).toBe(false); // answered 3.5 s later: after a native call returned
     expect(last.threads.find((t) => t.name === 'MainThread')!.frames.at(-1)!.function).toBe('all_reduce');
   });
+
+  it('how soon Python ran is timed from when the box sent the signal, not from when nsa-dbg asked', () => {
+    // asked at 200.0; the signal left the box 2.4 s later (a slow ssh link); Python ran 0.1 s after
+    const read = (request: string, inPython: string) => {
+      const dumps: DumpEvent[] = [];
+      const r = new StackLogReader(
+        'x.log',
+        () => {},
+        (d) => dumps.push(d),
+      );
+      for (const l of [
+        request,
+        'Current thread 0x01 (most recent call first):',
+        '  File "a.py", line 5 in f',
+        inPython,
+      ])
+        r.line(l);
+      r.end();
+      return dumps.at(-1)!;
+    };
+    expect(read('# request 200.000 202.400', '# in-python 202.500').inPython).toBe(true);
+    expect(read('# request 200.000 202.400', '# in-python 204.000').inPython).toBe(false);
+    // the old form (and a date without %N) is timed from the id, as before
+    expect(read('# request 200.000', '# in-python 202.500').inPython).toBe(false);
+    const odd = read('# request 200.000 1795.%N', '# in-python 200.500');
+    expect([odd.file, odd.inPython]).toEqual(['x.log@200.000', true]);
+  });
 });

@@ -51,6 +51,40 @@ describe('EvidenceMirror on a local target', () => {
     expect(readFileSync(join(local, 'stdout.log'), 'utf8')).toBe('step 1\nstep 2\nstep 3\n');
   });
 
+  it('close() lists again after a listing that was under way: a file created meanwhile is mirrored', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'nsa-mirror-'));
+    const remote = join(root, 'run');
+    const local = join(root, 'evidence');
+    mkdirSync(remote, { recursive: true });
+    writeFileSync(join(remote, 'stdout.log'), 'step 1\n');
+    // a listing that has read the folder but not returned yet (a slow link): held until released
+    let release: () => void = () => {};
+    let hold = false;
+    let held = false;
+    const target = new LocalTarget();
+    const listDir = target.listDir.bind(target);
+    target.listDir = async (dir: string) => {
+      const names = await listDir(dir);
+      if (hold) {
+        hold = false;
+        held = true;
+        await new Promise<void>((r) => (release = r));
+      }
+      return names;
+    };
+    const m = new EvidenceMirror(target, remote, local, { listEveryMs: 60_000, pollMs: 20 });
+    await m.start();
+    hold = true;
+    const under = m.scan();
+    await waitUntil(() => held, { what: 'a listing under way' });
+    // the file the last probe appended, after that listing read the folder
+    writeFileSync(join(remote, 'nsa-dbg-probes.jsonl'), '{"kind":"proc"}\n');
+    const closing = m.close();
+    release();
+    await Promise.all([under, closing]);
+    expect(readFileSync(join(local, 'nsa-dbg-probes.jsonl'), 'utf8')).toBe('{"kind":"proc"}\n');
+  });
+
   it('filters atomic-write temp names and its own state file', () => {
     expect(defaultMirrorFilter('stdout.log')).toBe(true);
     expect(defaultMirrorFilter('heartbeat_rank0.jsonl')).toBe(true);
