@@ -217,10 +217,14 @@ function judgeEvidence(i: SilenceInput, settings: JudgeSettings): SilenceJudgeme
   );
   if (late !== undefined) {
     const back = dumps.find((d) => d.ts >= late.ts)!;
+    // the stack hook's dump from C while it sat there says where (absent without the hook)
+    const inNative = all.find((d) => d.inPython === false && d.ts >= late.ts && d.ts <= back.ts);
+    const where =
+      inNative === undefined ? 'outside Python' : `in native code, in ${fmt(inNative.user ?? inNative.top)},`;
     return out(
       'busy',
       false,
-      `busy, not stuck: main thread outside Python for ${Math.round(back.ts - late.ts)} s (a native op), ${cpuText}, then back in ${fmt(back.top)}`,
+      `busy, not stuck: main thread ${where} for ${Math.round(back.ts - late.ts)} s (a native op), ${cpuText}, then back in ${fmt(back.top)}`,
     );
   }
 

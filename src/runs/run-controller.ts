@@ -262,8 +262,10 @@ export class RunController {
 
   /** stop following files (after a final drain), release what the launch holds (a detached run goes on) */
   async dispose(): Promise<void> {
-    await Promise.all(this.watchers.map((w) => w.stop().catch(() => undefined)));
+    // taken first: a second dispose while the first drains stops nothing twice
+    const watchers = this.watchers;
     this.watchers = [];
+    await Promise.all(watchers.map((w) => w.stop().catch(() => undefined)));
     this.live?.dispose();
   }
 }

@@ -13,6 +13,7 @@ export class RunWatcher {
   private timer: NodeJS.Timeout | null = null;
   private listing = false;
   private stopped = false;
+  private stopping: Promise<void> | null = null;
   /** listings in a row that found no new file */
   private quiet = 0;
 
@@ -64,8 +65,17 @@ export class RunWatcher {
     }
   }
 
-  /** one last listing and drain, then stop every tail */
-  async stop(): Promise<void> {
+  /**
+   * One last listing and drain, then stop every tail. Once: a second stop (the run ended and its
+   * session closed, both disposing) must not list again, or every file would be tailed anew from
+   * byte 0 and its whole content delivered twice.
+   */
+  stop(): Promise<void> {
+    this.stopping ??= this.stopOnce();
+    return this.stopping;
+  }
+
+  private async stopOnce(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;

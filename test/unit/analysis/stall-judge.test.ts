@@ -174,6 +174,29 @@ describe('judgeSilence: stuck or slow', () => {
     expect(j.why).toMatch(/outside Python for 27 s/);
   });
 
+  it('a late answer after the stack hook saw the main thread in native code names where it sat', () => {
+    // the hook's dump from C at once (no in-python mark: a native op), the trainer back in Python
+    // 10 s later: the description is the same whichever request lands after the op returned
+    const MODULE: Frame = { file: 'train.py', line: 305, function: '<module>' };
+    const j = judgeSilence(
+      base({
+        sinceTs: 100,
+        nowS: 120,
+        thresholdS: 3,
+        procs: [proc(104, 'R', 100), proc(106, 'R', 100)],
+        requests: [req(104.2, 'none-within-5s'), req(114.5, 'faulthandler')],
+        dumps: [
+          { ts: 104.2, top: MODULE, inPython: false },
+          { ts: 114.5, top: OTHER, inPython: true },
+        ],
+      }),
+    );
+    expect(j).toMatchObject({ state: 'busy', hang: false });
+    expect(j.why).toMatch(
+      /main thread in native code, in <module> \(train\.py:305\), for 10 s \(a native op\)/,
+    );
+  });
+
   it('ignores samples taken before the silence began', () => {
     const j = judgeSilence(
       base({
