@@ -143,7 +143,12 @@ describe('the notebook in real tmux', () => {
     t.key('j');
     t.key('m');
     t.key('c');
-    const cmp = await t.waitFor((s) => s.includes('compare c2 fa2 vs c3 fa2'), 'compare view');
+    // the whole view, not its first rows: the frame writer sends a frame in pieces, and a capture
+    // may fall between them
+    const cmp = await t.waitFor(
+      (s) => s.includes('compare c2 fa2 vs c3 fa2') && /GO\/NO-GO/.test(s),
+      'compare view, drawn down to its verdict row',
+    );
     expect(cmp).toMatch(/NSA_USE_FA2\s+1\s+0/);
     expect(cmp).toMatch(/GO\/NO-GO\s+NO-GO\s+GO/);
     t.key('Escape');
