@@ -1,9 +1,12 @@
 /**
- * `npm run bench [-- --json] [-- --quick]`: every performance target of the project, measured in
- * this run (`--json`: one JSON object as the last line; `--quick`: 10 s windows and 100 k steps,
- * for trying things, not for the numbers). Besides the parse rates (below):
+ * `npm run bench [-- --json] [-- --quick] [-- --tui]`: every performance target of the project,
+ * measured in this run (`--json`: one JSON object as the last line; `--quick`: 10 s windows and
+ * 100 k steps, for trying things, not for the numbers; `--tui`: the tui.* figures only). Besides
+ * the parse rates (below):
  *   tui.idle  the real app in a PTY at 120×40 on a run that prints nothing (bench/tui.ts)
  *   tui       the same on 8 ranks × 20 steps/s and 2,000 log lines/s (bench/synthetic-trainer.ts)
+ *   tui.notebook  the same load, the dashboard opened from a running notebook cell
+ *             (bench/notebook-tui.ts); beside it, each figure over the plain dashboard's
  *   memory    the engine after 1 M steps × 8 ranks (bench/engine-memory.ts, its own process)
  *   stall     detection time and false stalls on a jittery 1,000-step run (bench/stall.ts)
  *   ranksN    a hang of N demo ranks (4, 16, 64): from confirmed to the verdict naming its culprit,
@@ -25,6 +28,7 @@ import { measureTui, type TuiResult } from './tui.js';
 
 const JSON_OUT = process.argv.includes('--json');
 const QUICK = process.argv.includes('--quick');
+const TUI_ONLY = process.argv.includes('--tui');
 const WINDOW_S = QUICK ? 10 : 60;
 
 const TRAINER = ['node', join(import.meta.dirname, 'synthetic-trainer.js')];
@@ -58,42 +62,71 @@ function engineMemory(): {
 
 type Check = [name: string, value: number | null | undefined, ok: boolean, target: string];
 
+/** 8 ranks × 20 steps/s and 2,000 log lines/s, for `seconds` */
+const loaded = (seconds: number) => [
+  ...TRAINER,
+  ...['--ranks', '8', '--steps-per-s', '20', '--lines-per-s', '2000', '--seconds', String(seconds)],
+];
+
+/** the loaded dashboard's four figures against their targets */
+function dashboardChecks(name: string, t: TuiResult): Check[] {
+  return [
+    [`${name}.cpuPct`, t.cpuPct, t.cpuPct <= 5, '≤ 5'],
+    [`${name}.bytesPerSec`, t.bytesPerSec, t.bytesPerSec <= 20_480, '≤ 20,480'],
+    [`${name}.p95KeyLatencyMs`, t.p95KeyLatencyMs, (t.p95KeyLatencyMs ?? Infinity) <= 50, '≤ 50'],
+    [`${name}.rssMB`, t.rssMB, t.rssMB <= 150, '≤ 150'],
+  ];
+}
+
+/** the notebook-hosted dashboard's figures over the plain one's, both measured in this run */
+function vsPlain(nb: TuiResult, plain: TuiResult): Record<string, number | null> {
+  const ratio = (a: number | undefined, b: number | undefined) =>
+    a === undefined || b === undefined || !(b > 0) ? null : Math.round((a / b) * 100) / 100;
+  return {
+    cpuPct: ratio(nb.cpuPct, plain.cpuPct),
+    bytesPerSec: ratio(nb.bytesPerSec, plain.bytesPerSec),
+    p95KeyLatencyMs: ratio(nb.p95KeyLatencyMs, plain.p95KeyLatencyMs),
+    rssMB: ratio(nb.rssMB, plain.rssMB),
+  };
+}
+
+/** the dashboard's figures: idle, loaded, loaded as a notebook cell's, 64 ranks */
+async function tuiFigures(): Promise<{ json: Record<string, unknown>; checks: Check[] }> {
+  const seconds = WINDOW_S + 30;
+  const idle = await measureTui([...TRAINER, '--idle', '--seconds', String(seconds)], WINDOW_S, 0);
+  const load = await measureTui(loaded(seconds + 20), WINDOW_S, 20);
+  // the same lane, trainer, window and keys, the dashboard opened from a running notebook cell
+  const notebook = await measureTui(loaded(seconds + 40), WINDOW_S, 20, 8, 'notebook');
+  const ranks64Trainer = [...TRAINER, '--ranks', '64', '--steps-per-s', '5', '--lines-per-s', '200'];
+  const ranks64 = await measureTui([...ranks64Trainer, '--seconds', String(seconds + 20)], WINDOW_S, 0);
+  const ratios = vsPlain(notebook, load);
+  console.log(
+    `notebook-hosted dashboard vs plain: ${Object.entries(ratios)
+      .map(([k, v]) => `${k} ${v ?? 'n/a'}×`)
+      .join(', ')}`,
+  );
+  return {
+    json: { ...load, idle, notebook: { ...notebook, vsPlain: ratios }, ranks64 },
+    checks: [
+      ['tui.idle.cpuPct', idle.cpuPct, idle.cpuPct <= 1, '≤ 1'],
+      ['tui.idle.bytesPerSec', idle.bytesPerSec, idle.bytesPerSec <= 200, '≤ 200'],
+      ...dashboardChecks('tui', load),
+      ...dashboardChecks('tui.notebook', notebook),
+      ['tui.ranks64.cpuPct', ranks64.cpuPct, ranks64.cpuPct <= 5, '≤ 5'],
+    ],
+  };
+}
+
 async function main(): Promise<void> {
+  if (TUI_ONLY) {
+    const tui = await tuiFigures();
+    report(tui.checks, { tui: tui.json, quick: QUICK });
+    return;
+  }
   const parse = parseRates();
   const stall = measureStall();
   const memory = engineMemory();
-  const seconds = WINDOW_S + 30;
-  const idle: TuiResult = await measureTui([...TRAINER, '--idle', '--seconds', String(seconds)], WINDOW_S, 0);
-  const load: TuiResult = await measureTui(
-    [
-      ...TRAINER,
-      '--ranks',
-      '8',
-      '--steps-per-s',
-      '20',
-      '--lines-per-s',
-      '2000',
-      '--seconds',
-      String(seconds + 20),
-    ],
-    WINDOW_S,
-    20,
-  );
-  const ranks64: TuiResult = await measureTui(
-    [
-      ...TRAINER,
-      '--ranks',
-      '64',
-      '--steps-per-s',
-      '5',
-      '--lines-per-s',
-      '200',
-      '--seconds',
-      String(seconds + 20),
-    ],
-    WINDOW_S,
-    0,
-  );
+  const tui = await tuiFigures();
   const scale = await measureScale(QUICK ? [4, 16] : [4, 16, 64]);
   const r = {
     ...Object.fromEntries(
@@ -109,7 +142,7 @@ async function main(): Promise<void> {
     ),
     analyzeSpeedupVsPython: parse.analyzeSpeedupVsPython,
     logLinesPerSec: parse.logLinesPerSec,
-    tui: { ...load, idle, ranks64 },
+    tui: tui.json,
     rssMBAfter1MSteps: memory.rssMBAfter1MSteps,
     rssSlopeMBPerHour: memory.rssSlopeMBPerHour,
     memorySteps: memory.steps,
@@ -120,12 +153,7 @@ async function main(): Promise<void> {
   const checks: Check[] = [
     ['analyzeSpeedupVsPython', r.analyzeSpeedupVsPython, (r.analyzeSpeedupVsPython ?? 0) >= 5, '≥ 5'],
     ['logLinesPerSec', r.logLinesPerSec, r.logLinesPerSec >= 1e6, '≥ 1,000,000'],
-    ['tui.idle.cpuPct', idle.cpuPct, idle.cpuPct <= 1, '≤ 1'],
-    ['tui.idle.bytesPerSec', idle.bytesPerSec, idle.bytesPerSec <= 200, '≤ 200'],
-    ['tui.cpuPct', load.cpuPct, load.cpuPct <= 5, '≤ 5'],
-    ['tui.bytesPerSec', load.bytesPerSec, load.bytesPerSec <= 20_480, '≤ 20,480'],
-    ['tui.p95KeyLatencyMs', load.p95KeyLatencyMs, (load.p95KeyLatencyMs ?? Infinity) <= 50, '≤ 50'],
-    ['tui.rssMB', load.rssMB, load.rssMB <= 150, '≤ 150'],
+    ...tui.checks,
     ['rssMBAfter1MSteps', r.rssMBAfter1MSteps, r.rssMBAfter1MSteps <= 150, '≤ 150'],
     // a negative slope is the heap settling after the windows filled: no growth is what counts
     ['rssSlopeMBPerHour', r.rssSlopeMBPerHour, r.rssSlopeMBPerHour <= 1, '≈ 0 (≤ 1 MB/h of growth)'],
@@ -136,7 +164,6 @@ async function main(): Promise<void> {
       `≤ ${stall.stallDetectTargetSeconds.toFixed(2)} (in-process watchdog: ${stall.inProcessWatchdogSeconds} s)`,
     ],
     ['falseStalls', stall.falseStalls, stall.falseStalls === 0, '= 0'],
-    ['tui.ranks64.cpuPct', ranks64.cpuPct, ranks64.cpuPct <= 5, '≤ 5'],
     ...Object.entries(scale).map(([k, v]): Check => {
       const ok = v.hook.confirmToVerdictS !== null && v.hook.ranksWithStack === v.hook.ranks;
       return [
@@ -147,9 +174,14 @@ async function main(): Promise<void> {
       ];
     }),
   ];
+  report(checks, r);
+}
+
+/** one line per target, MET or MISSED (exit 1 if any is missed); `--json`: the figures after */
+function report(checks: Check[], r: object): void {
   for (const [name, v, ok, target] of checks)
     console.log(
-      `${name.padEnd(24)} ${String(v === null || v === undefined ? 'n/a' : Math.round(v * 100) / 100).padStart(12)}   target ${target}   ${ok ? 'MET' : 'MISSED'}`,
+      `${name.padEnd(26)} ${String(v === null || v === undefined ? 'n/a' : Math.round(v * 100) / 100).padStart(12)}   target ${target}   ${ok ? 'MET' : 'MISSED'}`,
     );
   if (checks.some(([, , ok]) => !ok)) process.exitCode = 1;
   if (JSON_OUT) console.log(JSON.stringify(r));

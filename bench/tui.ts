@@ -3,11 +3,16 @@
  * process (utime+stime from /proc, one core = 100 %), bytes per second the terminal received, RSS
  * at the end, and the time from a keypress to the output that shows its effect (`?` opens the
  * help, `?` closes it again), measured under the same load after the CPU/bytes window.
+ *
+ * `via`: 'run' starts the dashboard as `nsa-dbg run --lane batched-prefill`; 'notebook' starts the
+ * notebook TUI and opens the dashboard from a cell running the same lane and trainer
+ * (bench/notebook-tui.ts); the warm-up, the window and the keys start once the dashboard is up.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pty from '@lydell/node-pty';
+import { notebookArgs, openCellDashboard, quitNotebook, ScreenWatch } from './notebook-tui.js';
 
 export interface TuiResult {
   cpuPct: number;
@@ -43,6 +48,7 @@ export async function measureTui(
   seconds: number,
   keys: number,
   warmupS = 8,
+  via: 'run' | 'notebook' = 'run',
 ): Promise<TuiResult> {
   const runs = mkdtempSync(join(tmpdir(), 'nsa-dbg-bench-tui-'));
   const env = { ...process.env, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', TERM: 'xterm-256color' } as Record<
@@ -53,20 +59,27 @@ export async function measureTui(
   delete env.CONTINUOUS_INTEGRATION;
   delete env.NSA_DBG_LOG;
   // the program itself, as the installed `nsa-dbg` starts (with the node flags its first lines give)
-  const p = pty.spawn(
-    join(ROOT, 'bin', 'nsa-dbg'),
-    ['run', '--lane', 'batched-prefill', '--runs-dir', runs, '--', ...trainer],
-    { name: 'xterm-256color', cols: 120, rows: 40, cwd: ROOT, env },
-  );
+  const args =
+    via === 'run'
+      ? ['run', '--lane', 'batched-prefill', '--runs-dir', runs, '--', ...trainer]
+      : notebookArgs(join(runs, 'bench-notebook.json'), trainer);
+  const p = pty.spawn(join(ROOT, 'bin', 'nsa-dbg'), args, {
+    name: 'xterm-256color',
+    cols: 120,
+    rows: 40,
+    cwd: ROOT,
+    env,
+  });
   let bytes = 0;
-  let seen = '';
   let onChunk: ((s: string) => void) | null = null;
+  const watch = via === 'notebook' ? new ScreenWatch(120, 40) : null;
   p.onData((d) => {
     bytes += Buffer.byteLength(d);
     onChunk?.(d);
-    seen = (seen + d).slice(-4096);
+    watch?.feed(d);
   });
   try {
+    if (watch) await openCellDashboard(p, watch);
     await sleep(warmupS * 1000);
     const t0 = cpuTicks(p.pid);
     const b0 = bytes;
@@ -103,9 +116,12 @@ export async function measureTui(
     }
     return result;
   } finally {
-    p.write('q');
-    await sleep(300);
-    p.write('y');
+    if (via === 'notebook') await quitNotebook(p);
+    else {
+      p.write('q');
+      await sleep(300);
+      p.write('y');
+    }
     p.kill('SIGTERM');
     await sleep(1500);
     try {
