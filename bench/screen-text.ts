@@ -5,10 +5,17 @@
  * moves, clear screen, erase line and erase to its end, CR/LF and printable text; colours and every
  * other escape are skipped. A wide character takes one cell here: only for finding words.
  */
+/** CSI (its parameters and final byte), OSC, or a two-byte escape */
+const ESCAPE = /^\x1b(?:\[([0-9;?]*)[ -/]*([@-~])|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])/;
+/** the start of one, not finished yet */
+const PARTIAL = /^\x1b(?:\[[0-9;?]*[ -/]*|\][^\x07\x1b]*)?$/;
+
 export class ScreenText {
   private cells: string[][];
   private row = 0;
   private col = 0;
+  /** an escape cut off at the end of the last write, finished by the next */
+  private pending = '';
 
   constructor(
     readonly columns: number,
@@ -21,13 +28,18 @@ export class ScreenText {
     return Array.from({ length: this.rows }, () => Array<string>(this.columns).fill(' '));
   }
 
-  write(s: string): void {
+  write(chunk: string): void {
+    const s = this.pending + chunk;
+    this.pending = '';
     for (let i = 0; i < s.length; ) {
       if (s[i] === '\x1b') {
-        const m = /^\x1b(?:\[([0-9;?]*)[ -/]*([@-~])|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])/.exec(
-          s.slice(i),
-        );
+        const m = ESCAPE.exec(s.slice(i));
         if (m === null) {
+          // cut off by the chunk's end: wait for the rest (a short one only; else not an escape)
+          if (s.length - i < 32 && PARTIAL.test(s.slice(i))) {
+            this.pending = s.slice(i);
+            return;
+          }
           i++;
           continue;
         }

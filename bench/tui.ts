@@ -38,6 +38,8 @@ function rssMB(pid: number): number {
 }
 
 const CLK_TCK = 100;
+const HELP_TITLE = 'Esc or ? closes';
+const LOG_TITLE = /^log · [\d,]+ lines/m;
 
 const p95 = (v: number[]) =>
   [...v].sort((a, b) => a - b)[Math.min(v.length - 1, Math.ceil(v.length * 0.95) - 1)]!;
@@ -71,15 +73,17 @@ export async function measureTui(
     env,
   });
   let bytes = 0;
-  let onChunk: ((s: string) => void) | null = null;
-  const watch = via === 'notebook' ? new ScreenWatch(120, 40) : null;
+  let onChunk: (() => void) | null = null;
+  // what the screen shows: the frame writer sends only changed cells, so the words of a line that
+  // comes back (the panel under the help) seldom arrive together in the output
+  const watch = new ScreenWatch(120, 40);
   p.onData((d) => {
     bytes += Buffer.byteLength(d);
-    onChunk?.(d);
-    watch?.feed(d);
+    watch.feed(d);
+    onChunk?.();
   });
   try {
-    if (watch) await openCellDashboard(p, watch);
+    if (via === 'notebook') await openCellDashboard(p, watch);
     await sleep(warmupS * 1000);
     const t0 = cpuTicks(p.pid);
     const b0 = bytes;
@@ -95,14 +99,14 @@ export async function measureTui(
     if (keys > 0) {
       const lat: number[] = [];
       for (let i = 0; i < keys; i++) {
-        // open the help (its title), close it (the heartbeat panel's title comes back)
-        const marker = i % 2 === 0 ? 'Esc or ? closes' : 'heartbeats';
-        let got = '';
+        // open the help (its title), close it (its title gone, the log pane's title back)
+        const open = i % 2 === 0;
+        const done = (s: string) =>
+          open ? s.includes(HELP_TITLE) : !s.includes(HELP_TITLE) && LOG_TITLE.test(s);
         const t = performance.now();
         const shown = new Promise<number>((resolve) => {
-          onChunk = (d) => {
-            got += d;
-            if (got.includes(marker)) resolve(performance.now() - t);
+          onChunk = () => {
+            if (done(watch.screen.text())) resolve(performance.now() - t);
           };
         });
         p.write('?');
