@@ -1,9 +1,12 @@
 /**
- * `npm run bench [-- --json] [-- --quick]`: every performance target of the project, measured in
- * this run (`--json`: one JSON object as the last line; `--quick`: 10 s windows and 100 k steps,
- * for trying things, not for the numbers). Besides the parse rates below:
+ * `npm run bench [-- --json] [-- --quick] [-- --tui]`: every performance target of the project,
+ * measured in this run (`--json`: one JSON object as the last line; `--quick`: 10 s windows and
+ * 100 k steps, for trying things, not for the numbers; `--tui`: the tui.* figures only). Besides
+ * the parse rates (below):
  *   tui.idle  the real app in a PTY at 120×40 on a run that prints nothing (bench/tui.ts)
  *   tui       the same on 8 ranks × 20 steps/s and 2,000 log lines/s (bench/synthetic-trainer.ts)
+ *   tui.notebook  the same load, the dashboard opened from a running notebook cell
+ *             (bench/notebook-tui.ts); beside it, each figure over the plain dashboard's
  *   memory    the engine after 1 M steps × 8 ranks (bench/engine-memory.ts, its own process)
  *   stall     detection time and false stalls on a jittery 1,000-step run (bench/stall.ts)
  *   ranksN    a hang of N demo ranks (4, 16, 64): from confirmed to the verdict naming its culprit,
@@ -11,169 +14,22 @@
  *             time through the trainer's SIGUSR1 handler (bench/scale.ts)
  *   tui.ranks64  the app's CPU on 64 ranks
  *
- * The parse rates: the engine's, on generated input, next to a plain Python
- * `json.loads`-per-line loop over the same heartbeat file, measured in the same run.
- *   heartbeat: 1 M lines (nsa-vibe's beat / progress with aux stats / step_end mix) read from the
- *              file in chunks through HeartbeatReader
- *   stdout:    1 M lines (step lines, tagged banners, warnings, ANSI-coloured and \r progress lines)
- *              read from the file in chunks through LineSplitter + StdoutParser
- * Targets: heartbeat ≥ 5× the Python loop; stdout ≥ 1 M lines/s. Best of a few interleaved rounds
- * each (the machine may be shared), one core.
+ * The parse rates (bench/parse-rates.ts): the engine's next to a plain Python `json.loads` loop
+ * over the same heartbeat file, measured in the same run. Targets: heartbeat ≥ 5× the Python loop;
+ * stdout ≥ 1 M lines/s.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { READ_CHUNK } from '../src/analysis/analyze-dir.js';
-import { HeartbeatReader } from '../src/ingest/heartbeat.js';
-import { LineSplitter } from '../src/ingest/line-splitter.js';
-import { StdoutParser } from '../src/ingest/stdout-parser.js';
+import { parseRates } from './parse-rates.js';
 import { measureScale } from './scale.js';
 import { measureStall } from './stall.js';
 import { measureTui, type TuiResult } from './tui.js';
 
-const LINES = 1_000_000;
-/** the read size of the file followers (LocalTail) and of `analyze` (READ_CHUNK) */
-const CHUNK = READ_CHUNK;
-const REPS = 3;
-
-function heartbeatFile(path: string): void {
-  const out: string[] = [];
-  let ts = 1795315473.476858;
-  const base = (step: number, msg: string) =>
-    `{"ts": ${ts}, "iso": "2026-11-22T02:44:33.476921Z", "pid": 4162, "rank": 0, "step": ${step}, "msg": "${msg}", "gpu_mem_alloc": 92, "gpu_mem_reserved": 412`;
-  out.push(`${base(0, 'boot')}, "phase": "start"}`);
-  for (let step = 1; out.length < LINES; step++) {
-    ts += 0.0011;
-    out.push(`${base(step, 'beat')}, "phase": "step_start"}`);
-    ts += 6.4 + (step % 7) * 0.1234567;
-    const loss = 5.7 + (step % 13) * 0.0012345678;
-    const toks = 66.37695403491539 + (step % 11);
-    out.push(
-      `${base(step, 'progress')}, "loss": ${loss}, "toks_per_s": ${toks}, "gate_entropy_mean": 1.0984915494918823, "gate_entropy_min": 1.0980048179626465, "gate_max_gate": 0.3496183156967163, "gate_collapse_frac": 0.0, "gate_branch_shares": [0.3290204703807831, 0.3321830630302429, 0.3387964963912964], "fb_selection_triton_fails": 0, "fb_selection_cuda_fails": 0, "fb_selection_pack_fails": 0, "fb_selection_mask_fails": 0, "fb_compressed_fa2_fails": 0, "fb_sliding_fa2_fails": 0, "fb_total_fallbacks": 0, "sel_k_mean": 169.0, "sel_k_max": 256, "sel_rows": 1024, "sel_pct_at_max": 0.017578125}`,
-    );
-    ts += 0.0006;
-    out.push(`${base(step, 'step_end')}, "phase": "end"}`);
-  }
-  writeFileSync(path, `${out.slice(0, LINES).join('\n')}\n`);
-}
-
-function stdoutFile(path: string): void {
-  const out: string[] = [];
-  for (let i = 1; out.length < LINES; i++) {
-    const n = String(i).padStart(4, '0');
-    out.push(`step ${n} | loss 5.${7000 + (i % 999)} | lr 2.00e-05 | toks/s ${60 + (i % 30)}`);
-    out.push(`[debug] step ${i}: input shape torch.Size([1, 512]), seq_len 512`);
-    if (i % 2 === 0) out.push(`\x1b[32mstep ${n}\x1b[0m | loss 5.7014 | lr 2.00e-05 | toks/s 66`);
-    else out.push(`loading shards  ${i % 100}%\rloading shards 100%`);
-    out.push('  with torch.cuda.amp.autocast(dtype=amp_dtype):');
-    out.push('[warn] Gate/fallback stats extraction failed: index out of range');
-  }
-  writeFileSync(path, `${out.slice(0, LINES).join('\n')}\n`);
-}
-
-/** Read a file in chunks, timing only the loop; returns [items counted, seconds]. */
-function timeChunks(path: string, onChunk: (b: Buffer) => number, finish: () => number): [number, number] {
-  const fd = openSync(path, 'r');
-  const t0 = process.hrtime.bigint();
-  let n = 0;
-  for (;;) {
-    const buf = Buffer.allocUnsafe(CHUNK);
-    const got = readSync(fd, buf, 0, CHUNK, null);
-    if (got === 0) break;
-    n += onChunk(buf.subarray(0, got));
-  }
-  n += finish();
-  const s = Number(process.hrtime.bigint() - t0) / 1e9;
-  closeSync(fd);
-  return [n, s];
-}
-
-function heartbeatRate(path: string): number {
-  const r = new HeartbeatReader();
-  const [n, s] = timeChunks(
-    path,
-    (b) => r.push(b).length,
-    () => r.flush().length,
-  );
-  if (n !== LINES || r.skippedLines !== 0)
-    throw new Error(`heartbeat: parsed ${n}, skipped ${r.skippedLines}`);
-  return n / s;
-}
-
-function stdoutRate(path: string): number {
-  const split = new LineSplitter();
-  const parser = new StdoutParser();
-  let lines = 0;
-  let events = 0;
-  const [, s] = timeChunks(
-    path,
-    (b) => {
-      for (const l of split.push(b)) {
-        lines++;
-        events += parser.push(l).length;
-      }
-      return 0;
-    },
-    () => {
-      for (const l of split.flush()) events += parser.push(l).length;
-      return 0;
-    },
-  );
-  if (lines !== LINES || events !== LINES) throw new Error(`stdout: ${lines} lines, ${events} events`);
-  return lines / s;
-}
-
-const PY = `
-import json, sys, time
-best = 0.0
-for _ in range(int(sys.argv[2])):
-    t = time.perf_counter(); n = 0
-    with open(sys.argv[1], 'rb') as f:
-        for line in f:
-            json.loads(line); n += 1
-    best = max(best, n / (time.perf_counter() - t))
-print(best)
-`;
-
-function pythonRate(path: string, reps: number): number | null {
-  const r = spawnSync('python3', ['-c', PY, path, String(reps)], { encoding: 'utf8' });
-  if (r.status !== 0) {
-    console.error(`python3 failed: ${r.stderr || r.error?.message}`);
-    return null;
-  }
-  return Number(r.stdout.trim());
-}
-
-const fmt = (v: number) => `${(v / 1e6).toFixed(2)} M lines/s`;
 const JSON_OUT = process.argv.includes('--json');
 const QUICK = process.argv.includes('--quick');
+const TUI_ONLY = process.argv.includes('--tui');
 const WINDOW_S = QUICK ? 10 : 60;
-
-function parseRates(): { analyzeSpeedupVsPython: number | null; logLinesPerSec: number } {
-  const dir = mkdtempSync(join(tmpdir(), 'nsa-dbg-bench-'));
-  try {
-    const hb = join(dir, 'heartbeat_rank0.jsonl');
-    const so = join(dir, 'stdout.log');
-    heartbeatFile(hb);
-    stdoutFile(so);
-    // interleaved rounds, best of each: the machine is shared, so both sides get the same chances
-    let hbBest = 0;
-    let soBest = 0;
-    let py: number | null = 0;
-    for (let i = 0; i < REPS; i++) {
-      hbBest = Math.max(hbBest, heartbeatRate(hb));
-      soBest = Math.max(soBest, stdoutRate(so));
-      const p = pythonRate(hb, 1);
-      py = p === null || py === null ? null : Math.max(py, p);
-    }
-    const ratio = py === null ? null : hbBest / py;
-    console.log(`heartbeat  engine ${fmt(hbBest)}   python json.loads loop ${py === null ? 'n/a' : fmt(py)}`);
-    return { analyzeSpeedupVsPython: ratio, logLinesPerSec: soBest };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 const TRAINER = ['node', join(import.meta.dirname, 'synthetic-trainer.js')];
 
@@ -206,42 +62,71 @@ function engineMemory(): {
 
 type Check = [name: string, value: number | null | undefined, ok: boolean, target: string];
 
+/** 8 ranks × 20 steps/s and 2,000 log lines/s, for `seconds` */
+const loaded = (seconds: number) => [
+  ...TRAINER,
+  ...['--ranks', '8', '--steps-per-s', '20', '--lines-per-s', '2000', '--seconds', String(seconds)],
+];
+
+/** the loaded dashboard's four figures against their targets */
+function dashboardChecks(name: string, t: TuiResult): Check[] {
+  return [
+    [`${name}.cpuPct`, t.cpuPct, t.cpuPct <= 5, '≤ 5'],
+    [`${name}.bytesPerSec`, t.bytesPerSec, t.bytesPerSec <= 20_480, '≤ 20,480'],
+    [`${name}.p95KeyLatencyMs`, t.p95KeyLatencyMs, (t.p95KeyLatencyMs ?? Infinity) <= 50, '≤ 50'],
+    [`${name}.rssMB`, t.rssMB, t.rssMB <= 150, '≤ 150'],
+  ];
+}
+
+/** the notebook-hosted dashboard's figures over the plain one's, both measured in this run */
+function vsPlain(nb: TuiResult, plain: TuiResult): Record<string, number | null> {
+  const ratio = (a: number | undefined, b: number | undefined) =>
+    a === undefined || b === undefined || !(b > 0) ? null : Math.round((a / b) * 100) / 100;
+  return {
+    cpuPct: ratio(nb.cpuPct, plain.cpuPct),
+    bytesPerSec: ratio(nb.bytesPerSec, plain.bytesPerSec),
+    p95KeyLatencyMs: ratio(nb.p95KeyLatencyMs, plain.p95KeyLatencyMs),
+    rssMB: ratio(nb.rssMB, plain.rssMB),
+  };
+}
+
+/** the dashboard's figures: idle, loaded, loaded as a notebook cell's, 64 ranks */
+async function tuiFigures(): Promise<{ json: Record<string, unknown>; checks: Check[] }> {
+  const seconds = WINDOW_S + 30;
+  const idle = await measureTui([...TRAINER, '--idle', '--seconds', String(seconds)], WINDOW_S, 0);
+  const load = await measureTui(loaded(seconds + 20), WINDOW_S, 20);
+  // the same lane, trainer, window and keys, the dashboard opened from a running notebook cell
+  const notebook = await measureTui(loaded(seconds + 40), WINDOW_S, 20, 8, 'notebook');
+  const ranks64Trainer = [...TRAINER, '--ranks', '64', '--steps-per-s', '5', '--lines-per-s', '200'];
+  const ranks64 = await measureTui([...ranks64Trainer, '--seconds', String(seconds + 20)], WINDOW_S, 0);
+  const ratios = vsPlain(notebook, load);
+  console.log(
+    `notebook-hosted dashboard vs plain: ${Object.entries(ratios)
+      .map(([k, v]) => `${k} ${v ?? 'n/a'}×`)
+      .join(', ')}`,
+  );
+  return {
+    json: { ...load, idle, notebook: { ...notebook, vsPlain: ratios }, ranks64 },
+    checks: [
+      ['tui.idle.cpuPct', idle.cpuPct, idle.cpuPct <= 1, '≤ 1'],
+      ['tui.idle.bytesPerSec', idle.bytesPerSec, idle.bytesPerSec <= 200, '≤ 200'],
+      ...dashboardChecks('tui', load),
+      ...dashboardChecks('tui.notebook', notebook),
+      ['tui.ranks64.cpuPct', ranks64.cpuPct, ranks64.cpuPct <= 5, '≤ 5'],
+    ],
+  };
+}
+
 async function main(): Promise<void> {
+  if (TUI_ONLY) {
+    const tui = await tuiFigures();
+    report(tui.checks, { tui: tui.json, quick: QUICK });
+    return;
+  }
   const parse = parseRates();
   const stall = measureStall();
   const memory = engineMemory();
-  const seconds = WINDOW_S + 30;
-  const idle: TuiResult = await measureTui([...TRAINER, '--idle', '--seconds', String(seconds)], WINDOW_S, 0);
-  const load: TuiResult = await measureTui(
-    [
-      ...TRAINER,
-      '--ranks',
-      '8',
-      '--steps-per-s',
-      '20',
-      '--lines-per-s',
-      '2000',
-      '--seconds',
-      String(seconds + 20),
-    ],
-    WINDOW_S,
-    20,
-  );
-  const ranks64: TuiResult = await measureTui(
-    [
-      ...TRAINER,
-      '--ranks',
-      '64',
-      '--steps-per-s',
-      '5',
-      '--lines-per-s',
-      '200',
-      '--seconds',
-      String(seconds + 20),
-    ],
-    WINDOW_S,
-    0,
-  );
+  const tui = await tuiFigures();
   const scale = await measureScale(QUICK ? [4, 16] : [4, 16, 64]);
   const r = {
     ...Object.fromEntries(
@@ -257,7 +142,7 @@ async function main(): Promise<void> {
     ),
     analyzeSpeedupVsPython: parse.analyzeSpeedupVsPython,
     logLinesPerSec: parse.logLinesPerSec,
-    tui: { ...load, idle, ranks64 },
+    tui: tui.json,
     rssMBAfter1MSteps: memory.rssMBAfter1MSteps,
     rssSlopeMBPerHour: memory.rssSlopeMBPerHour,
     memorySteps: memory.steps,
@@ -268,12 +153,7 @@ async function main(): Promise<void> {
   const checks: Check[] = [
     ['analyzeSpeedupVsPython', r.analyzeSpeedupVsPython, (r.analyzeSpeedupVsPython ?? 0) >= 5, '≥ 5'],
     ['logLinesPerSec', r.logLinesPerSec, r.logLinesPerSec >= 1e6, '≥ 1,000,000'],
-    ['tui.idle.cpuPct', idle.cpuPct, idle.cpuPct <= 1, '≤ 1'],
-    ['tui.idle.bytesPerSec', idle.bytesPerSec, idle.bytesPerSec <= 200, '≤ 200'],
-    ['tui.cpuPct', load.cpuPct, load.cpuPct <= 5, '≤ 5'],
-    ['tui.bytesPerSec', load.bytesPerSec, load.bytesPerSec <= 20_480, '≤ 20,480'],
-    ['tui.p95KeyLatencyMs', load.p95KeyLatencyMs, (load.p95KeyLatencyMs ?? Infinity) <= 50, '≤ 50'],
-    ['tui.rssMB', load.rssMB, load.rssMB <= 150, '≤ 150'],
+    ...tui.checks,
     ['rssMBAfter1MSteps', r.rssMBAfter1MSteps, r.rssMBAfter1MSteps <= 150, '≤ 150'],
     // a negative slope is the heap settling after the windows filled: no growth is what counts
     ['rssSlopeMBPerHour', r.rssSlopeMBPerHour, r.rssSlopeMBPerHour <= 1, '≈ 0 (≤ 1 MB/h of growth)'],
@@ -284,7 +164,6 @@ async function main(): Promise<void> {
       `≤ ${stall.stallDetectTargetSeconds.toFixed(2)} (in-process watchdog: ${stall.inProcessWatchdogSeconds} s)`,
     ],
     ['falseStalls', stall.falseStalls, stall.falseStalls === 0, '= 0'],
-    ['tui.ranks64.cpuPct', ranks64.cpuPct, ranks64.cpuPct <= 5, '≤ 5'],
     ...Object.entries(scale).map(([k, v]): Check => {
       const ok = v.hook.confirmToVerdictS !== null && v.hook.ranksWithStack === v.hook.ranks;
       return [
@@ -295,9 +174,14 @@ async function main(): Promise<void> {
       ];
     }),
   ];
+  report(checks, r);
+}
+
+/** one line per target, MET or MISSED (exit 1 if any is missed); `--json`: the figures after */
+function report(checks: Check[], r: object): void {
   for (const [name, v, ok, target] of checks)
     console.log(
-      `${name.padEnd(24)} ${String(v === null || v === undefined ? 'n/a' : Math.round(v * 100) / 100).padStart(12)}   target ${target}   ${ok ? 'MET' : 'MISSED'}`,
+      `${name.padEnd(26)} ${String(v === null || v === undefined ? 'n/a' : Math.round(v * 100) / 100).padStart(12)}   target ${target}   ${ok ? 'MET' : 'MISSED'}`,
     );
   if (checks.some(([, , ok]) => !ok)) process.exitCode = 1;
   if (JSON_OUT) console.log(JSON.stringify(r));

@@ -3,11 +3,16 @@
  * process (utime+stime from /proc, one core = 100 %), bytes per second the terminal received, RSS
  * at the end, and the time from a keypress to the output that shows its effect (`?` opens the
  * help, `?` closes it again), measured under the same load after the CPU/bytes window.
+ *
+ * `via`: 'run' starts the dashboard as `nsa-dbg run --lane batched-prefill`; 'notebook' starts the
+ * notebook TUI and opens the dashboard from a cell running the same lane and trainer
+ * (bench/notebook-tui.ts); the warm-up, the window and the keys start once the dashboard is up.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pty from '@lydell/node-pty';
+import { notebookArgs, openCellDashboard, quitNotebook, ScreenWatch } from './notebook-tui.js';
 
 export interface TuiResult {
   cpuPct: number;
@@ -33,6 +38,8 @@ function rssMB(pid: number): number {
 }
 
 const CLK_TCK = 100;
+const HELP_TITLE = 'Esc or ? closes';
+const LOG_TITLE = /^log · [\d,]+ lines/m;
 
 const p95 = (v: number[]) =>
   [...v].sort((a, b) => a - b)[Math.min(v.length - 1, Math.ceil(v.length * 0.95) - 1)]!;
@@ -43,6 +50,7 @@ export async function measureTui(
   seconds: number,
   keys: number,
   warmupS = 8,
+  via: 'run' | 'notebook' = 'run',
 ): Promise<TuiResult> {
   const runs = mkdtempSync(join(tmpdir(), 'nsa-dbg-bench-tui-'));
   const env = { ...process.env, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', TERM: 'xterm-256color' } as Record<
@@ -53,20 +61,29 @@ export async function measureTui(
   delete env.CONTINUOUS_INTEGRATION;
   delete env.NSA_DBG_LOG;
   // the program itself, as the installed `nsa-dbg` starts (with the node flags its first lines give)
-  const p = pty.spawn(
-    join(ROOT, 'bin', 'nsa-dbg'),
-    ['run', '--lane', 'batched-prefill', '--runs-dir', runs, '--', ...trainer],
-    { name: 'xterm-256color', cols: 120, rows: 40, cwd: ROOT, env },
-  );
+  const args =
+    via === 'run'
+      ? ['run', '--lane', 'batched-prefill', '--runs-dir', runs, '--', ...trainer]
+      : notebookArgs(join(runs, 'bench-notebook.json'), trainer);
+  const p = pty.spawn(join(ROOT, 'bin', 'nsa-dbg'), args, {
+    name: 'xterm-256color',
+    cols: 120,
+    rows: 40,
+    cwd: ROOT,
+    env,
+  });
   let bytes = 0;
-  let seen = '';
-  let onChunk: ((s: string) => void) | null = null;
+  let onChunk: (() => void) | null = null;
+  // what the screen shows: the frame writer sends only changed cells, so the words of a line that
+  // comes back (the panel under the help) seldom arrive together in the output
+  const watch = new ScreenWatch(120, 40);
   p.onData((d) => {
     bytes += Buffer.byteLength(d);
-    onChunk?.(d);
-    seen = (seen + d).slice(-4096);
+    watch.feed(d);
+    onChunk?.();
   });
   try {
+    if (via === 'notebook') await openCellDashboard(p, watch);
     await sleep(warmupS * 1000);
     const t0 = cpuTicks(p.pid);
     const b0 = bytes;
@@ -82,14 +99,14 @@ export async function measureTui(
     if (keys > 0) {
       const lat: number[] = [];
       for (let i = 0; i < keys; i++) {
-        // open the help (its title), close it (the heartbeat panel's title comes back)
-        const marker = i % 2 === 0 ? 'Esc or ? closes' : 'heartbeats';
-        let got = '';
+        // open the help (its title), close it (its title gone, the log pane's title back)
+        const open = i % 2 === 0;
+        const done = (s: string) =>
+          open ? s.includes(HELP_TITLE) : !s.includes(HELP_TITLE) && LOG_TITLE.test(s);
         const t = performance.now();
         const shown = new Promise<number>((resolve) => {
-          onChunk = (d) => {
-            got += d;
-            if (got.includes(marker)) resolve(performance.now() - t);
+          onChunk = () => {
+            if (done(watch.screen.text())) resolve(performance.now() - t);
           };
         });
         p.write('?');
@@ -103,9 +120,12 @@ export async function measureTui(
     }
     return result;
   } finally {
-    p.write('q');
-    await sleep(300);
-    p.write('y');
+    if (via === 'notebook') await quitNotebook(p);
+    else {
+      p.write('q');
+      await sleep(300);
+      p.write('y');
+    }
     p.kill('SIGTERM');
     await sleep(1500);
     try {

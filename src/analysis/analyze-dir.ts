@@ -132,7 +132,7 @@ export async function analyzeDir(dir: string, opts: AnalyzeOptions = {}): Promis
     );
   }
   const r = evidence.result();
-  return { ...r, digest: digest.digest(r.crash) };
+  return { ...r, digest: digest.digest(r) };
 }
 
 /** For messages: the folder's own name. */

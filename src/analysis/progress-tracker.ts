@@ -87,23 +87,26 @@ export class ProgressTracker {
   observe(r: ProgressRecord): EndedSilence | null {
     let ended: EndedSilence | null = null;
     if (this.lastTs !== null && this.waiting !== null) {
-      const interval = r.ts - this.lastTs;
-      if (interval >= 0) {
-        const threshold = this.threshold();
-        if (interval > threshold)
-          ended = {
-            step: this.waitingStep,
-            where: this.waiting,
-            silenceS: interval,
-            thresholdS: threshold,
-            cpuBusy: this.cpuBusy,
-            declaredTs: this.lastTs + threshold,
-            resumedTs: r.ts,
-          };
-        if (!this.inFirstStep()) this.learn(this.waiting, interval);
-        this.gaps.push(interval);
-        if (this.gaps.length > GAP_HISTORY) this.gaps.shift();
-      }
+      // a record stamped before the one before it came with it: output timed by the arrival clock,
+      // whose shift into the trainer's clock is learned from the heartbeats as they are read, so a
+      // chunk read before the first one is stamped unshifted, later than the next chunk. Skipping it
+      // left a source that had seen only such records with nothing learned, and the 60 s allowance
+      // of a first step held its rank alive through a stall its heartbeats showed
+      const interval = Math.max(0, r.ts - this.lastTs);
+      const threshold = this.threshold();
+      if (interval > threshold)
+        ended = {
+          step: this.waitingStep,
+          where: this.waiting,
+          silenceS: interval,
+          thresholdS: threshold,
+          cpuBusy: this.cpuBusy,
+          declaredTs: this.lastTs + threshold,
+          resumedTs: r.ts,
+        };
+      if (!this.inFirstStep()) this.learn(this.waiting, interval);
+      this.gaps.push(interval);
+      if (this.gaps.length > GAP_HISTORY) this.gaps.shift();
     }
     if (r.msg === 'beat') this.sawBeat = true;
     this.pid = r.pid ?? this.pid;

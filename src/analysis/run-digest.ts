@@ -1,16 +1,16 @@
 /**
  * What a person reads of a run besides its verdict: the loss and toks/s series, the step lines and
- * the last lines before it ended, the crash's traceback, the newest stack dump, the platform. One
- * collector, fed by the run-folder reader as a view: the live dashboard draws from it while the run
- * goes, and the notebook cell and the report keep what it says at the end (live, or `analyze` of
- * the folder: the same reader, the same digest).
+ * the last lines before it ended, the crash's traceback, the newest stack dump (of the rank a hang
+ * names, on many ranks), the platform. One collector, fed by the run-folder reader as a view: the
+ * live dashboard draws from it while the run goes, and the notebook cell and the report keep what
+ * it says at the end (live, or `analyze` of the folder: the same reader, the same digest).
  */
 import type { DumpEvent, Frame, IngestEvent, TracebackEvent } from '../ingest/events.js';
 import { SOURCE_PRIORITY } from '../ingest/events.js';
 import type { ReaderView } from '../ingest/run-folder.js';
 import { mainThread, mainThreadTop } from '../ingest/stackdump.js';
 import { Series, type SeriesPoint } from './chart-series.js';
-import type { CrashReport } from './result.js';
+import type { AnalysisResult } from './result.js';
 import { userFrame } from './user-frame.js';
 
 /** points kept of each series in a digest (a chart of a whole run, not a step log) */
@@ -34,7 +34,10 @@ export interface RunExcerpts {
   steps: string[];
   /** the last lines before it ended (before the stop's KeyboardInterrupt, when it was stopped) */
   tail: string[];
-  /** main-thread frames of the newest stack dump, innermost first ("file:line in function") */
+  /**
+   * main-thread frames of the newest stack dump, innermost first ("file:line in function"): on a
+   * hang, the newest of the rank it names (the one the others wait for, not a waiting one)
+   */
   dumpTop: string[];
   dumpFile?: string;
   /** the crash's innermost frames and exception line */
@@ -60,6 +63,8 @@ export class DigestCollector implements ReaderView {
   newestDump: DumpView | null = null;
   newestDumpName = '';
   private newestKey = '';
+  /** every dump by its path, for the newest of one rank (the same events the evidence keeps) */
+  private readonly dumps = new Map<string, DumpEvent>();
   private readonly stepLines: { head: string[]; tail: string[] } = { head: [], tail: [] };
   private readonly recent: string[] = [];
   /** the lines before the first traceback after the last step line, and whether it was a stop */
@@ -103,6 +108,7 @@ export class DigestCollector implements ReaderView {
   }
 
   dump(path: string, d: DumpEvent): void {
+    this.dumps.set(d.file, d);
     if (this.newestKey === '' || dumpOrder(path, d) >= this.newestKey) {
       this.newestKey = dumpOrder(path, d);
       this.newestDumpName = path;
@@ -130,8 +136,12 @@ export class DigestCollector implements ReaderView {
     };
   }
 
-  /** the digest at the end; `crash`: the verdict's, whose traceback is the one excerpted */
-  digest(crash: CrashReport | null): RunDigest {
+  /**
+   * the digest at the end, from the verdict: its crash's traceback is the one excerpted, and its
+   * hang's rank the one whose stack is (`dumps` says which rank wrote which dump)
+   */
+  digest(r: Pick<AnalysisResult, 'crash' | 'stall' | 'dumps'>): RunDigest {
+    const { crash } = r;
     const pairs = (s: Series) => downsample(s.points().map((p): [number, number] => [p.step, p.value]));
     const tb =
       this.tracebacks.find(
@@ -139,7 +149,9 @@ export class DigestCollector implements ReaderView {
       ) ?? this.tracebacks.find((t) => !/KeyboardInterrupt|ChildFailedError|SystemExit/.test(t.exception));
     const { head, tail } = this.stepLines;
     const steps = head.length + tail.length > 4 ? [...head, '...', ...tail.slice(-2)] : [...head, ...tail];
-    const d = this.newestDump;
+    const focus = r.stall ? this.newestOfRank(r.stall.rank, r.dumps) : null;
+    const d = focus?.view ?? this.newestDump;
+    const dumpFile = focus?.path ?? this.newestDumpName;
     return {
       series: { loss: pairs(this.loss), toks: pairs(this.toks) },
       excerpts: {
@@ -156,11 +168,26 @@ export class DigestCollector implements ReaderView {
             : d.mainThread
                 .slice(0, 5)
                 .map((f) => `${f.file}:${f.line} in ${f.function}${f.code ? `: ${f.code}` : ''}`),
-        ...(d === null ? {} : { dumpFile: this.newestDumpName }),
+        ...(d === null ? {} : { dumpFile }),
         crash: tb?.lines ?? [],
       },
       platform: platformOf(this.env),
     };
+  }
+
+  /** the newest dump the given rank wrote, or null when none is known to be its */
+  private newestOfRank(
+    rank: number,
+    reports: AnalysisResult['dumps'],
+  ): { path: string; view: DumpView } | null {
+    let best: { path: string; key: string; d: DumpEvent } | null = null;
+    for (const rep of reports) {
+      const d = rep.rank === rank ? this.dumps.get(rep.file) : undefined;
+      if (d === undefined) continue;
+      const key = dumpOrder(rep.file, d);
+      if (best === null || key >= best.key) best = { path: rep.file, key, d };
+    }
+    return best && { path: best.path, view: toDumpView(best.d) };
   }
 
   private stepLine(line: string): void {

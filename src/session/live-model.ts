@@ -196,6 +196,6 @@ export class LiveModel {
       exitCode: opts.exitCode,
       stopped: opts.stopped,
     });
-    return { ...r, digest: this.digest.digest(r.crash) };
+    return { ...r, digest: this.digest.digest(r) };
   }
 }
