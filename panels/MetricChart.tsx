@@ -8,6 +8,7 @@ import type { SeriesPoint } from '../src/session/state.js';
 import { plotSeriesSegments } from './charts/braille.js';
 import { ema, lastFinite } from './charts/ema.js';
 import { positional } from './format.js';
+import { NarrowLine } from './NarrowLine.js';
 import { Rows } from './Rows.js';
 import { type Tone, tone } from './theme.js';
 
@@ -65,17 +66,15 @@ function MetricChartView({
         {title}
       </Text>
       {positional(rows).map(({ key, item: segments }) => (
-        <Text key={key} wrap="truncate-end">
-          {positional(segments).map(({ key: k, item: seg }) => (
-            <Text
-              key={k}
-              dimColor={seg.series === RAW || seg.series < 0}
-              color={seg.series > RAW ? tone(color, accent) : undefined}
-            >
-              {seg.text}
-            </Text>
-          ))}
-        </Text>
+        <NarrowLine
+          key={key}
+          width={width}
+          pieces={segments.map((seg) => ({
+            text: seg.text,
+            dimColor: seg.series === RAW || seg.series < 0,
+            color: seg.series > RAW ? tone(color, accent) : undefined,
+          }))}
+        />
       ))}
     </Rows>
   );

@@ -31,7 +31,7 @@ const OFF: Record<number, number[]> = { 22: [1, 2], 23: [3], 24: [4], 25: [5], 2
  * Greek, Cyrillic, general punctuation, arrows and maths, box drawing, blocks, shapes and braille
  * (what the panels draw). Anything else (CJK, emoji, combining marks) makes the line complex.
  */
-function narrow(cp: number): boolean {
+export function narrow(cp: number): boolean {
   if (cp >= 0x20 && cp < 0x7f) return true;
   if (cp >= 0xa0 && cp < 0x300) return true;
   if (cp >= 0x370 && cp < 0x500) return true;
@@ -40,6 +40,15 @@ function narrow(cp: number): boolean {
   if (cp >= 0x2190 && cp < 0x2300) return true;
   if (cp >= 0x2500 && cp < 0x25fd) return true;
   return cp >= 0x2800 && cp < 0x2900;
+}
+
+/** Every character of `s` is one UTF-16 unit that `narrow` accepts: one column per unit. */
+export function allNarrowUnits(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if ((c >= 0xd800 && c < 0xe000) || !narrow(c)) return false;
+  }
+  return true;
 }
 
 /** Apply one SGR parameter list; false when it holds something this model does not know. */
