@@ -107,6 +107,20 @@ export function isFollowedFile(name: string): boolean {
 }
 
 /**
+ * How often a follower looks at a file while it grows. Heartbeat records carry their own time, so
+ * reading them half a second late changes no age or silence, and a run of 64 ranks is 64 such
+ * files: at the 100 ms that the arrival-timed files need (the trainer's output, its CSV table) they
+ * were most of the dashboard's polling, and each poll a handful of system calls.
+ */
+export function followPollMs(name: string, basePollMs: number): number;
+export function followPollMs(name: string, basePollMs: number | undefined): number | undefined;
+export function followPollMs(name: string, basePollMs: number | undefined): number | undefined {
+  return runFileKind(name) === 'heartbeat' ? Math.max(basePollMs ?? 0, SELF_TIMED_POLL_MS) : basePollMs;
+}
+
+const SELF_TIMED_POLL_MS = 500;
+
+/**
  * How a run's folder is laid out beyond the plain files above, as whoever launched the run knows
  * it (recorded in command.json as `layout`): the reader is told, it never guesses from the name of
  * a launcher.

@@ -19,7 +19,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { isTempFile, runFileKind } from '../ingest/run-files.js';
+import { followPollMs, isTempFile, runFileKind } from '../ingest/run-files.js';
 import type { TailHandle, Target } from '../targets/target.js';
 import { shQuote } from '../util/sh-quote.js';
 
@@ -175,6 +175,7 @@ export class EvidenceMirror<T extends Target = Target> {
     // what is here already was delivered; a file that was there before the run: from its old size
     const fromOffset =
       (existsSync(localPath) ? statSync(localPath).size : 0) + (this.opts.baseline?.[name]?.size ?? 0);
+    const pollMs = followPollMs(name, this.opts.pollMs);
     const tail = this.target.tail(
       `${this.remoteDir}/${name}`,
       (chunk) => {
@@ -182,7 +183,7 @@ export class EvidenceMirror<T extends Target = Target> {
         this.scheduleSave();
         this.opts.onChunk?.(name, chunk);
       },
-      { fromOffset, ...(this.opts.pollMs !== undefined ? { pollMs: this.opts.pollMs } : {}) },
+      { fromOffset, ...(pollMs !== undefined ? { pollMs } : {}) },
     );
     this.files.set(name, { tail, fd });
   }

@@ -1,4 +1,4 @@
-import { isFollowedFile } from '../ingest/run-files.js';
+import { followPollMs, isFollowedFile } from '../ingest/run-files.js';
 import type { TailHandle, Target } from '../targets/target.js';
 
 /**
@@ -56,7 +56,7 @@ export class RunWatcher {
       for (const name of await this.target.listDir(this.dir)) {
         if (this.tails.has(name) || !filter(name)) continue;
         const t = this.target.tail(`${this.dir}/${name}`, (c) => this.onChunk(name, c), {
-          pollMs: this.opts.pollMs ?? 100,
+          pollMs: followPollMs(name, this.opts.pollMs ?? 100),
         });
         this.tails.set(name, t);
       }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RunWatcher } from '../../../src/runs/run-watcher.js';
 import { LocalTarget } from '../../../src/targets/local.js';
+import type { TailHandle, TailOptions } from '../../../src/targets/target.js';
 import { waitUntil } from '../../helpers/wait.js';
 
 describe('RunWatcher', () => {
@@ -28,5 +29,35 @@ describe('RunWatcher', () => {
     await Promise.all([w.stop(), w.stop()]);
     await w.stop();
     expect(got).toBe('step 0001 | loss 1.0\nstep 0002 | loss 0.9\n');
+  });
+
+  it('looks at heartbeat files every 500 ms, the arrival-timed output and table at the given pace', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nsa-watch-'));
+    for (const f of [
+      'stdout.log',
+      'training.csv',
+      'heartbeat_rank0.jsonl',
+      'heartbeat_rank63.jsonl',
+      'heartbeat.jsonl',
+    ])
+      writeFileSync(join(dir, f), '');
+    const pace = new Map<string, number | undefined>();
+    // the real local tail, asked with the pace the watcher chose
+    class Recording extends LocalTarget {
+      override tail(path: string, onChunk: (c: Buffer) => void, opts: TailOptions = {}): TailHandle {
+        pace.set(path.slice(dir.length + 1), opts.pollMs);
+        return super.tail(path, onChunk, opts);
+      }
+    }
+    const w = new RunWatcher(new Recording(), dir, () => {}, { listEveryMs: 20, pollMs: 100 });
+    await w.scan();
+    await w.stop();
+    expect(Object.fromEntries(pace)).toEqual({
+      'stdout.log': 100,
+      'training.csv': 100,
+      'heartbeat_rank0.jsonl': 500,
+      'heartbeat_rank63.jsonl': 500,
+      'heartbeat.jsonl': 500,
+    });
   });
 });
