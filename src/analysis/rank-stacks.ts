@@ -6,7 +6,7 @@ import type { DumpEvent } from '../ingest/events.js';
 import type { EvidenceState } from './evidence-state.js';
 import type { CurrentSilence } from './silences.js';
 import { rankOfDump } from './silences.js';
-import { inCollective, programFrames, type StackDiff, stackDiff } from './stack-diff.js';
+import { inCollective, programFrames, type StackDiff, stackDiff, stackKey } from './stack-diff.js';
 import { type StallCulprit, stallCulpritOf } from './stall-culprit.js';
 import { userFrame } from './user-frame.js';
 
@@ -74,7 +74,10 @@ export function culpritOf(s: EvidenceState, silences: CurrentSilence[]): StallCu
         step: c.step,
         lastTs: c.sinceTs,
         procState: c.judgement?.evidence.procState ?? null,
-        stack: frames === null ? null : { inCollective: inCollective(frames), userTop: userFrame(frames) },
+        stack:
+          frames === null
+            ? null
+            : { inCollective: inCollective(frames), userTop: userFrame(frames), place: stackKey(frames) },
         unanswered: unanswered.has(c.rank),
       };
     }),

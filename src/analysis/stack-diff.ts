@@ -53,7 +53,9 @@ export function inCollective(frames: Frame[]): boolean {
   });
 }
 
-const key = (frames: Frame[]) => frames.map((f) => `${f.file}:${f.line}:${f.function}`).join('\n');
+/** one string for a stack's frames: equal stacks, equal keys */
+export const stackKey = (frames: Frame[]) =>
+  frames.map((f) => `${f.file}:${f.line}:${f.function}`).join('\n');
 
 /**
  * `dumps`: the newest dump of each rank; `noDump`: ranks whose stack request went unanswered;
@@ -67,7 +69,7 @@ export function stackDiff(
   const byKey = new Map<string, StackGroup>();
   for (const [rank, d] of [...dumps.entries()].sort((a, b) => a[0] - b[0])) {
     const frames = programFrames(d);
-    const k = key(frames);
+    const k = stackKey(frames);
     const g = byKey.get(k);
     if (g !== undefined) g.ranks.push(rank);
     else

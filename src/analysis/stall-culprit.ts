@@ -3,8 +3,8 @@
  * every other rank soon waits for it inside a collective, and all of them fall silent: the first
  * silent rank is an accident of timing. The culprit is the rank that is not in a collective: it is
  * stopped (state T), or its stack shows the user's code while the others' stacks show a collective
- * or no dump at all (blocked outside Python), or it is behind the others, or it stopped beating
- * first. Pure.
+ * or no dump at all (blocked outside Python), or its stack is the odd one out while all the others
+ * stand at one place, or it is behind the others, or it stopped beating first. Pure.
  */
 import type { Frame, ProcState } from '../ingest/events.js';
 
@@ -14,8 +14,8 @@ export interface RankAtStall {
   /** epoch seconds of its last heartbeat */
   lastTs: number;
   procState: ProcState | null;
-  /** its newest stack during the silence: null when none was taken */
-  stack: { inCollective: boolean; userTop: Frame | null } | null;
+  /** its newest stack during the silence: null when none was taken; `place` names its frames */
+  stack: { inCollective: boolean; userTop: Frame | null; place: string } | null;
   /** a stack was asked for during the silence and none came within 5 s */
   unanswered: boolean;
 }
@@ -57,6 +57,8 @@ export function stallCulpritOf(ranks: RankAtStall[]): StallCulprit | null {
       why: `its stack is in its own code${at(inOwnCode.stack!.userTop)} while ranks ${waiting.map((r) => r.rank).join(', ')} wait in a collective`,
       waiting: waiting.map((r) => r.rank),
     };
+  const odd = oddStackOut(ranks);
+  if (odd !== undefined) return odd;
   const minStep = Math.min(...ranks.map((r) => r.step));
   const behind = one(ranks.filter((r) => r.step === minStep));
   if (behind !== undefined)
@@ -73,4 +75,36 @@ export function stallCulpritOf(ranks: RankAtStall[]): StallCulprit | null {
       waiting: others(byLast[0]!),
     };
   return null;
+}
+
+/**
+ * Every other rank's stack at one place and this rank's elsewhere. DDP's gradient all_reduce runs
+ * inside the autograd engine, so the ranks waiting in it show only `loss.backward()`, no collective
+ * frame; and whether a native-blocked rank counts as "unanswered" can turn on the last stack request
+ * only (Python runs again once the run is stopped). Two places, one of them held by one rank and the
+ * other by at least two: the one rank is where the others wait.
+ */
+function oddStackOut(ranks: RankAtStall[]): StallCulprit | undefined {
+  const places = new Map<string, RankAtStall[]>();
+  for (const r of ranks)
+    if (r.stack !== null) places.set(r.stack.place, [...(places.get(r.stack.place) ?? []), r]);
+  if (places.size !== 2) return undefined;
+  const [alone, crowd] = [...places.values()].sort((a, b) => a.length - b.length) as [
+    RankAtStall[],
+    RankAtStall[],
+  ];
+  if (alone.length !== 1 || crowd.length < 2) return undefined;
+  const culprit = alone[0]!;
+  const waiting = ranks
+    .filter((r) => r !== culprit)
+    .map((r) => r.rank)
+    .sort((a, b) => a - b);
+  return {
+    rank: culprit.rank,
+    why: `its stack is the odd one out${at(culprit.stack!.userTop)}: ranks ${crowd
+      .map((r) => r.rank)
+      .sort((a, b) => a - b)
+      .join(', ')} all wait in one place${at(crowd[0]!.stack!.userTop)}`,
+    waiting,
+  };
 }

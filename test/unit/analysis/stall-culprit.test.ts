@@ -9,6 +9,7 @@ import { probeLine } from '../../../src/ingest/probes.js';
 import { parseStackDump } from '../../../src/ingest/stackdump.js';
 import { type Beat, makeRun } from './run-dir.js';
 
+const HOSTS_STALL = join(import.meta.dirname, '..', '..', 'fixtures', 'torchrun-gloo', 'hosts-stall-attach');
 const FREEZE = join(import.meta.dirname, '..', '..', 'fixtures', 'nsa-vibe-2xh200-nccl', 'freeze');
 const T0 = 1795364230;
 const iso = (t: number) => new Date(t * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
@@ -111,6 +112,36 @@ describe('root cause of a multi-rank hang', () => {
     expect(r.stackDiff!.groups).toHaveLength(1);
     expect(r.stackDiff!.groups[0]).toMatchObject({ ranks: [2], odd: true, inCollective: false });
     expect(r.dumps.every((d) => d.rank === 2)).toBe(true);
+  });
+
+  it('a real 2 hosts × 2 ranks gloo hang: the odd stack out, though one waiting rank read as answered in Python', async () => {
+    const r = await analyzeDir(HOSTS_STALL);
+    expect(r.verdict).toBe('hang');
+    expect(r.stall).toMatchObject({ rank: 3, step: 3, node: 'node-b', frame: { function: 'backward' } });
+    expect(r.stall!.rootCause).toMatchObject({ rank: 3, waiting: [0, 1, 2] });
+    expect(r.stall!.rootCause!.why).toMatch(
+      /odd one out \(backward \/srv\/ddp\/ddp_ranks.py:68\): ranks 0, 1, 2 all wait in one place \(main /,
+    );
+  });
+
+  it('the odd stack out needs one rank alone and at least two together', () => {
+    const at = (fn: string) => ({ file: '/srv/t.py', line: 1, function: fn });
+    const r = (rank: number, fn: string) => ({
+      rank,
+      step: 3,
+      lastTs: 10,
+      procState: 'S' as const,
+      unanswered: false,
+      stack: { inCollective: false, userTop: at(fn), place: fn },
+    });
+    // ranks 0 and 2 both look like their own code: the place the crowd shares tells
+    expect(stallCulpritOf([r(0, 'main'), r(1, 'main'), r(2, 'main'), r(3, 'backward')])).toMatchObject({
+      rank: 3,
+      waiting: [0, 1, 2],
+    });
+    // one against one, or three places: nothing to tell
+    expect(stallCulpritOf([r(0, 'main'), r(1, 'backward')])).toBeNull();
+    expect(stallCulpritOf([r(0, 'main'), r(1, 'main'), r(2, 'fwd'), r(3, 'backward')])).toBeNull();
   });
 
   it('a stopped rank (T) is the culprit; then one behind; then the one that stopped beating first', () => {
