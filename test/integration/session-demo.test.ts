@@ -70,7 +70,8 @@ describe('the demo story through the engine (real node-pty, real demo trainer)',
     });
     const done = await waitUntil(
       () =>
-        state().runState === 'exited' && state().verdict?.verdict !== 'running'
+        // after the exit the verdict is null until the last files are drained and judged
+        state().runState === 'exited' && state().verdict && state().verdict?.verdict !== 'running'
           ? (state() as DashboardState)
           : null,
       { timeoutMs: 30_000, what: 'batched run to finish' },
