@@ -134,8 +134,3 @@ export async function analyzeDir(dir: string, opts: AnalyzeOptions = {}): Promis
   const r = evidence.result();
   return { ...r, digest: digest.digest(r) };
 }
-
-/** For messages: the folder's own name. */
-export function runName(dir: string): string {
-  return basename(dir.replace(/\/+$/, ''));
-}

@@ -33,9 +33,6 @@ import { isConsequence, isLauncherTraceback, isStopOrSummary, rootCauseOf } from
 import type { Verdict } from './signatures.js';
 import { currentSilences, hotFramesOf, rankOfDump, suspectsOf, whereIn } from './silences.js';
 import type { SlowStep } from './step-stats.js';
-import { userFrame } from './user-frame.js';
-
-export { userFrame };
 
 export interface ResultOptions {
   /** the clock (trainer's epoch seconds); offline: defaults to the last timestamped evidence */

@@ -10,8 +10,6 @@ import type { BeatEvent } from './events.js';
 import { HeartbeatRecord, parseHeartbeatBytes } from './heartbeat-record.js';
 import { MAX_LINE_CHARS } from './line-splitter.js';
 
-export { HeartbeatRecord } from './heartbeat-record.js';
-
 // Building blocks of the fast-path regex (JSON grammar, restricted to the common shape).
 const STR = '"[^"\\\\\\u0000-\\u001f\\u007f-\\uffff]*"';
 const NUM = '(?:-?(?:0|[1-9]\\d*)(?:\\.\\d+)?(?:[eE][+-]?\\d+)?|NaN|-?Infinity)';

@@ -7,8 +7,6 @@
  */
 import { parseJsonObject } from '../util/json-object.js';
 
-export { NODES_FILE } from './run-files.js';
-
 export interface AgentRecord {
   task: number;
   node: string;

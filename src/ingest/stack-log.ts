@@ -29,11 +29,6 @@ const HEADER = /^# nsa-dbg stacks (.*)$/;
 const REQUEST = /^# request (\d+(?:\.\d+)?)(?:\s+(\S+))?\s*$/;
 const NUMBER = /^\d+(?:\.\d+)?$/;
 const IN_PYTHON = /^# in-python (\d+(?:\.\d+)?)\s*$/;
-const STACK_LOG = /^nsa-dbg-stacks_rank(\d+)_pid(\d+)\.log$/;
-
-export function isStackLog(name: string): boolean {
-  return STACK_LOG.test(name);
-}
 
 /** the id nsa-dbg gives a request (its time, trainer clock) and the dump's name in the evidence */
 export function stackRequestId(ts: number): string {

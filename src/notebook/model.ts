@@ -52,7 +52,7 @@ export interface CellSummary {
   exitCode: number | null;
 }
 
-/** [step, value] pairs, at most SERIES_POINTS of them */
+/** [step, value] pairs, at most DIGEST_POINTS (src/analysis/run-digest.ts) of them */
 export type Series = Array<[number, number]>;
 
 export interface Cell {
@@ -132,8 +132,6 @@ export interface Notebook {
   /** flag bisections, whose trials are cells (added within v2: older readers carry it through) */
   bisections?: BisectionRecord[];
 }
-
-export const SERIES_POINTS = 200;
 
 export function emptyNotebook(created: string): Notebook {
   return { version: NOTEBOOK_VERSION, created, nextId: 1, cells: [] };

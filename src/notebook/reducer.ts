@@ -55,7 +55,3 @@ export function notebookReducer(nb: Notebook, action: NotebookAction): Notebook 
 export function nextCellId(nb: Notebook): string {
   return `c${nb.nextId}`;
 }
-
-export function cellById(nb: Notebook, id: string): Cell | undefined {
-  return nb.cells.find((c) => c.id === id);
-}

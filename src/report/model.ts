@@ -20,9 +20,6 @@ import { platformOf } from './platform.js';
 import { adviceFor, type RecommendationGroup } from './recommend.js';
 import { listed, rationaleOf, summaryOf } from './summary.js';
 
-export { envDiff } from '../notebook/env-diff.js';
-export { configurationOf, frameFn } from './cells.js';
-
 export type Decision = 'GO' | 'NO-GO' | 'CONDITIONAL GO' | 'IN PROGRESS';
 
 export const DECISION_EMOJI: Record<Decision, string> = {

@@ -8,22 +8,8 @@ import { type LinkStatus, SshConnection, type SshConnectionOptions } from './con
 import { resolveHost } from './ssh-config.js';
 import { SshTarget, type SshTargetOptions } from './ssh-target.js';
 
-export type { AskPassphrase } from './auth.js';
-export { PassphraseCache } from './auth.js';
-export { type LinkState, type LinkStatus, SshConnection, type SshConnectionOptions } from './connection.js';
-export { parseDestination } from './destination.js';
-export {
-  CommandTimeoutError,
-  HostKeyError,
-  type HostKeyErrorKind,
-  isConnectionFailure,
-  SshError,
-  type SshErrorKind,
-} from './errors.js';
-export { checkHostKey, fingerprintSha256, hostToken, parseKnownHosts, verifyHostKey } from './known-hosts.js';
-export { shCommand, shJoin, shQuote, shQuotePath } from './sh-quote.js';
-export { type HostSpec, hostLabel, resolveHost } from './ssh-config.js';
-export { SshTarget, type SshTargetOptions } from './ssh-target.js';
+export { CommandTimeoutError, HostKeyError, isConnectionFailure, SshError } from './errors.js';
+export { SshTarget };
 
 export interface ConnectSshTargetOptions extends SshTargetOptions {
   /** --host: an ssh config alias, `host`, `user@host` or `user@host:port` */
