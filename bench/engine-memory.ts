@@ -58,7 +58,7 @@ function main(): void {
   }
   // what a snapshot asks of it, and the verdict of the whole run
   const result = m.result({ nowMs: (t0 + STEPS / STEPS_PER_S + 1) * 1000, processAlive: false, exitCode: 0 });
-  const series = m.series();
+  const series = m.digest.chartSeries();
   const end = rss();
   // least squares over the second half: RSS after a GC still moves by ±15 MB from one sample to
   // the next (V8 sizes its heap as it likes); the trend is what a leak would show

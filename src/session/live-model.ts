@@ -1,10 +1,8 @@
-import type { SeriesPoint } from '../analysis/chart-series.js';
 import type { AnalysisResult, EvidenceOptions } from '../analysis/evidence.js';
 import { Evidence } from '../analysis/evidence.js';
 import type { ManyRanks } from '../analysis/rank-table.js';
-import { DigestCollector, type DumpView } from '../analysis/run-digest.js';
+import { DigestCollector } from '../analysis/run-digest.js';
 import type { CurrentSilence } from '../analysis/silences.js';
-import type { StallDetector } from '../analysis/stall-detector.js';
 import type { BeatEvent } from '../ingest/events.js';
 import type { RunLayout } from '../ingest/run-files.js';
 import { RunFolderReader, views } from '../ingest/run-folder.js';
@@ -24,7 +22,10 @@ const MAX_LOG_LINES = 5000;
 export class LiveModel {
   /** the run's one evidence owner: its detector and judge are what every verdict reads */
   readonly evidence: Evidence;
-  /** the charts, excerpts and newest dump, as the notebook keeps them at the end */
+  /**
+   * the charts, excerpts, newest step and newest dump: what the dashboard draws, and what the
+   * notebook keeps at the end
+   */
   readonly digest = new DigestCollector();
   private readonly reader: RunFolderReader;
   readonly log = new LogRing(MAX_LOG_LINES);
@@ -78,24 +79,6 @@ export class LiveModel {
     if (opts.probing !== false) this.evidence.expectProbes();
   }
 
-  /** the newest step any source reported */
-  get step(): number {
-    return this.digest.step;
-  }
-
-  /** the newest stack dump (by its name), as the dump pane shows it */
-  get dump(): DumpView | null {
-    return this.digest.newestDump;
-  }
-
-  get newestDumpName(): string {
-    return this.digest.newestDumpName;
-  }
-
-  get detector(): StallDetector {
-    return this.evidence.detector;
-  }
-
   /** bumped by every chunk ingested: a snapshot built at the same version can reuse the last one's data */
   version = 0;
 
@@ -136,7 +119,7 @@ export class LiveModel {
     this.reader.settle();
     const nowS = this.trainerNowS(nowMs);
     const silent = new Map(this.evidence.silences(nowS).map((c) => [c.rank, c]));
-    return this.detector.check(nowS).map((r) => {
+    return this.evidence.detector.check(nowS).map((r) => {
       const c = silent.get(r.rank);
       if (r.stall === null || c === undefined) return { ...r, stall: null };
       const j = c.judgement;
@@ -163,15 +146,6 @@ export class LiveModel {
   confirmedStall(nowMs: number): CurrentSilence | null {
     this.reader.settle();
     return this.evidence.headlineStall(this.trainerNowS(nowMs));
-  }
-
-  stepsDone(): number {
-    return this.digest.done;
-  }
-
-  /** the charts' points (decimated past their cap) and how many steps each has seen */
-  series(): { loss: SeriesPoint[]; toks: SeriesPoint[]; lossTotal: number; toksTotal: number } {
-    return this.digest.chartSeries();
   }
 
   /** the end of the run's files: partial lines and held output are read now */

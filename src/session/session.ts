@@ -135,15 +135,15 @@ export class Session implements SessionController {
       onFileChunk: (name: string, chunk: Buffer, _where: 'run' | 'out', replace?: boolean) => {
         // the clock is the session's own: written and handed to the reader here, never followed
         if (name === CLOCK_FILE) return;
-        const newest = model.newestDumpName;
+        const newest = model.digest.newestDumpName;
         const now = Date.now();
         const tick = clock.arrived(name, chunk, model.trainerNowS(now));
         if (tick !== null) model.onFileChunk(CLOCK_FILE, tick, now);
         model.onFileChunk(name, chunk, now, replace);
         this.evidenceSeen(name);
         // "waiting for stackdump_*.txt" is answered once the dump is here
-        if (model.newestDumpName !== newest && this.pub.notice()?.includes('waiting for stackdump'))
-          this.pub.setNotice(`stack dump: ${model.newestDumpName}`);
+        if (model.digest.newestDumpName !== newest && this.pub.notice()?.includes('waiting for stackdump'))
+          this.pub.setNotice(`stack dump: ${model.digest.newestDumpName}`);
         this.pub.markDirty();
       },
       onPid: (pid: number) => {

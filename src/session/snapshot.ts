@@ -65,7 +65,7 @@ function verdictView(i: SnapshotInput): VerdictView | null {
     };
   }
   return i.phase === 'running'
-    ? { verdict: 'running', summary: `no stall seen, step ${i.model.step}` }
+    ? { verdict: 'running', summary: `no stall seen, step ${i.model.digest.step}` }
     : null;
 }
 
@@ -82,7 +82,7 @@ export function buildSnapshot(i: SnapshotInput): DashboardState {
   const same = i.unchanged;
   const { loss, toks, lossTotal, toksTotal } = same
     ? { loss: same.loss, toks: same.toks, lossTotal: same.lossTotal ?? 0, toksTotal: same.toksTotal ?? 0 }
-    : m.series();
+    : m.digest.chartSeries();
   const ranks = m.ranks(i.now);
   return emptyDashboardState({
     target: i.target,
@@ -94,8 +94,8 @@ export function buildSnapshot(i: SnapshotInput): DashboardState {
     startedAt: i.startedAt,
     endedAt: i.endedAt,
     now: i.now,
-    step: m.step,
-    stepsDone: m.stepsDone(),
+    step: m.digest.step,
+    stepsDone: m.digest.done,
     totalSteps: i.run?.spec.steps,
     pid: i.run?.pid,
     exitCode: i.run?.exitCode,
@@ -118,7 +118,7 @@ export function buildSnapshot(i: SnapshotInput): DashboardState {
       peakReservedMiB: m.peakReservedMiB,
     },
     log: same ? same.log : { lines: m.log.tail(2000), total: m.log.total },
-    dump: same ? same.dump : m.dump,
+    dump: same ? same.dump : m.digest.newestDump,
     hotFrames: i.hotFrames,
     verdict: verdictView(i),
     notice: i.notice,
