@@ -17,6 +17,8 @@ import { catchesSignal, SIGNUM } from './signals.js';
 export const DUMP_WAIT_MS = 5000;
 /** how long the stack hook's dump may take to be read back (written at once; the log is followed) */
 const HOOK_WAIT_MS = 3000;
+/** how far our estimate of the trainer's clock may lag it (it is bounded by the files' arrival) */
+const CLOCK_SLACK_S = 0.5;
 
 export interface StackSamplerOptions {
   target: Target;
@@ -53,6 +55,11 @@ export class StackSampler {
   private queue: Promise<void> = Promise.resolve();
   /** the next signal waits for this second (trainer clock): the last dump's name is taken */
   private nextSecondS = 0;
+  /**
+   * until when (trainer clock) the last stack-hook signal's `# in-python` mark may still come on its
+   * own: a stop before then could make Python run and read as the rank's answer
+   */
+  private hookWindowEndS = Number.NEGATIVE_INFINITY;
   /** the second the last filed dump is named by (its own clock, not our estimate of it) */
   private lastDumpS = Number.NEGATIVE_INFINITY;
   private closed = false;
@@ -95,12 +102,14 @@ export class StackSampler {
   }
 
   /**
-   * Every request done, and the second of the last dump's name over: a dump written from now on
-   * (a blocked rank answering late, once a stop frees it) cannot overwrite one already filed.
+   * Every request done, the second of the last dump's name over, and the last stack-hook signal's
+   * in-python window too: a dump written from now on (a blocked rank answering late, once a stop
+   * frees it) cannot overwrite one already filed, and Python that runs only because the stop freed
+   * a rank blocked in native code comes too late to read as that rank's answer.
    */
   async quiet(): Promise<void> {
     await this.idle();
-    while (this.o.trainerNowS() < this.nextSecondS) await sleep(50);
+    while (this.o.trainerNowS() < Math.max(this.nextSecondS, this.hookWindowEndS)) await sleep(50);
   }
 
   /** whether a stack request of `rank` made at or after `sinceS` (trainer clock) got a dump */
@@ -205,6 +214,8 @@ export class StackSampler {
     this.inFlight++;
     try {
       await this.signals.send(pid, w.path, w.signal, id);
+      // the box stamped the signal's send before this returned; our estimate of its clock may lag
+      this.hookWindowEndS = Math.max(this.hookWindowEndS, this.o.trainerNowS() + IN_PYTHON_S + CLOCK_SLACK_S);
       const got = await this.until(() => this.o.dumpNamed?.(name) !== undefined, HOOK_WAIT_MS);
       let ev: DumpRequestEvent;
       if (!got) ev = { ...unrecorded, outcome: 'none-within-5s' };

@@ -3,17 +3,22 @@
  * only signal the trainer once no filed dump can be overwritten. Dumps are named by the second
  * (like nsa-vibe's), so `quiet()` resolves only after the second of the last filed dump; and a
  * request still waiting for its dump when the run is being stopped (closed) gives up at once
- * instead of holding the stop for the 5 s dump wait.
+ * instead of holding the stop for the 5 s dump wait. With the stack hook, a stop also waits out the
+ * in-python window of its last signal, so Python that only the stop lets run reads as no answer.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { DumpEvent, WorkerEvent } from '../../src/ingest/events.js';
 import { PROBES_FILE, parseProbeLine } from '../../src/ingest/probes.js';
+import { IN_PYTHON_S, StackLogReader } from '../../src/ingest/stack-log.js';
 import { DUMP_WAIT_MS, StackSampler } from '../../src/runs/stack-sampler.js';
 import { LocalTarget } from '../../src/targets/local.js';
 import { waitUntil } from '../helpers/wait.js';
+
+const HOOK = join(import.meta.dirname, '..', '..', 'src', 'stacks');
 
 // a handler that writes a dump named by the second (ANSWER=1), or one that never writes (ANSWER=0)
 const TRAINER = `
@@ -69,7 +74,7 @@ const records = (dir: string) =>
     .filter((l) => l !== '')
     .map(parseProbeLine);
 
-describe('stack sampler: a stop never lets a late dump overwrite a filed one', () => {
+describe('stack sampler: a stop never lets a late dump overwrite a filed one, nor a late mark read as an answer', () => {
   it('quiet() resolves only once the second the filed dump is named by is over', async () => {
     const { pid, dir, sampler } = await trainer(true);
     const t0 = Date.now() / 1000;
@@ -111,5 +116,56 @@ describe('stack sampler: a stop never lets a late dump overwrite a filed one', (
     await sampler.record({ kind: 'proc', ts: 2, rank: 0, pid, state: 'S', cpuPct: 0 });
     await sampler.idle();
     expect(records(dir).map((r) => r?.ts)).toEqual([1]);
+  });
+
+  it('quiet() waits out the stack hook signal’s in-python window: Python that a stop lets run is no answer', async () => {
+    // a rank blocked in one long C call (as in a collective), with nsa-dbg's stack hook
+    const dir = mkdtempSync(join(tmpdir(), 'nsa-sampler-hook-'));
+    dirs.push(dir);
+    const child = spawn('/usr/bin/python3', ['-c', 'print("ready", flush=True)\nsum(range(10**11))'], {
+      env: {
+        ...process.env,
+        PYTHONPATH: HOOK,
+        NSA_DBG_STACK_DIR: dir,
+        NSA_DBG_STACK_SIGNAL: '12',
+        RANK: '0',
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    children.push(child);
+    await waitUntil(() => readdirSync(dir).some((f) => f.startsWith('nsa-dbg-stacks_')), {
+      what: 'the hook',
+    });
+    const log = readdirSync(dir).find((f) => f.startsWith('nsa-dbg-stacks_'))!;
+    const read = () => {
+      const workers = new Map<number, WorkerEvent>();
+      const dumps = new Map<string, DumpEvent>();
+      const r = new StackLogReader(
+        log,
+        (w) => workers.set(w.rank, w),
+        (d) => dumps.set(d.file, d),
+      );
+      for (const line of readFileSync(join(dir, log), 'utf8').split('\n')) r.line(line);
+      r.end();
+      return { workers, dumps };
+    };
+    await waitUntil(() => read().workers.size === 1, { what: 'the worker record' });
+    const sampler = new StackSampler({
+      target: new LocalTarget(),
+      runDir: dir,
+      outDir: dir,
+      dumpsSeen: () => [],
+      dumpNamed: (name) => read().dumps.get(name),
+      workers: () => read().workers,
+      trainerNowS: () => Date.now() / 1000,
+      pollMs: 20,
+    });
+    const req = await sampler.request(0, child.pid!, 'suspect');
+    expect(req.outcome).toBe('faulthandler');
+    const sent = Number(/^# request \S+ (\S+)$/m.exec(readFileSync(join(dir, log), 'utf8'))![1]);
+    await sampler.quiet();
+    // a stop from now on: any in-python mark it causes comes after the window, read as native
+    expect(Date.now() / 1000).toBeGreaterThan(sent + IN_PYTHON_S);
+    expect(read().dumps.get(req.file!)?.inPython).toBeUndefined();
   });
 });
