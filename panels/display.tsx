@@ -35,10 +35,6 @@ export function useClean(): (s: string) => string {
   return useContext(AsciiContext) ? cleanAscii : clean;
 }
 
-export function useAscii(): boolean {
-  return useContext(AsciiContext);
-}
-
 // Ink's own <Transform> is a Text and cannot hold Boxes; its box element takes the same
 // `internal_transform`, applied to every line of text below it after layout and clipping
 // (Ink's truncation ellipsis included). The ASCII frame test guards this against Ink upgrades.

@@ -192,13 +192,3 @@ export function plotSeriesSegments(
   }
   return rows;
 }
-
-/** Same as `plotSeriesSegments`, flattened to plain strings (one per row). */
-export function plotSeries(
-  series: { points: SeriesPoint[] }[],
-  width: number,
-  height: number,
-  opts: PlotOptions = {},
-): string[] {
-  return plotSeriesSegments(series, width, height, opts).map((row) => row.map((s) => s.text).join(''));
-}

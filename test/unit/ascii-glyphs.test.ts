@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { asciiFromEnv, asciiText, brailleToAscii, foldToAscii, resolveAscii } from '../../panels/ascii.js';
-import { plotSeries } from '../../panels/charts/braille.js';
+import { plotSeriesSegments } from '../../panels/charts/braille.js';
 import { gauge } from '../../panels/charts/gauge.js';
 import { sparkline } from '../../panels/charts/sparkline.js';
 
@@ -37,7 +37,7 @@ describe('folding a frame to ASCII', () => {
 
   it('charts, sparklines and gauges become ASCII of the same width', () => {
     const points = [5.7, 5.72, 5.69, 5.71, 5.74, 5.7, 5.68].map((value, i) => ({ step: i + 1, value }));
-    const rows = plotSeries([{ points }], 30, 4);
+    const rows = plotSeriesSegments([{ points }], 30, 4).map((row) => row.map((s) => s.text).join(''));
     const spark = sparkline([0, 1, 2, 3, 4, 5, 6, 7]);
     const bar = gauge(60, 100, 10, { markAt: 0.8 });
     for (const s of [...rows, spark, bar]) {

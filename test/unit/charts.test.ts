@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import {
-  BrailleCanvas,
-  formatAxisValue,
-  plotSeries,
-  plotSeriesSegments,
-} from '../../panels/charts/braille.js';
+import { BrailleCanvas, formatAxisValue, plotSeriesSegments } from '../../panels/charts/braille.js';
 import { ema, lastFinite } from '../../panels/charts/ema.js';
 import { gauge, gaugeBar, percent } from '../../panels/charts/gauge.js';
 import { sparkline } from '../../panels/charts/sparkline.js';
+
+/** the plotted rows as plain strings (the segments' texts joined) */
+const plotSeries = (series: { points: { step: number; value: number }[] }[], width: number, height: number) =>
+  plotSeriesSegments(series, width, height).map((row) => row.map((s) => s.text).join(''));
 
 const pts = (values: number[]) => values.map((value, i) => ({ step: i + 1, value }));
 
