@@ -20,10 +20,6 @@ export interface StepEvent {
   loss: number;
   lr?: number;
   toksPerS?: number;
-  gradNorm?: number;
-  fetchMs?: number;
-  fetchP50Ms?: number;
-  fetchP95Ms?: number;
   /** the step's duration as the trainer measured it (nanoGPT's `time Yms`) */
   seconds?: number;
   /** which grammar matched: nsa-vibe, torchtitan, nanogpt, hf, preset-regex */
@@ -199,8 +195,6 @@ export interface DumpRequestEvent {
 }
 
 export type ProbeEvent = ProcProbeEvent | DumpRequestEvent;
-
-export type { FlightRecorderEvent } from './flight-recorder.js';
 
 import type { FlightRecorderEvent } from './flight-recorder.js';
 

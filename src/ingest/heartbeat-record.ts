@@ -6,7 +6,7 @@
  * `beat.extra` (or JSON.stringify, which includes it) when copying.
  */
 import type { BeatEvent } from './events.js';
-import { decodeNumber, KeyTable, SCAN_ESCAPED, SCAN_EXTRA_KEYS, scanRecord } from './json-bytes.js';
+import { decodeNumber, SCAN_ESCAPED, SCAN_EXTRA_KEYS, scanRecord } from './json-bytes.js';
 import { parsePythonJson } from './python-json.js';
 
 /** Keys mapped onto BeatEvent fields; all others end up in `extra`. Slot order is used below. */
@@ -77,30 +77,13 @@ export class HeartbeatRecord implements BeatEvent {
     return this.#lazy;
   }
 
-  set extra(value: Record<string, unknown>) {
-    this.#lazy = value;
-  }
-
   toJSON(): BeatEvent {
-    const { kind, rank, step, ts, pid, msg, phase, gpuMemAllocMiB, gpuMemReservedMiB, loss, toksPerS } = this;
-    return {
-      kind,
-      rank,
-      step,
-      ts,
-      pid,
-      msg,
-      phase,
-      gpuMemAllocMiB,
-      gpuMemReservedMiB,
-      loss,
-      toksPerS,
-      extra: this.extra,
-    };
+    // the constructor's own fields, in its order, then the lazy `extra`
+    return { ...this, extra: this.extra };
   }
 }
 
-const TABLE = new KeyTable(CONSUMED_KEYS);
+const KEYS = CONSUMED_KEYS.map((k) => Buffer.from(k, 'ascii'));
 const slots = new Int32Array(CONSUMED_KEYS.length * 2);
 
 function slotValue(buf: Buffer, slot: number, escaped: boolean): unknown {
@@ -132,7 +115,7 @@ export function parseHeartbeatBytes(
   e: number,
   defaultRank = 0,
 ): HeartbeatRecord | null {
-  const flags = scanRecord(buf, s, e, TABLE, slots);
+  const flags = scanRecord(buf, s, e, KEYS, slots);
   if (flags === 0) return null;
   const escaped = (flags & SCAN_ESCAPED) !== 0;
   const ts = slotValue(buf, 0, false);

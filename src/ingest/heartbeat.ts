@@ -7,7 +7,8 @@
  * exactly what JSON.parse (plus Python's NaN/Infinity) accepts. Both give the same values.
  */
 import type { BeatEvent } from './events.js';
-import { HeartbeatRecord, parseHeartbeatBytes } from './heartbeat-record.js';
+import { CONSUMED_KEYS, HeartbeatRecord, parseHeartbeatBytes } from './heartbeat-record.js';
+import { POW10 } from './json-bytes.js';
 import { MAX_LINE_CHARS } from './line-splitter.js';
 
 // Building blocks of the fast-path regex (JSON grammar, restricted to the common shape).
@@ -17,7 +18,7 @@ const INT = '-?(?:0|[1-9]\\d*)';
 const SCALAR = `(?:${STR}|${NUM}|true|false|null)`;
 const VALUE = `(?:${SCALAR}|\\[(?:${SCALAR}(?:, ${SCALAR})*)?\\])`;
 // a consumed key may not appear again among the other keys (JSON.parse would keep the later one)
-const CONSUMED = '"(?:ts|pid|rank|step|msg|phase|gpu_mem_alloc|gpu_mem_reserved|loss|toks_per_s)"';
+const CONSUMED = `"(?:${CONSUMED_KEYS.join('|')})"`;
 // One record of the common shape. Validation only (no captures: test() is much cheaper than exec());
 // the fields are then read at the positions this shape guarantees.
 const RECORD =
@@ -28,10 +29,8 @@ const RECORD =
 const FAST_RECORD = new RegExp(`^${RECORD}$`);
 /** A run of such lines, each with its newline: one regex call validates a whole chunk's worth. */
 const FAST_RUN = new RegExp(`(?:${RECORD}\\n)*`, 'y');
+const NEWLINE = Buffer.from('\n');
 
-const POW10 = [
-  1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17,
-];
 const EXACT_LIMIT = 2 ** 53;
 
 /** Where the last readNumber stopped (the `,` or `}` after the number). */
@@ -103,18 +102,13 @@ function extract(line: string, s: number, e: number): HeartbeatRecord | null {
   return new HeartbeatRecord(rank, step, ts, pid, msg, phase, alloc, reserved, loss, toks, source);
 }
 
-function fastParse(line: string): HeartbeatRecord | null | undefined {
-  return FAST_RECORD.test(line) ? extract(line, 0, line.length) : undefined;
-}
-
 /**
  * One heartbeat line → BeatEvent, or null when the line is not a heartbeat record (not exactly one
  * JSON object, or no numeric `ts` / string `msg`). Python's NaN / Infinity / -Infinity are accepted.
  * `rank` comes from the record; `defaultRank` (the file's rank) is used only when the record has none.
  */
 export function parseHeartbeatLine(line: string, defaultRank = 0): BeatEvent | null {
-  const fast = fastParse(line);
-  if (fast !== undefined) return fast;
+  if (FAST_RECORD.test(line)) return extract(line, 0, line.length);
   const buf = Buffer.from(line, 'utf8');
   return parseHeartbeatBytes(buf, 0, buf.length, defaultRank);
 }
@@ -128,43 +122,43 @@ export class HeartbeatReader {
   private pending: Buffer | null = null;
   /** dropping an overlong line up to its newline */
   private discarding = false;
-  private readonly defaultRank: number;
   /** lines that were not a heartbeat record (blank lines are not counted) */
   skippedLines = 0;
 
-  constructor(opts: { rank?: number } = {}) {
-    this.defaultRank = opts.rank ?? 0;
-  }
+  /** `defaultRank`: the file's rank, for records that carry none */
+  constructor(private readonly defaultRank = 0) {}
 
-  push(chunk: Buffer | string): BeatEvent[] {
-    const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+  push(buf: Buffer): BeatEvent[] {
     const out: BeatEvent[] = [];
-    let start = 0;
     const first = buf.indexOf(10);
     if (first < 0) {
       this.hold(buf);
       return out;
     }
-    if (this.discarding) {
-      this.discarding = false;
-      start = first + 1;
-    } else if (this.pending !== null) {
-      // complete the held line: join only the head of this chunk to it
-      const head = Buffer.concat([this.pending, buf.subarray(0, first)]);
+    // the chunk's first line ends a line held or being dropped
+    const start = this.discarding || this.pending !== null ? first + 1 : 0;
+    if (this.discarding) this.discarding = false;
+    else if (this.pending !== null) {
+      // complete the held line: join only the head of this chunk (and its newline) to it
+      if (this.pending.length + first > MAX_LINE_CHARS) this.skippedLines++;
+      else {
+        const head = Buffer.concat([this.pending, buf.subarray(0, first + 1)]);
+        this.lines(head, 0, head.length, out);
+      }
       this.pending = null;
-      this.lines(head, 0, head.length, true, out);
-      start = first + 1;
     }
     const last = buf.lastIndexOf(10);
-    if (last >= start) this.lines(buf, start, last + 1, false, out);
+    if (last >= start) this.lines(buf, start, last + 1, out);
     if (last + 1 < buf.length) this.hold(buf.subarray(last + 1));
     return out;
   }
 
   flush(): BeatEvent[] {
     const out: BeatEvent[] = [];
-    if (this.pending !== null && !this.discarding)
-      this.lines(this.pending, 0, this.pending.length, true, out);
+    if (this.pending !== null && !this.discarding) {
+      const line = Buffer.concat([this.pending, NEWLINE]);
+      this.lines(line, 0, line.length, out);
+    }
     this.pending = null;
     this.discarding = false;
     return out;
@@ -184,17 +178,17 @@ export class HeartbeatReader {
   }
 
   /**
-   * Lines in bytes [from, to) (each ending with a newline, or one line without when `single`). Decoded as latin1 once,
-   * so string offsets equal byte offsets. Runs of common-shape records are validated by one regex
-   * call; any other line goes through the byte scanner (UTF-8 aware, the whole JSON grammar).
+   * Lines in bytes [from, to), each ending with a newline. Decoded as latin1 once, so string offsets
+   * equal byte offsets. Runs of common-shape records are validated by one regex call; any other
+   * line goes through the byte scanner (UTF-8 aware, the whole JSON grammar).
    */
-  private lines(buf: Buffer, from: number, to: number, single: boolean, out: BeatEvent[]): void {
+  private lines(buf: Buffer, from: number, to: number, out: BeatEvent[]): void {
     const text = (buf as unknown as { latin1Slice(s: number, e: number): string }).latin1Slice(from, to);
     const n = text.length;
     let s = 0;
     while (s < n) {
       FAST_RUN.lastIndex = s;
-      const valid = single || !FAST_RUN.test(text) ? s : FAST_RUN.lastIndex;
+      const valid = FAST_RUN.test(text) ? FAST_RUN.lastIndex : s;
       while (s < valid) {
         const nl = text.indexOf('\n', s);
         const beat = extract(text, s, nl);
@@ -203,8 +197,7 @@ export class HeartbeatReader {
         s = nl + 1;
       }
       if (s >= n) break;
-      let nl = single ? -1 : text.indexOf('\n', s);
-      if (nl < 0) nl = n;
+      const nl = text.indexOf('\n', s);
       this.slowLine(buf, text, from, s, nl, out);
       s = nl + 1;
     }
@@ -216,10 +209,8 @@ export class HeartbeatReader {
       return;
     }
     if (e === s) return;
-    const line = text.slice(s, e);
-    let beat: BeatEvent | null | undefined = fastParse(line);
-    if (beat === undefined) beat = parseHeartbeatBytes(buf, from + s, from + e, this.defaultRank);
+    const beat = parseHeartbeatBytes(buf, from + s, from + e, this.defaultRank);
     if (beat !== null) out.push(beat);
-    else if (line.trim().length > 0) this.skippedLines++;
+    else if (text.slice(s, e).trim().length > 0) this.skippedLines++;
   }
 }

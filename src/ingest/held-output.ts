@@ -34,10 +34,7 @@ export class HeldOutput {
   private counted = 0;
 
   constructor(private readonly o: HeldOutputOptions) {
-    this.parser = new StdoutParser({
-      ...(o.stepRegex ? { stepRegex: o.stepRegex } : {}),
-      ...(o.nodes ? { srunTasks: o.nodes } : {}),
-    });
+    this.parser = new StdoutParser({ stepRegex: o.stepRegex, srunTasks: o.nodes });
   }
 
   /** a line, with its arrival time where the folder keeps one */

@@ -8,18 +8,8 @@
 
 const MAX_DEPTH = 64;
 
-/** Wanted keys as byte arrays, indexed by slot. */
-export class KeyTable {
-  readonly keys: Uint8Array[];
-  constructor(names: readonly string[]) {
-    this.keys = names.map((n) => Buffer.from(n, 'ascii'));
-  }
-}
-
 /** Result flags of scanRecord. */
 export const SCAN_OK = 1;
-/** saw NaN / Infinity / -Infinity somewhere */
-export const SCAN_NONSTANDARD = 2;
 /** the top-level object has keys other than the wanted ones */
 export const SCAN_EXTRA_KEYS = 4;
 /** some wanted string value contains a backslash escape or non-ASCII bytes */
@@ -118,9 +108,8 @@ function matchWord(b: Uint8Array, i: number, end: number, word: string): boolean
   return true;
 }
 
-function keySlot(table: KeyTable, b: Uint8Array, ks: number, ke: number): number {
+function keySlot(keys: readonly Uint8Array[], b: Uint8Array, ks: number, ke: number): number {
   const len = ke - ks;
-  const keys = table.keys;
   outer: for (let s = 0; s < keys.length; s++) {
     const k = keys[s]!;
     if (k.length !== len) continue;
@@ -132,7 +121,7 @@ function keySlot(table: KeyTable, b: Uint8Array, ks: number, ke: number): number
 
 /**
  * Validate bytes [start, stop) as exactly one JSON object (surrounding whitespace allowed) and record
- * the value span of each wanted top-level key in `slots` (start at 2·slot, end at 2·slot+1; -1 when
+ * the value span of each wanted top-level key (`keys`, as bytes, indexed by slot) in `slots` (start at 2·slot, end at 2·slot+1; -1 when
  * absent or not a scalar). Returns 0 when invalid, else SCAN_OK | the other flags.
  * One flat loop with local state: this runs once per heartbeat line.
  */
@@ -140,14 +129,13 @@ export function scanRecord(
   b: Uint8Array,
   start: number,
   stop: number,
-  table: KeyTable,
+  keys: readonly Uint8Array[],
   slots: Int32Array,
 ): number {
   let flags = SCAN_OK;
   slots.fill(-1);
-  let i = start;
+  let i = skipWs(b, start, stop);
   let c = 0;
-  i = skipWs(b, i, stop);
   if (i >= stop || b[i] !== 123) return 0;
   stack[1] = OBJ;
   let depth = 1;
@@ -175,7 +163,7 @@ export function scanRecord(
           if (i < 0) return 0;
         } else i++;
         if (depth === 1) {
-          slot = plain ? keySlot(table, b, ks, i - 1) : -1;
+          slot = plain ? keySlot(keys, b, ks, i - 1) : -1;
           if (slot < 0) flags |= SCAN_EXTRA_KEYS;
         }
         i = skipWs(b, i, stop);
@@ -199,37 +187,31 @@ export function scanRecord(
           if (i < 0) return 0;
           if (depth === 1 && slot >= 0) flags |= SCAN_ESCAPED;
         } else i++;
+      } else if (c === 45 && b[i + 1] === 73) {
+        if (!matchWord(b, i + 1, stop, 'Infinity')) return 0;
+        i += 9;
       } else if (c === 45 || (c >= 48 && c <= 57)) {
-        if (c === 45) {
+        if (c === 45) i++;
+        c = b[i]!;
+        if (c === 48) i++;
+        else if (c >= 49 && c <= 57) {
           i++;
-          if (b[i] === 73) {
-            if (!matchWord(b, i, stop, 'Infinity')) return 0;
-            flags |= SCAN_NONSTANDARD;
-            i += 8;
-          }
+          i = skipDigits(b, i, stop);
+        } else return 0;
+        if (b[i] === 46) {
+          i++;
+          const d = i;
+          i = skipDigits(b, i, stop);
+          if (i === d) return 0;
         }
-        if (i === vs || b[vs] !== 45 || b[vs + 1] !== 73) {
+        c = b[i]!;
+        if (c === 101 || c === 69) {
+          i++;
           c = b[i]!;
-          if (c === 48) i++;
-          else if (c >= 49 && c <= 57) {
-            i++;
-            i = skipDigits(b, i, stop);
-          } else return 0;
-          if (b[i] === 46) {
-            i++;
-            const d = i;
-            i = skipDigits(b, i, stop);
-            if (i === d) return 0;
-          }
-          c = b[i]!;
-          if (c === 101 || c === 69) {
-            i++;
-            c = b[i]!;
-            if (c === 43 || c === 45) i++;
-            const d = i;
-            i = skipDigits(b, i, stop);
-            if (i === d) return 0;
-          }
+          if (c === 43 || c === 45) i++;
+          const d = i;
+          i = skipDigits(b, i, stop);
+          if (i === d) return 0;
         }
       } else if (c === 123 || c === 91) {
         if (depth >= MAX_DEPTH) return 0;
@@ -249,13 +231,9 @@ export function scanRecord(
       } else if (c === 116 && matchWord(b, i, stop, 'true')) i += 4;
       else if (c === 102 && matchWord(b, i, stop, 'false')) i += 5;
       else if (c === 110 && matchWord(b, i, stop, 'null')) i += 4;
-      else if (c === 78 && matchWord(b, i, stop, 'NaN')) {
-        flags |= SCAN_NONSTANDARD;
-        i += 3;
-      } else if (c === 73 && matchWord(b, i, stop, 'Infinity')) {
-        flags |= SCAN_NONSTANDARD;
-        i += 8;
-      } else return 0;
+      else if (c === 78 && matchWord(b, i, stop, 'NaN')) i += 3;
+      else if (c === 73 && matchWord(b, i, stop, 'Infinity')) i += 8;
+      else return 0;
       if (depth === 1 && slot >= 0) {
         // a repeated key: JSON.parse keeps the last value, and so do we
         slots[slot * 2] = vs;
@@ -288,7 +266,8 @@ export function scanRecord(
   }
 }
 
-const POW10 = [
+/** the powers of ten that are exact doubles */
+export const POW10 = [
   1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
   1e20, 1e21, 1e22,
 ];
@@ -317,9 +296,9 @@ export function decodeNumber(bytes: Uint8Array, s: number, e: number): number {
       if (mant !== 0 || inFrac) digits++;
       if (inFrac) frac++;
     } else if (c === 46 && !inFrac) inFrac = true;
-    else return Number(Buffer.from(bytes.buffer, bytes.byteOffset + s, e - s).toString('latin1'));
+    else break;
   }
-  if (digits > 15 || frac > 22) {
+  if (i < e || digits > 15 || frac > 22) {
     return Number(Buffer.from(bytes.buffer, bytes.byteOffset + s, e - s).toString('latin1'));
   }
   const v = frac === 0 ? mant : mant / POW10[frac]!;

@@ -16,10 +16,6 @@ export const MAX_LINE_CHARS = 1024 * 1024;
 export const truncationMark = (bytes: number) => ` \u2026[line truncated: ${bytes} bytes]`;
 const MARK = / \u2026\[line truncated: (\d+) bytes\]$/;
 
-export function isTruncatedLine(line: string): boolean {
-  return line.endsWith(' bytes]') && MARK.test(line.slice(-64));
-}
-
 /** A cut line's kept head and the whole line's length in bytes; null for a line that was not cut. */
 export function truncatedLine(line: string): { head: string; bytes: number } | null {
   if (!line.endsWith(' bytes]')) return null;
@@ -61,7 +57,6 @@ export class LineSplitter {
     const text = typeof chunk === 'string' ? chunk : this.decoder.write(chunk);
     const out: string[] = [];
     if (text.length === 0) return out;
-    let start = 0;
     let nl = text.indexOf('\n');
     if (nl < 0) {
       this.absorb(text);
@@ -69,24 +64,13 @@ export class LineSplitter {
     }
     // first line completes whatever was pending
     const first = text.slice(0, nl);
-    if (this.discarding) {
-      this.emitCut(Buffer.byteLength(first), out);
-    } else if (this.pending.length + first.length > this.maxLineChars) {
-      this.emitOverlong(this.pending + first, out);
-    } else {
-      const line = this.pending.length > 0 ? this.pending + first : first;
-      out.push(line.indexOf('\r') < 0 ? line : lastCrSegment(line));
-    }
+    if (this.discarding) this.emitCut(Buffer.byteLength(first), out);
+    else this.emit(this.pending.length > 0 ? this.pending + first : first, out);
     this.pending = '';
-    start = nl + 1;
+    let start = nl + 1;
     nl = text.indexOf('\n', start);
     while (nl >= 0) {
-      if (nl - start > this.maxLineChars) {
-        this.emitOverlong(text.slice(start, nl), out);
-      } else {
-        const line = text.slice(start, nl);
-        out.push(line.indexOf('\r') < 0 ? line : lastCrSegment(line));
-      }
+      this.emit(text.slice(start, nl), out);
       start = nl + 1;
       nl = text.indexOf('\n', start);
     }
@@ -122,10 +106,13 @@ export class LineSplitter {
     this.pending += text;
   }
 
-  /** an overlong line seen whole (its newline in the same text) */
-  private emitOverlong(line: string, out: string[]): void {
-    this.overlong++;
-    out.push(line.slice(0, this.maxLineChars) + truncationMark(Buffer.byteLength(line)));
+  /** a line seen whole (its newline in the same text): what a terminal shows of it, or cut when overlong */
+  private emit(line: string, out: string[]): void {
+    if (line.length <= this.maxLineChars) out.push(line.indexOf('\r') < 0 ? line : lastCrSegment(line));
+    else {
+      this.overlong++;
+      out.push(line.slice(0, this.maxLineChars) + truncationMark(Buffer.byteLength(line)));
+    }
   }
 
   /** the end of the overlong line being dropped: `tailBytes` more before its newline */

@@ -19,11 +19,7 @@ export interface WorkerRecord extends AgentRecord {
   localRank: number;
 }
 
-export interface RankPlace {
-  node: string;
-  task: number;
-  localRank: number;
-}
+export type RankPlace = Pick<WorkerRecord, 'node' | 'task' | 'localRank'>;
 
 const int = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
 
@@ -68,10 +64,6 @@ export class NodeMap {
     }
     this.byRank.set(r.rank, r);
     this.byTaskLocal.set(`${r.task}:${r.localRank}`, r.rank);
-  }
-
-  get known(): boolean {
-    return this.agents.size > 0 || this.byRank.size > 0;
   }
 
   /**

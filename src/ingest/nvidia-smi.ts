@@ -43,36 +43,26 @@ function timestamp(raw: string): number | undefined {
   return Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!, ms) / 1000;
 }
 
-/** One `--query-gpu` CSV line, with `fields` in query order. null when the line is not such a record. */
-export function parseGpuCsvLine(
-  line: string,
-  fields: readonly string[] = GPU_QUERY_FIELDS,
-): GpuSample | null {
+/** One `--query-gpu` CSV line (GPU_QUERY_FIELDS, in that order). null when the line is not such a record. */
+export function parseGpuCsvLine(line: string): GpuSample | null {
   const parts = line.split(',');
-  if (parts.length !== fields.length) return null;
-  const get = (f: string) => {
-    const i = fields.indexOf(f);
-    return i < 0 ? undefined : parts[i];
-  };
-  const index = value(get('index'));
+  if (parts.length !== GPU_QUERY_FIELDS.length) return null;
+  const [tsRaw, indexRaw, name, usedRaw, totalRaw, utilRaw, tempRaw, powerRaw] = parts;
+  const index = value(indexRaw);
   if (index === undefined || !Number.isInteger(index)) return null;
-  const name = get('name')?.trim() ?? '';
-  const used = value(get('memory.used'));
-  const total = value(get('memory.total'));
+  const used = value(usedRaw);
   // a query record has the memory columns (possibly [N/A]); anything else numeric-free is not one
-  const usedRaw = get('memory.used');
-  if (usedRaw !== undefined && used === undefined && !usedRaw.trim().startsWith('[')) return null;
+  if (used === undefined && !usedRaw!.trim().startsWith('[')) return null;
   const sample: GpuSample = {
     index,
-    name,
+    name: name!.trim(),
     memUsedMiB: used ?? Number.NaN,
-    memTotalMiB: total ?? Number.NaN,
+    memTotalMiB: value(totalRaw) ?? Number.NaN,
   };
-  const util = value(get('utilization.gpu'));
-  const temp = value(get('temperature.gpu'));
-  const power = value(get('power.draw'));
-  const tsRaw = get('timestamp');
-  const ts = tsRaw === undefined ? undefined : timestamp(tsRaw);
+  const util = value(utilRaw);
+  const temp = value(tempRaw);
+  const power = value(powerRaw);
+  const ts = timestamp(tsRaw!);
   if (util !== undefined) sample.utilPct = util;
   if (temp !== undefined) sample.tempC = temp;
   if (power !== undefined) sample.powerW = power;

@@ -26,12 +26,9 @@ export function readPickle(buf: Buffer): PickleValue {
   const stack: Item[] = [];
   const memo = new Map<number, PickleValue>();
   let i = 0;
-  const need = (n: number) => {
-    if (i + n > buf.length) throw new PickleError('the pickle is cut off');
-  };
   /** the next n bytes' offset (moving past them) */
   const take = (n: number) => {
-    need(n);
+    if (i + n > buf.length) throw new PickleError('the pickle is cut off');
     i += n;
     return i - n;
   };
@@ -60,6 +57,10 @@ export function readPickle(buf: Buffer): PickleValue {
     if (v === undefined || v === MARK) throw new PickleError('malformed pickle');
     return v;
   };
+  const append = (l: PickleValue, items: PickleValue[]) => {
+    if (!Array.isArray(l)) throw new PickleError('malformed pickle');
+    l.push(...items);
+  };
   const setItems = (d: PickleValue, kv: PickleValue[]) => {
     if (d === null || typeof d !== 'object' || Array.isArray(d)) throw new PickleError('malformed pickle');
     for (let k = 0; k + 1 < kv.length; k += 2) d[String(kv[k])] = kv[k + 1]!;
@@ -71,8 +72,7 @@ export function readPickle(buf: Buffer): PickleValue {
         u8();
         break;
       case 0x95: // FRAME
-        need(8);
-        i += 8;
+        take(8);
         break;
       case 0x2e: // STOP
         return pop();
@@ -83,8 +83,6 @@ export function readPickle(buf: Buffer): PickleValue {
         stack.push({});
         break;
       case 0x5d: // EMPTY_LIST
-        stack.push([]);
-        break;
       case 0x29: // EMPTY_TUPLE
         stack.push([]);
         break;
@@ -109,20 +107,17 @@ export function readPickle(buf: Buffer): PickleValue {
       case 0x8a: {
         // LONG1: a little-endian two's complement integer of n bytes
         const n = u8();
-        need(n);
+        const at = take(n);
         let v = 0n;
-        for (let k = n - 1; k >= 0; k--) v = (v << 8n) | BigInt(buf[i + k]!);
-        if (n > 0 && buf[i + n - 1]! & 0x80) v -= 1n << BigInt(8 * n);
-        i += n;
+        for (let k = n - 1; k >= 0; k--) v = (v << 8n) | BigInt(buf[at + k]!);
+        if (n > 0 && buf[at + n - 1]! & 0x80) v -= 1n << BigInt(8 * n);
         stack.push(
           v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v,
         );
         break;
       }
       case 0x47: // BINFLOAT (big-endian double)
-        need(8);
-        stack.push(buf.readDoubleBE(i));
-        i += 8;
+        stack.push(buf.readDoubleBE(take(8)));
         break;
       case 0x58: // BINUNICODE
         stack.push(str(u32()));
@@ -130,14 +125,9 @@ export function readPickle(buf: Buffer): PickleValue {
       case 0x8c: // SHORT_BINUNICODE
         stack.push(str(u8()));
         break;
-      case 0x8d: {
-        // BINUNICODE8
-        need(8);
-        const n = Number(buf.readBigUInt64LE(i));
-        i += 8;
-        stack.push(str(n));
+      case 0x8d: // BINUNICODE8
+        stack.push(str(Number(buf.readBigUInt64LE(take(8)))));
         break;
-      }
       case 0x71: // BINPUT
         memo.set(u8(), top());
         break;
@@ -158,17 +148,13 @@ export function readPickle(buf: Buffer): PickleValue {
       case 0x61: {
         // APPEND
         const v = pop();
-        const l = top();
-        if (!Array.isArray(l)) throw new PickleError('malformed pickle');
-        l.push(v);
+        append(top(), [v]);
         break;
       }
       case 0x65: {
         // APPENDS
         const items = popMark();
-        const l = top();
-        if (!Array.isArray(l)) throw new PickleError('malformed pickle');
-        l.push(...items);
+        append(top(), items);
         break;
       }
       case 0x73: {

@@ -112,8 +112,6 @@ export function isFollowedFile(name: string): boolean {
  * files: at the 100 ms that the arrival-timed files need (the trainer's output, its CSV table) they
  * were most of the dashboard's polling, and each poll a handful of system calls.
  */
-export function followPollMs(name: string, basePollMs: number): number;
-export function followPollMs(name: string, basePollMs: number | undefined): number | undefined;
 export function followPollMs(name: string, basePollMs: number | undefined): number | undefined {
   return runFileKind(name) === 'heartbeat' ? Math.max(basePollMs ?? 0, SELF_TIMED_POLL_MS) : basePollMs;
 }

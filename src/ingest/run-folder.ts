@@ -15,7 +15,7 @@ import { HeldOutput } from './held-output.js';
 import { LineSplitter } from './line-splitter.js';
 import type { NodeMap } from './node-map.js';
 import { parseNvidiaSmiLine } from './nvidia-smi.js';
-import { type At, type StreamKind, streamName } from './order.js';
+import { type At, streamName } from './order.js';
 import { parseProbeLine } from './probes.js';
 import {
   classifyRunPath,
@@ -52,25 +52,18 @@ export interface ReaderView {
   file?(path: string, content: string): void;
 }
 
+const VIEW_METHODS = ['line', 'outputLine', 'event', 'dump', 'file'] as const satisfies (keyof ReaderView)[];
+
 /** several views of one reader, each told everything in the same order */
 export function views(...list: ReaderView[]): ReaderView {
-  return {
-    line: (t) => {
-      for (const v of list) v.line?.(t);
-    },
-    outputLine: (t) => {
-      for (const v of list) v.outputLine?.(t);
-    },
-    event: (e, l) => {
-      for (const v of list) v.event?.(e, l);
-    },
-    dump: (p, d) => {
-      for (const v of list) v.dump?.(p, d);
-    },
-    file: (p, c) => {
-      for (const v of list) v.file?.(p, c);
-    },
-  };
+  const all = list as Array<Record<keyof ReaderView, ((a: unknown, b?: unknown) => void) | undefined>>;
+  const out: ReaderView = {};
+  for (const m of VIEW_METHODS) {
+    out[m] = (a: unknown, b?: unknown) => {
+      for (const v of all) v[m]?.(a, b);
+    };
+  }
+  return out;
 }
 
 export interface ReaderOptions {
@@ -101,10 +94,13 @@ interface LineStream {
   lastT?: number | null;
 }
 
+/** a heartbeat file: its reader, and how many of its skipped lines the sink was told */
+type BeatStream = { reader: HeartbeatReader; stream: string; seq: number; counted: number };
+
 export class RunFolderReader {
   private readonly layout: RunLayout;
   private readonly view: ReaderView;
-  private readonly beats = new Map<string, { reader: HeartbeatReader; seq: number; counted: number }>();
+  private readonly beats = new Map<string, BeatStream>();
   private readonly lines = new Map<string, LineStream>();
   private readonly texts = new Map<string, string>();
   private readonly dumpTexts = new Map<string, { text: string; parsed: number }>();
@@ -112,7 +108,7 @@ export class RunFolderReader {
   private readonly doneDumps = new Set<string>();
   private readonly outputs = new Map<string, HeldOutput>();
   private readonly stackLogs = new Map<string, StackLogReader>();
-  private readonly binaries = new Map<string, { bytes: Buffer[]; size: number; done: boolean }>();
+  private readonly binaries = new Map<string, { bytes: Buffer; done: boolean }>();
   private ended = false;
 
   constructor(
@@ -127,13 +123,6 @@ export class RunFolderReader {
   push(path: string, chunk: Buffer, kind: RunFileKind | null = classifyRunPath(path, this.layout)): void {
     if (kind === null || this.ended) return;
     switch (kind) {
-      case 'stdout':
-      case 'table': {
-        const s = this.lineStream(path, kind);
-        if (s.timed !== undefined) s.timed.bytes(chunk);
-        else this.piece(path, s, chunk, undefined);
-        return;
-      }
       case 'heartbeat':
         this.beatChunk(path, chunk);
         return;
@@ -145,11 +134,7 @@ export class RunFolderReader {
         return;
       case 'whole': {
         const before = this.texts.get(path) ?? '';
-        if (before.length >= MAX_WHOLE_BYTES) return;
-        const text = before + chunk.toString('utf8');
-        this.texts.set(path, text);
-        this.sink.setFile(path, text);
-        this.view.file?.(path, text);
+        if (before.length < MAX_WHOLE_BYTES) this.wholeFile(path, before + chunk.toString('utf8'));
         return;
       }
       case 'nodes':
@@ -157,8 +142,10 @@ export class RunFolderReader {
         for (const o of this.outputs.values()) o.release();
         return;
       default: {
+        // a line file (stdout, table: timed where the folder keeps a clock)
         const s = this.lineStream(path, kind);
-        for (const line of s.splitter.push(chunk)) this.lineOf(path, s, line);
+        if (s.timed !== undefined) s.timed.bytes(chunk);
+        else this.piece(path, s, chunk, undefined);
         if (kind === 'stack-log') this.stackLog(path).flush();
       }
     }
@@ -174,7 +161,11 @@ export class RunFolderReader {
       this.push(path, content);
       return;
     }
-    const text = content.subarray(0, MAX_WHOLE_BYTES).toString('utf8');
+    this.wholeFile(path, content.subarray(0, MAX_WHOLE_BYTES).toString('utf8'));
+  }
+
+  /** a small whole file's content so far */
+  private wholeFile(path: string, text: string): void {
     this.texts.set(path, text);
     this.sink.setFile(path, text);
     this.view.file?.(path, text);
@@ -185,17 +176,11 @@ export class RunFolderReader {
     if (this.ended) return;
     for (const s of this.lines.values()) s.timed?.end();
     for (const [path, s] of this.lines) {
-      for (const line of s.splitter.flush()) {
-        if (s.kind === 'stdout') this.output(path).push(line, s.lastT ?? undefined);
-        else this.lineOf(path, s, line, s.lastT ?? undefined);
-      }
+      for (const line of s.splitter.flush()) this.lineOf(path, s, line, s.lastT ?? undefined);
     }
     for (const o of this.outputs.values()) o.end();
     for (const l of this.stackLogs.values()) l.end();
-    for (const [path, b] of this.beats) {
-      for (const e of b.reader.flush()) this.beat(path, b, e);
-      this.syncBeatSkips(b);
-    }
+    for (const b of this.beats.values()) this.beatEvents(b, b.reader.flush());
     this.sink.nodes.push('\n');
     this.settle();
     this.ended = true;
@@ -217,10 +202,7 @@ export class RunFolderReader {
   private piece(path: string, s: LineStream, piece: Buffer, t: number | null | undefined): void {
     s.lastT = t;
     const ts = t ?? undefined;
-    for (const line of s.splitter.push(piece)) {
-      if (s.kind === 'stdout') this.output(path).push(line, ts);
-      else this.lineOf(path, s, line, ts);
-    }
+    for (const line of s.splitter.push(piece)) this.lineOf(path, s, line, ts);
   }
 
   /** the output of one stdout file: parsed in order, lines of agents not yet placed held back */
@@ -242,8 +224,13 @@ export class RunFolderReader {
     return o;
   }
 
+  /** a line of a line file (`ts`: when it arrived, where the folder keeps a clock) */
   private lineOf(path: string, s: LineStream, line: string, ts?: number): void {
     const kind = s.kind;
+    if (kind === 'stdout') {
+      this.output(path).push(line, ts);
+      return;
+    }
     if (kind === 'stack-log') {
       this.stackLog(path).line(line);
       return;
@@ -272,14 +259,13 @@ export class RunFolderReader {
 
   /** a Flight Recorder dump (binary): read once it is whole */
   private flightRecorder(path: string, chunk: Buffer): void {
-    const cur = this.binaries.get(path) ?? { bytes: [] as Buffer[], size: 0, done: false };
+    const cur = this.binaries.get(path) ?? { bytes: Buffer.alloc(0), done: false };
     this.binaries.set(path, cur);
-    if (cur.done || cur.size > MAX_BINARY_BYTES) return;
-    cur.bytes.push(Buffer.from(chunk));
-    cur.size += chunk.length;
+    if (cur.done || cur.bytes.length > MAX_BINARY_BYTES) return;
+    cur.bytes = Buffer.concat([cur.bytes, chunk]);
     let e: FlightRecorderEvent | null;
     try {
-      e = parseFlightRecorder(Buffer.concat(cur.bytes), path);
+      e = parseFlightRecorder(cur.bytes, path);
     } catch {
       cur.done = true;
       this.sink.addSkipped(1); // not a dump after all
@@ -311,18 +297,16 @@ export class RunFolderReader {
     let b = this.beats.get(path);
     if (b === undefined) {
       const base = path.slice(path.lastIndexOf('/') + 1);
-      b = { reader: new HeartbeatReader({ rank: heartbeatFileRank(base) }), seq: 0, counted: 0 };
+      const reader = new HeartbeatReader(heartbeatFileRank(base));
+      b = { reader, stream: streamName('beat', path), seq: 0, counted: 0 };
       this.beats.set(path, b);
     }
-    for (const e of b.reader.push(chunk)) this.beat(path, b, e);
-    this.syncBeatSkips(b);
+    this.beatEvents(b, b.reader.push(chunk));
   }
 
-  private beat(path: string, b: { seq: number }, e: BeatEvent): void {
-    this.emit(e, { stream: streamName('beat', path), seq: b.seq++ });
-  }
-
-  private syncBeatSkips(b: { reader: HeartbeatReader; counted: number }): void {
+  /** a heartbeat file's records, and its lines that were none (skipped) */
+  private beatEvents(b: BeatStream, events: BeatEvent[]): void {
+    for (const e of events) this.emit(e, { stream: b.stream, seq: b.seq++ });
     const n = b.reader.skippedLines - b.counted;
     if (n > 0) this.sink.addSkipped(n);
     b.counted = b.reader.skippedLines;
@@ -368,5 +352,3 @@ export class RunFolderReader {
     this.view.event?.(e, line);
   }
 }
-
-export type { RunFileKind, RunLayout, StreamKind };

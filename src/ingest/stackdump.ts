@@ -109,17 +109,16 @@ export function parseStackDump(text: string, file: string): DumpEvent | null {
   const ev: DumpEvent = { kind: 'dump', file, dumpKind: 'signal', threads: [] };
   const sig = SIGNAL_HEADER.exec(first);
   const wd = sig === null ? WATCHDOG_HEADER.exec(first) : null;
-  if (sig !== null || wd !== null) {
-    if (sig !== null) {
-      ev.signal = Number(sig[1]);
-      ev.ts = isoToEpoch(sig[2]!);
-    } else {
-      ev.dumpKind = 'watchdog';
-      ev.ts = isoToEpoch(wd![1]!);
-      if (wd![2] !== undefined) ev.lastHeartbeatTs = Number(wd![2]);
-    }
-    parseNsa(lines.slice(lines.indexOf(first)), ev);
-  } else if (lines.some((l) => FH_THREAD.test(l))) {
+  if (sig !== null) {
+    ev.signal = Number(sig[1]);
+    ev.ts = isoToEpoch(sig[2]!);
+  } else if (wd !== null) {
+    ev.dumpKind = 'watchdog';
+    ev.ts = isoToEpoch(wd[1]!);
+    if (wd[2] !== undefined) ev.lastHeartbeatTs = Number(wd[2]);
+  }
+  if (sig !== null || wd !== null) parseNsa(lines.slice(lines.indexOf(first)), ev);
+  else if (lines.some((l) => FH_THREAD.test(l))) {
     ev.dumpKind = 'faulthandler';
     const fatal = lines.find((l) => l.startsWith('Fatal Python error:'));
     const signame = fatal

@@ -8,8 +8,8 @@
  * character before any regex runs.
  */
 import { stripTerminalEscapes } from '../util/ansi.js';
-import type { IngestEvent, LogLineEvent, MetricsEvent, StepEvent } from './events.js';
-import { isTruncatedLine } from './line-splitter.js';
+import type { IngestEvent, LogLineEvent, StepEvent } from './events.js';
+import { truncatedLine } from './line-splitter.js';
 import { parsePythonJson } from './python-json.js';
 import {
   type ParsedStep,
@@ -111,25 +111,9 @@ export class StdoutParser {
 
   push(rawLine: string): IngestEvent[] {
     const out: IngestEvent[] = [];
-    this.handle(rawLine, out);
-    return out;
-  }
-
-  flush(): IngestEvent[] {
-    const out: IngestEvent[] = [];
-    for (const tb of this.tracebacks.values()) out.push(tb.finish());
-    this.tracebacks.clear();
-    if (this.metricsLines !== null) {
-      this.metricsLines = null;
+    if (truncatedLine(rawLine) !== null) {
       this.skippedLines++;
-    }
-    return out;
-  }
-
-  private handle(rawLine: string, out: IngestEvent[]): void {
-    if (isTruncatedLine(rawLine)) {
-      this.skippedLines++;
-      return;
+      return out;
     }
     // NUL or U+FFFD: bytes were lost or corrupted; fatal only for a structured record
     const corrupt = rawLine.indexOf('\u0000') >= 0 || rawLine.indexOf('\ufffd') >= 0;
@@ -156,27 +140,39 @@ export class StdoutParser {
       } else if (!global) rank = this.globalOf(Number(m[1]));
       line = line.slice(m[0].length);
     }
-    if (this.metricsLines !== null && this.feedMetrics(line, out)) return;
+    if (this.metricsLines !== null && this.feedMetrics(line, out)) return out;
     const key = this.tbKey(rank);
     const tb = this.tracebacks.get(key);
     if (tb !== undefined) {
       const r = tb.feed(line);
-      if (r === 'more') return;
+      if (r === 'more') return out;
       this.tracebacks.delete(key);
       out.push(tb.finish());
-      if (r === 'done') return;
+      if (r === 'done') return out;
     }
     if (corrupt && looksStructured(line)) {
       this.skippedLines++;
-      return;
+      return out;
     }
     this.dispatch(line, rank, out);
+    return out;
+  }
+
+  flush(): IngestEvent[] {
+    const out: IngestEvent[] = [];
+    for (const tb of this.tracebacks.values()) out.push(tb.finish());
+    this.tracebacks.clear();
+    if (this.metricsLines !== null) {
+      this.metricsLines = null;
+      this.skippedLines++;
+    }
+    return out;
   }
 
   private dispatch(line: string, rank: number | undefined, out: IngestEvent[]): void {
     const c = line.charCodeAt(0);
     if (c === 115 /* s */ && line.startsWith('step ')) {
-      if (this.emitStep(parseNsaStep(line), line, rank, out)) return;
+      if (this.emitStep(parseNsaStep(line), rank, out)) return;
     } else if (c === 91 /* [ */) {
       const name = TAG.exec(line)?.[1];
       if (name !== undefined && TAGS[name] !== undefined) {
@@ -193,17 +189,17 @@ export class StdoutParser {
       }
       if (this.emitHfDict(line, rank, out)) return;
     } else if (c === 105 /* i */ && line.startsWith('iter ')) {
-      if (this.emitStep(withToks(parseNanoGpt(line), this.tokensPerIter), line, rank, out)) return;
+      if (this.emitStep(withToks(parseNanoGpt(line), this.tokensPerIter), rank, out)) return;
     } else if (c === 82 /* R */ && line === ROOT_CAUSE_HEADER) {
       this.tracebacks.set(this.tbKey(rank), new TracebackBuilder(rank, true));
       return;
     }
     if (line.includes('step:') && line.includes('loss:')) {
-      if (this.emitStep(parseTorchtitan(line), line, rank, out)) return;
+      if (this.emitStep(parseTorchtitan(line), rank, out)) return;
     }
     if (
       this.stepRegex !== undefined &&
-      this.emitStep(parseWithPresetRegex(line, this.stepRegex), line, rank, out)
+      this.emitStep(parseWithPresetRegex(line, this.stepRegex), rank, out)
     ) {
       return;
     }
@@ -226,7 +222,7 @@ export class StdoutParser {
   }
 
   /** true when the line was consumed (a step, or a malformed step counted as skipped) */
-  private emitStep(p: StepParse, _line: string, rank: number | undefined, out: IngestEvent[]): boolean {
+  private emitStep(p: StepParse, rank: number | undefined, out: IngestEvent[]): boolean {
     if (p === null) return false;
     if (p === 'malformed') {
       this.skippedLines++;
@@ -267,22 +263,11 @@ export class StdoutParser {
     }
     if (typeof d.loss === 'number') {
       this.hfSteps++;
-      const lr = d.learning_rate;
-      out.push(
-        stepEvent(
-          {
-            step: this.hfSteps,
-            loss: d.loss,
-            lr: typeof lr === 'number' ? lr : undefined,
-            gradNorm: typeof d.grad_norm === 'number' ? d.grad_norm : undefined,
-            format: 'hf',
-          },
-          rank,
-        ),
-      );
-    } else if ('train_runtime' in d) {
-      const ev: MetricsEvent = { kind: 'metrics', metrics: d };
+      const ev: StepEvent = { kind: 'step', rank: rank ?? 0, step: this.hfSteps, loss: d.loss, format: 'hf' };
+      if (typeof d.learning_rate === 'number') ev.lr = d.learning_rate;
       out.push(ev);
+    } else if ('train_runtime' in d) {
+      out.push({ kind: 'metrics', metrics: d });
     } else {
       out.push({ kind: 'log', rank, tag: 'other', text: line });
     }
@@ -322,10 +307,6 @@ function stepEvent(p: ParsedStep, rank: number | undefined): StepEvent {
   const ev: StepEvent = { kind: 'step', rank: rank ?? 0, step: p.step, loss: p.loss, format: p.format };
   if (p.lr !== undefined) ev.lr = p.lr;
   if (p.toksPerS !== undefined) ev.toksPerS = p.toksPerS;
-  if (p.gradNorm !== undefined) ev.gradNorm = p.gradNorm;
-  if (p.fetchMs !== undefined) ev.fetchMs = p.fetchMs;
-  if (p.fetchP50Ms !== undefined) ev.fetchP50Ms = p.fetchP50Ms;
-  if (p.fetchP95Ms !== undefined) ev.fetchP95Ms = p.fetchP95Ms;
   if (p.seconds !== undefined) ev.seconds = p.seconds;
   return ev;
 }

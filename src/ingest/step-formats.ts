@@ -13,7 +13,7 @@ const FLOAT = '-?\\d+(?:\\.\\d+)?(?:[eE][+-]?\\d+)?|nan|-?inf';
 // [ | fetch 12ms][ | fetch_p50 10ms | fetch_p95 30ms]`
 const NSA_STEP = new RegExp(
   `^step (\\d{4,}) \\| loss (${FLOAT}) \\| lr (${FLOAT}) \\| toks/s (\\d+)(?: \\| FSDP)?` +
-    `(?: \\| grad_norm (${FLOAT}))?(?: \\| fetch (\\d+)ms)?(?: \\| fetch_p50 (\\d+)ms \\| fetch_p95 (\\d+)ms)?\\s*$`,
+    `(?: \\| grad_norm (?:${FLOAT}))?(?: \\| fetch \\d+ms)?(?: \\| fetch_p50 \\d+ms \\| fetch_p95 \\d+ms)?\\s*$`,
 );
 const NSA_STEP_PREFIX = /^step \d+ \|/;
 
@@ -34,10 +34,6 @@ export function parseNsaStep(line: string): StepParse {
     loss: num(m[2])!,
     lr: num(m[3]),
     toksPerS: Number(m[4]),
-    gradNorm: num(m[5]),
-    fetchMs: num(m[6]),
-    fetchP50Ms: num(m[7]),
-    fetchP95Ms: num(m[8]),
     format: 'nsa-vibe',
   };
 }
@@ -56,7 +52,7 @@ export function parseNanoGpt(line: string): StepParse {
 // `step:  1  loss: 12.2453  [grad_norm: 1.2  ]memory: 15.01GiB(15.80%)  tps: 1,234  tflops: ...  mfu: 4.5%`
 // (older versions print `wps:` instead of `tps:`)
 const TITAN = new RegExp(
-  `step:\\s*(\\d+)\\s+loss:\\s*(${FLOAT})(?:.*?grad_norm:\\s*(${FLOAT}))?(?:.*?\\b[tw]ps:\\s*([\\d,]+))?`,
+  `step:\\s*(\\d+)\\s+loss:\\s*(${FLOAT})(?:.*?grad_norm:\\s*(?:${FLOAT}))?(?:.*?\\b[tw]ps:\\s*([\\d,]+))?`,
 );
 
 export function parseTorchtitan(line: string): StepParse {
@@ -65,8 +61,7 @@ export function parseTorchtitan(line: string): StepParse {
   return {
     step: Number(m[1]),
     loss: num(m[2])!,
-    gradNorm: num(m[3]),
-    toksPerS: m[4] === undefined ? undefined : Number(m[4].replace(/,/g, '')),
+    toksPerS: m[3] === undefined ? undefined : Number(m[3].replace(/,/g, '')),
     format: 'torchtitan',
   };
 }
@@ -98,7 +93,7 @@ export function parseWithPresetRegex(line: string, re: RegExp): StepParse {
   return {
     step,
     loss: num(g.loss.toLowerCase())!,
-    lr: g.lr === undefined ? undefined : num(g.lr),
+    lr: num(g.lr),
     toksPerS: g.toks === undefined ? undefined : Number(g.toks.replace(/,/g, '')),
     format: 'preset-regex',
   };

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BeatEvent } from '../../../src/ingest/events.js';
-import { HeartbeatReader, parseHeartbeatLine } from '../../../src/ingest/heartbeat.js';
+import { HeartbeatReader } from '../../../src/ingest/heartbeat.js';
 import { parsePythonJson } from '../../../src/ingest/python-json.js';
 
 // real H200 captures, kept beside the tests (test/fixtures/nsa-vibe-h200/README.md)
@@ -29,10 +29,18 @@ function reference(line: string): Omit<BeatEvent, 'extra'> & { extra: Record<str
   };
 }
 
-describe('parseHeartbeatLine', () => {
+/** One line as the reader reads it (in a file of rank `rank`): its record, or null when it was skipped. */
+function readLine(line: string, rank = 0): BeatEvent | null {
+  const r = new HeartbeatReader(rank);
+  const beats = [...r.push(Buffer.from(`${line}\n`)), ...r.flush()];
+  expect(r.skippedLines).toBe(beats.length === 0 ? 1 : 0);
+  return beats[0] ?? null;
+}
+
+describe('one heartbeat line', () => {
   it('gives exactly what JSON.parse gives, for every line of the real capture', () => {
     for (const line of batched.trim().split('\n')) {
-      const b = parseHeartbeatLine(line)!;
+      const b = readLine(line)!;
       expect(b).not.toBeNull();
       expect({ ...b, extra: b.extra }).toEqual(reference(line));
     }
@@ -41,7 +49,7 @@ describe('parseHeartbeatLine', () => {
   it('gives the same values on the general path (other key order, spacing)', () => {
     const line =
       '{"msg":"progress","step":7,"rank":1,"ts":1795315481.1764219,"loss":5.5,"toks_per_s":66.37695403491539,"x":[1,{"y":2}]}';
-    const b = parseHeartbeatLine(line)!;
+    const b = readLine(line)!;
     expect(b.rank).toBe(1);
     expect(b.step).toBe(7);
     expect(b.ts).toBe(1795315481.1764219);
@@ -52,18 +60,16 @@ describe('parseHeartbeatLine', () => {
   it("accepts Python's NaN / Infinity / -Infinity", () => {
     const base =
       '{"ts": 1.5, "iso": "x", "pid": 1, "rank": 0, "step": 3, "msg": "progress", "gpu_mem_alloc": 1, "gpu_mem_reserved": 2';
-    expect(parseHeartbeatLine(`${base}, "loss": NaN, "toks_per_s": Infinity}`)!.loss).toBeNaN();
-    expect(parseHeartbeatLine(`${base}, "loss": -Infinity, "toks_per_s": 1.0}`)!.loss).toBe(
-      Number.NEGATIVE_INFINITY,
-    );
-    const odd = parseHeartbeatLine('{"msg": "progress", "ts": 2.0, "loss": NaN, "k": [NaN, Infinity]}')!;
+    expect(readLine(`${base}, "loss": NaN, "toks_per_s": Infinity}`)!.loss).toBeNaN();
+    expect(readLine(`${base}, "loss": -Infinity, "toks_per_s": 1.0}`)!.loss).toBe(Number.NEGATIVE_INFINITY);
+    const odd = readLine('{"msg": "progress", "ts": 2.0, "loss": NaN, "k": [NaN, Infinity]}')!;
     expect(odd.loss).toBeNaN();
     expect(odd.extra.k).toEqual([Number.NaN, Number.POSITIVE_INFINITY]);
   });
 
   it('takes rank from the record, the default only when absent', () => {
-    expect(parseHeartbeatLine('{"ts": 1, "msg": "beat", "rank": 3, "step": 1}', 0)!.rank).toBe(3);
-    expect(parseHeartbeatLine('{"ts": 1, "msg": "beat", "step": 1}', 5)!.rank).toBe(5);
+    expect(readLine('{"ts": 1, "msg": "beat", "rank": 3, "step": 1}', 0)!.rank).toBe(3);
+    expect(readLine('{"ts": 1, "msg": "beat", "step": 1}', 5)!.rank).toBe(5);
   });
 
   it('rejects malformed records', () => {
@@ -79,7 +85,7 @@ describe('parseHeartbeatLine', () => {
       '{"ts": 1, "msg": "be\u0000at"}',
       '{"ts": 1, "msg": "beat", "x": nan}',
     ]) {
-      expect(parseHeartbeatLine(bad), bad).toBeNull();
+      expect(readLine(bad), bad).toBeNull();
     }
   });
 });
@@ -98,10 +104,10 @@ describe('HeartbeatReader', () => {
 
   it('holds a partial last line (not skipped) until it completes or the analysis ends', () => {
     const r = new HeartbeatReader();
-    expect(r.push('{"ts": 1, "msg": "boot", "step": 0}\n{"ts": 2, "msg": "be')).toHaveLength(1);
+    expect(r.push(Buffer.from('{"ts": 1, "msg": "boot", "step": 0}\n{"ts": 2, "msg": "be'))).toHaveLength(1);
     expect(r.skippedLines).toBe(0);
-    expect(r.push('at", "step": 1}\n')).toMatchObject([{ msg: 'beat', step: 1 }]);
-    expect(r.push('{"ts": 3, "msg": "pro')).toHaveLength(0);
+    expect(r.push(Buffer.from('at", "step": 1}\n'))).toMatchObject([{ msg: 'beat', step: 1 }]);
+    expect(r.push(Buffer.from('{"ts": 3, "msg": "pro'))).toHaveLength(0);
     expect(r.flush()).toHaveLength(0);
     expect(r.skippedLines).toBe(1);
   });
@@ -113,7 +119,7 @@ describe('HeartbeatReader', () => {
       Buffer.from([0xff, 0xfe]),
       Buffer.from('"}\n'),
     ]);
-    r.push('garbage\n\n{"ts": 1, "msg": "beat", "step": 1}\n');
+    r.push(Buffer.from('garbage\n\n{"ts": 1, "msg": "beat", "step": 1}\n'));
     r.push(bad);
     expect(r.skippedLines).toBe(2);
   });

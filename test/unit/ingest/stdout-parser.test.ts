@@ -33,10 +33,6 @@ describe('StdoutParser: nsa-vibe', () => {
       loss: 5.7667,
       lr: 8.4e-7,
       toksPerS: 39,
-      gradNorm: 0,
-      fetchMs: 12,
-      fetchP50Ms: 10,
-      fetchP95Ms: 31,
       format: 'nsa-vibe',
     });
     expect(steps(parseAll('step 0003 | loss 5.1 | lr 1.00e-04 | toks/s 7 | FSDP\n'))[0]!.step).toBe(3);
