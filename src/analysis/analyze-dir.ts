@@ -5,7 +5,7 @@
  * node records go first so that labelled output is placed at once.
  */
 
-import { createReadStream } from 'node:fs';
+import { createReadStream, readdirSync, statSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { CLOCK_FILE, classifyRunPath, NODES_FILE, type RunLayout } from '../ingest/run-files.js';
@@ -61,12 +61,22 @@ export async function runSettings(dir: string): Promise<RunSettings> {
   }
 }
 
-async function isDir(path: string): Promise<boolean> {
+function isDir(path: string): boolean {
   try {
-    return (await stat(path)).isDirectory();
+    return statSync(path).isDirectory();
   } catch {
     return false;
   }
+}
+
+/** the subfolders a layout adds to the run folder (`hosts/<alias>`, `out`), relative */
+export function layoutDirs(dir: string, layout: RunLayout): string[] {
+  const out: string[] = [];
+  if (layout.outCopy !== undefined && isDir(join(dir, layout.outCopy))) out.push(layout.outCopy);
+  if (layout.hostsDir !== undefined && isDir(join(dir, layout.hostsDir)))
+    for (const h of readdirSync(join(dir, layout.hostsDir)).sort())
+      if (isDir(join(dir, layout.hostsDir, h))) out.push(`${layout.hostsDir}/${h}`);
+  return out;
 }
 
 async function streamFile(path: string, onChunk: (chunk: Buffer) => void): Promise<void> {
@@ -79,29 +89,19 @@ async function streamFile(path: string, onChunk: (chunk: Buffer) => void): Promi
 async function folderFiles(dir: string, layout: RunLayout, withOutput: boolean): Promise<string[]> {
   const paths: string[] = [];
   for (const name of (await readdir(dir)).sort()) paths.push(name);
-  if (layout.outCopy !== undefined && (await isDir(join(dir, layout.outCopy))))
-    for (const name of (await readdir(join(dir, layout.outCopy))).sort())
-      paths.push(`${layout.outCopy}/${name}`);
-  if (layout.hostsDir !== undefined && (await isDir(join(dir, layout.hostsDir)))) {
-    for (const host of (await readdir(join(dir, layout.hostsDir))).sort()) {
-      const sub = join(dir, layout.hostsDir, host);
-      if (!(await isDir(sub))) continue;
-      for (const name of (await readdir(sub)).sort()) paths.push(`${layout.hostsDir}/${host}/${name}`);
-    }
-  }
-  const rank = (p: string) => {
-    const kind = classifyRunPath(p, layout);
-    return p === NODES_FILE || p === CLOCK_FILE ? 0 : kind === 'stdout' ? 2 : 1;
-  };
+  for (const sub of layoutDirs(dir, layout))
+    for (const name of (await readdir(join(dir, sub))).sort()) paths.push(`${sub}/${name}`);
+  const rank = (p: string) =>
+    p === NODES_FILE || p === CLOCK_FILE ? 0 : classifyRunPath(p, layout) === 'stdout' ? 2 : 1;
+  const taken = (kind: ReturnType<typeof classifyRunPath>) =>
+    kind !== null && (withOutput || kind !== 'stdout');
   return paths
-    .filter(
-      (p) => classifyRunPath(p, layout) !== null && (withOutput || classifyRunPath(p, layout) !== 'stdout'),
-    )
+    .filter((p) => taken(classifyRunPath(p, layout)))
     .sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
 }
 
 export async function analyzeDir(dir: string, opts: AnalyzeOptions = {}): Promise<AnalysisResult> {
-  if (!(await isDir(dir))) throw new UnusableInputError(`not a directory: ${dir}`);
+  if (!isDir(dir)) throw new UnusableInputError(`not a directory: ${dir}`);
   const recorded = await runSettings(dir);
   const evidence = new Evidence(opts.evidence ?? recorded.evidence);
   const files = await folderFiles(dir, recorded.layout, opts.logs === undefined);

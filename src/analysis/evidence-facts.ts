@@ -63,34 +63,36 @@ export function dumpsInOrder(s: EvidenceState): DumpEvent[] {
   return [...s.dumps.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, d]) => d);
 }
 
+/** count a signature's hit; keep the first in the canonical order, whichever stream was read first */
+export function addHit(hits: Map<string, SignatureState>, h: Omit<SignatureState, 'count'>): void {
+  const cur = hits.get(h.sig.name);
+  if (cur === undefined) hits.set(h.sig.name, { ...h, count: 1 });
+  else {
+    cur.count++;
+    if (compareAt(h.at, cur.at) < 0) Object.assign(cur, { rank: h.rank, text: h.text, at: h.at });
+  }
+}
+
 /** every signature: those matched in streams, and those the files and dumps imply now */
 export function allSignatures(s: EvidenceState): SignatureState[] {
   const out = new Map<string, SignatureState>();
   for (const [name, h] of s.signatures) out.set(name, { ...h });
-  const add = (h: Omit<SignatureState, 'count'>) => {
-    const cur = out.get(h.sig.name);
-    if (cur === undefined) out.set(h.sig.name, { ...h, count: 1 });
-    else {
-      cur.count++;
-      if (compareAt(h.at, cur.at) < 0) Object.assign(cur, { rank: h.rank, text: h.text, at: h.at });
-    }
-  };
   for (const [path, content] of [...s.files].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const base = baseName(path);
     const at: At = { stream: streamName('file', path), seq: 0 };
     if (base === '.anomaly_type' || base === '.HALT') {
       for (const sig of matchSource(base === '.HALT' ? 'halt' : 'anomaly', content))
-        add({ sig, rank: 0, text: content.trim().slice(0, 500), at });
+        addHit(out, { sig, rank: 0, text: content.trim().slice(0, 500), at });
     } else if (/^mem_.*\.json$/.test(base)) {
       const ooms = tryJson(content)?.num_ooms;
       const sig = matchOutput('CUDA out of memory')[0];
       if (typeof ooms === 'number' && ooms > 0 && sig !== undefined)
-        add({ sig, rank: 0, text: `${base}: num_ooms=${ooms}`, at });
+        addHit(out, { sig, rank: 0, text: `${base}: num_ooms=${ooms}`, at });
     }
   }
   for (const d of dumpsInOrder(s))
     for (const sig of matchSource('dump', d.dumpKind))
-      add({ sig, rank: undefined, text: d.file, at: { stream: streamName('dump', d.file), seq: 0 } });
+      addHit(out, { sig, rank: undefined, text: d.file, at: { stream: streamName('dump', d.file), seq: 0 } });
   return [...out.values()].sort((a, b) => compareAt(a.at, b.at));
 }
 

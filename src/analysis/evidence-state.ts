@@ -32,9 +32,6 @@ export interface StepContext {
   done: number;
 }
 
-/** per source, per rank: the last step announced and the last completed (monotone maxima) */
-export type ProgressBySource = Map<StepSource, Map<number, StepContext>>;
-
 export interface OrderedTraceback {
   ev: TracebackEvent;
   at: At;
@@ -67,7 +64,7 @@ export interface EvidenceState {
   steps: Map<number, RankSteps>;
   ranks: Set<number>;
   /** per source and rank: how far each stream says the rank got (for the step a fact belongs to) */
-  progress: ProgressBySource;
+  progress: Map<StepSource, Map<number, StepContext>>;
   nanHits: NanHit[];
   tracebacks: OrderedTraceback[];
   torchrunFailed: Array<{ rank: number; exitCode: number; at: At }>;

@@ -19,7 +19,7 @@ import { SOURCE_PRIORITY } from '../ingest/events.js';
 import { NodeMap } from '../ingest/node-map.js';
 import type { At } from '../ingest/order.js';
 import { compareAt } from '../ingest/order.js';
-import { dumpsInOrder } from './evidence-facts.js';
+import { addHit, dumpsInOrder } from './evidence-facts.js';
 import type { EvidenceState, StepContext } from './evidence-state.js';
 import type { ProgressRecord } from './progress-tracker.js';
 import { headlineStall } from './rank-stacks.js';
@@ -33,9 +33,7 @@ import { type StepRecord, setEnd, setLoss, setToks } from './step-stats.js';
 import { RankSteps } from './step-store.js';
 import { decide, type ResultOptions } from './verdict.js';
 
-export type { At } from '../ingest/order.js';
 export type { AnalysisResult } from './result.js';
-export type { ResultOptions } from './verdict.js';
 
 const EXIT_LINE = /^== exit (-?\d+)/;
 const MISSING = /missing=(\d+)/;
@@ -252,7 +250,7 @@ export class Evidence {
 
   /** the silence a hang is told by now (the culprit's on many ranks), or null */
   headlineStall(nowS: number): CurrentSilence | null {
-    return headlineStall(this.s, currentSilences(this.s, nowS)) ?? null;
+    return headlineStall(this.s, currentSilences(this.s, nowS))?.stall ?? null;
   }
 
   /** the per-rank table, root cause and stack diff of a many-rank run now (rank-table.ts) */
@@ -363,14 +361,7 @@ export class Evidence {
   }
 
   private hit(sig: Signature, text: string, rank: number | undefined, at: At): void {
-    const cur = this.s.signatures.get(sig.name);
-    if (cur === undefined) {
-      this.s.signatures.set(sig.name, { sig, count: 1, rank, text: text.slice(0, 500), at });
-      return;
-    }
-    cur.count++;
-    // the first hit in the canonical order, whichever stream was read first
-    if (compareAt(at, cur.at) < 0) Object.assign(cur, { rank, text: text.slice(0, 500), at });
+    addHit(this.s.signatures, { sig, rank, text: text.slice(0, 500), at });
   }
 
   private seenAt(ts: number): void {

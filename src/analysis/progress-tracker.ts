@@ -9,7 +9,7 @@
  * no step starts (output lines, CSV rows, heartbeats without per-step beats) waits in the next
  * step's compute after each step's end: `in-step` of the next step.
  */
-import type { StallWhere } from './stall-detector.js';
+import type { PastStall, StallWhere } from './stall-detector.js';
 
 /** what one record says: the kinds of heartbeat records, or an output line mapped onto them */
 export interface ProgressRecord {
@@ -31,16 +31,8 @@ export interface TrackerSettings {
   historySize: number;
 }
 
-/** a silence past the threshold that ended when records resumed */
-export interface EndedSilence {
-  step: number;
-  where: StallWhere;
-  silenceS: number;
-  thresholdS: number;
-  cpuBusy: boolean | null;
-  declaredTs: number;
-  resumedTs: number;
-}
+/** a silence past the threshold that ended when records resumed (the detector adds the rank) */
+export type EndedSilence = Omit<PastStall, 'rank'>;
 
 const PHASE_MSGS = new Set(['boot', 'beat', 'progress', 'step_end']);
 const GAP_HISTORY = 32;
@@ -68,15 +60,9 @@ export class ProgressTracker {
   readonly gaps: number[] = [];
   memAllocMiB?: number;
   memReservedMiB?: number;
-  cpuBusy: boolean | null;
   private readonly times: number[] = [];
 
-  constructor(
-    private readonly settings: TrackerSettings,
-    cpuBusy: boolean | null,
-  ) {
-    this.cpuBusy = cpuBusy;
-  }
+  constructor(private readonly settings: TrackerSettings) {}
 
   /** whether the record moves this tracker (records that are not progress only update memory) */
   static isProgress(msg: string): boolean {
@@ -100,7 +86,6 @@ export class ProgressTracker {
           where: this.waiting,
           silenceS: interval,
           thresholdS: threshold,
-          cpuBusy: this.cpuBusy,
           declaredTs: this.lastTs + threshold,
           resumedTs: r.ts,
         };

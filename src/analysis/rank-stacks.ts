@@ -85,12 +85,18 @@ export function culpritOf(s: EvidenceState, silences: CurrentSilence[]): StallCu
 }
 
 /**
- * The silence a hang is told by: on many ranks the culprit's (the rank the others wait for), else
- * the first confirmed one. One rule for the live header and the verdict, so they name one rank.
+ * The silence a hang is told by, with the culprit that chose it: on many ranks the culprit's (the
+ * rank the others wait for), else the first confirmed one. One rule for the live header and the
+ * verdict, so they name one rank. Undefined when no silence is a hang: silence is one once
+ * confirmed on the box (stuck / blocked-native), or, when nsa-dbg did not check (someone else's
+ * capture), by itself.
  */
-export function headlineStall(s: EvidenceState, silences: CurrentSilence[]): CurrentSilence | undefined {
+export function headlineStall(
+  s: EvidenceState,
+  silences: CurrentSilence[],
+): { stall: CurrentSilence; culprit: StallCulprit | null } | undefined {
   const stalls = silences.filter((c) => c.judgement === null || c.judgement.hang);
   if (stalls.length === 0) return undefined;
   const culprit = culpritOf(s, silences);
-  return (culprit && silences.find((c) => c.rank === culprit.rank)) || stalls[0];
+  return { stall: (culprit && silences.find((c) => c.rank === culprit.rank)) || stalls[0]!, culprit };
 }

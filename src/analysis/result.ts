@@ -2,17 +2,16 @@
  * The verdict object of `nsa-dbg analyze --json` (field names fixed by the issue) and of the live
  * session. Everything beyond the issue's fields is an extra the report and panels may show.
  */
-import type { DumpOutcome, Frame, ProcState } from '../ingest/events.js';
+import type { DumpRequestEvent, Frame } from '../ingest/events.js';
 import type { MissedCollective } from '../ingest/flight-recorder.js';
 import type { RunDigest } from './run-digest.js';
-import type { Verdict } from './signatures.js';
+import type { Signature, Verdict } from './signatures.js';
+import type { HotFrame } from './silences.js';
 import type { StackDiff } from './stack-diff.js';
 import type { StallCulprit } from './stall-culprit.js';
 import type { StallWhere } from './stall-detector.js';
 import type { StallEvidence } from './stall-judge.js';
 import type { SlowStep } from './step-stats.js';
-
-export type { Verdict } from './signatures.js';
 
 export interface StallReport {
   rank: number;
@@ -46,24 +45,8 @@ export interface SuspectReport {
   evidence: StallEvidence;
 }
 
-export interface DumpRequestReport {
-  rank: number;
-  pid: number;
-  /** epoch seconds */
-  at: number;
-  outcome: DumpOutcome;
-  file?: string;
-  purpose: 'suspect' | 'hot-frames' | 'user';
-}
-
-export interface HotFrameReport {
-  function: string;
-  file: string;
-  line: number;
-  count: number;
-}
-
-export type { ProcState };
+/** a stack request, its time (epoch seconds) as `at` */
+export type DumpRequestReport = Omit<DumpRequestEvent, 'kind' | 'ts'> & { at: number };
 
 export interface CrashReport {
   rank: number;
@@ -108,10 +91,7 @@ export interface DumpReport {
   rank?: number;
 }
 
-export interface SignatureHit {
-  name: string;
-  meaning: string;
-  implies: Verdict | null;
+export interface SignatureHit extends Pick<Signature, 'name' | 'meaning' | 'implies'> {
   count: number;
   rank?: number;
   /** the first text that matched */
@@ -151,7 +131,7 @@ export interface AnalysisResult {
   suspects: SuspectReport[];
   dumpRequests: DumpRequestReport[];
   /** every dump's innermost user frame, counted */
-  hotFrames: HotFrameReport[];
+  hotFrames: HotFrame[];
   /** ranks grouped by identical main-thread stacks (newest dump of each; during a hang, taken in it) */
   stackDiff: StackDiff | null;
   /**

@@ -13,6 +13,8 @@ import { cpuBusy, judgeSilence, type SampledFrame, type SilenceJudgement } from 
 import { userFrame } from './user-frame.js';
 
 export interface CurrentSilence extends StallInfo {
+  /** whether its process burns CPU, as the checks found it (null when unknown) */
+  cpuBusy: boolean | null;
   /** epoch seconds of the rank's last heartbeat */
   sinceTs: number;
   /** null when nsa-dbg did not check (a folder without its probe file): silence alone decides */
@@ -90,8 +92,8 @@ function judge(
 }
 
 /** busy as the judge counts it: runnable (R), or at least half a core */
-function cpuBusyOf(j: SilenceJudgement | null, fallback: boolean | null): boolean | null {
-  if (j === null || (j.evidence.cpuPct === null && j.evidence.procState === null)) return fallback;
+function cpuBusyOf(j: SilenceJudgement | null): boolean | null {
+  if (j === null || (j.evidence.cpuPct === null && j.evidence.procState === null)) return null;
   return cpuBusy(j.evidence.procState, j.evidence.cpuPct);
 }
 
@@ -100,7 +102,7 @@ export function currentSilences(s: EvidenceState, nowS: number, final = false): 
   return s.detector.stalls(nowS).map((st) => {
     const sinceTs = s.detector.position(st.rank)?.lastTs ?? nowS - st.silenceS;
     const judgement = s.probing ? judge(s, st.rank, sinceTs, nowS, st.thresholdS, final) : null;
-    return { ...st, sinceTs, judgement, cpuBusy: cpuBusyOf(judgement, st.cpuBusy) };
+    return { ...st, cpuBusy: cpuBusyOf(judgement), sinceTs, judgement };
   });
 }
 
@@ -108,21 +110,11 @@ export function currentSilences(s: EvidenceState, nowS: number, final = false): 
 export function suspectsOf(s: EvidenceState, current: CurrentSilence[]): SuspectReport[] {
   const out: SuspectReport[] = [];
   if (!s.probing) return out;
-  for (const p of s.detector.pastStalls()) {
-    const since = p.declaredTs - p.thresholdS;
-    const j = judge(s, p.rank, since, p.resumedTs, p.thresholdS, true);
-    if (j.state !== 'busy') continue;
-    out.push({
-      rank: p.rank,
-      step: p.step,
-      where: p.where,
-      state: 'busy',
-      silenceS: round2(p.silenceS),
-      why: j.why,
-      evidence: j.evidence,
-    });
-  }
-  for (const c of current) {
+  const past = s.detector.pastStalls().map((p) => ({
+    ...p,
+    judgement: judge(s, p.rank, p.declaredTs - p.thresholdS, p.resumedTs, p.thresholdS, true),
+  }));
+  for (const c of [...past, ...current]) {
     if (c.judgement?.state !== 'busy') continue;
     out.push({
       rank: c.rank,

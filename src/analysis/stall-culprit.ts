@@ -33,21 +33,22 @@ const FIRST_SILENT_MARGIN_S = 2;
 
 const waits = (r: RankAtStall) => r.unanswered || r.stack?.inCollective === true;
 const at = (f: Frame | null) => (f === null ? '' : ` (${f.function} ${f.file}:${f.line})`);
+/** the ranks of `ranks` other than `r`, sorted */
+const others = (ranks: RankAtStall[], r: RankAtStall) =>
+  ranks
+    .filter((o) => o !== r)
+    .map((o) => o.rank)
+    .sort((a, b) => a - b);
 
 export function stallCulpritOf(ranks: RankAtStall[]): StallCulprit | null {
   if (ranks.length < 2) return null;
-  const others = (r: RankAtStall) =>
-    ranks
-      .filter((o) => o.rank !== r.rank)
-      .map((o) => o.rank)
-      .sort((a, b) => a - b);
   const one = (list: RankAtStall[]) => (list.length === 1 ? list[0]! : undefined);
   const stopped = one(ranks.filter((r) => r.procState === 'T' || r.procState === 't'));
   if (stopped !== undefined)
     return {
       rank: stopped.rank,
       why: 'stopped (state T) while the others wait for it',
-      waiting: others(stopped),
+      waiting: others(ranks, stopped),
     };
   const waiting = ranks.filter(waits).sort((a, b) => a.rank - b.rank);
   const inOwnCode = one(ranks.filter((r) => r.stack !== null && !r.stack.inCollective && !r.unanswered));
@@ -65,14 +66,14 @@ export function stallCulpritOf(ranks: RankAtStall[]): StallCulprit | null {
     return {
       rank: behind.rank,
       why: `behind the others: step ${behind.step}, the others reached step ${Math.min(...ranks.filter((r) => r !== behind).map((r) => r.step))}`,
-      waiting: others(behind),
+      waiting: others(ranks, behind),
     };
   const byLast = [...ranks].sort((a, b) => a.lastTs - b.lastTs);
   if (byLast[1]!.lastTs - byLast[0]!.lastTs >= FIRST_SILENT_MARGIN_S)
     return {
       rank: byLast[0]!.rank,
       why: `stopped beating first, ${Math.round(byLast[1]!.lastTs - byLast[0]!.lastTs)} s before the others`,
-      waiting: others(byLast[0]!),
+      waiting: others(ranks, byLast[0]!),
     };
   return null;
 }
@@ -86,8 +87,12 @@ export function stallCulpritOf(ranks: RankAtStall[]): StallCulprit | null {
  */
 function oddStackOut(ranks: RankAtStall[]): StallCulprit | undefined {
   const places = new Map<string, RankAtStall[]>();
-  for (const r of ranks)
-    if (r.stack !== null) places.set(r.stack.place, [...(places.get(r.stack.place) ?? []), r]);
+  for (const r of ranks) {
+    if (r.stack === null) continue;
+    const group = places.get(r.stack.place);
+    if (group === undefined) places.set(r.stack.place, [r]);
+    else group.push(r);
+  }
   if (places.size !== 2) return undefined;
   const [alone, crowd] = [...places.values()].sort((a, b) => a.length - b.length) as [
     RankAtStall[],
@@ -95,16 +100,12 @@ function oddStackOut(ranks: RankAtStall[]): StallCulprit | undefined {
   ];
   if (alone.length !== 1 || crowd.length < 2) return undefined;
   const culprit = alone[0]!;
-  const waiting = ranks
-    .filter((r) => r !== culprit)
-    .map((r) => r.rank)
-    .sort((a, b) => a - b);
   return {
     rank: culprit.rank,
     why: `its stack is the odd one out${at(culprit.stack!.userTop)}: ranks ${crowd
       .map((r) => r.rank)
       .sort((a, b) => a - b)
       .join(', ')} all wait in one place${at(crowd[0]!.stack!.userTop)}`,
-    waiting,
+    waiting: others(ranks, culprit),
   };
 }

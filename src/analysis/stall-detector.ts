@@ -21,9 +21,7 @@
  * compilation; nothing learned yet), history 8 intervals per phase.
  */
 import type { StepSource } from '../ingest/events.js';
-import { type ProgressRecord, ProgressTracker } from './progress-tracker.js';
-
-export type { ProgressRecord } from './progress-tracker.js';
+import { type ProgressRecord, ProgressTracker, type TrackerSettings } from './progress-tracker.js';
 
 /** Which phase a silent rank is waiting in (the runbook localisation). */
 export type StallWhere = 'boot' | 'in-step' | 'end-of-step' | 'rollover';
@@ -43,18 +41,13 @@ export interface RankStatus {
   thresholdS: number | null;
   /** recent gaps between beats, seconds, oldest first (for the sparkline) */
   gaps: number[];
-  stall: { step: number; where: StallWhere; silenceS: number; cpuBusy: boolean | null } | null;
+  stall: { step: number; where: StallWhere; silenceS: number } | null;
   memAllocMiB?: number;
   memReservedMiB?: number;
   pid?: number;
 }
 
-export interface StallDetectorOptions {
-  k?: number;
-  floorS?: number;
-  firstStepAllowanceS?: number;
-  historySize?: number;
-}
+export type StallDetectorOptions = Partial<TrackerSettings>;
 
 export interface StallInfo {
   rank: number;
@@ -62,7 +55,6 @@ export interface StallInfo {
   where: StallWhere;
   silenceS: number;
   thresholdS: number;
-  cpuBusy: boolean | null;
 }
 
 /** A stall that ended because records resumed (a freeze, SIGSTOP, a slow collective...). */
@@ -79,14 +71,8 @@ const SOURCE_SKEW_S = 1;
 const PREFERENCE: StepSource[] = ['beat', 'output', 'table'];
 
 export class StallDetector {
-  private readonly settingsOf: {
-    k: number;
-    floorS: number;
-    firstStepAllowanceS: number;
-    historySize: number;
-  };
+  private readonly settingsOf: TrackerSettings;
   private readonly ranks = new Map<number, Map<StepSource, ProgressTracker>>();
-  private readonly cpu = new Map<number, boolean | null>();
   private readonly past: Array<PastStall & { source: StepSource }> = [];
 
   constructor(opts: StallDetectorOptions = {}) {
@@ -106,7 +92,7 @@ export class StallDetector {
     if (!ProgressTracker.isProgress(r.msg)) return; // watchdog_dump, loader records: not progress
     // a boot starts a new process (heartbeat files are appended to across re-runs): forget the old one
     if (t === undefined || r.msg === 'boot') {
-      t = new ProgressTracker(this.settingsOf, this.cpu.get(r.rank) ?? null);
+      t = new ProgressTracker(this.settingsOf);
       if (bySource === undefined) {
         bySource = new Map();
         this.ranks.set(r.rank, bySource);
@@ -116,12 +102,6 @@ export class StallDetector {
     const ended = t.observe(r);
     if (ended !== null && this.past.length < MAX_PAST_STALLS)
       this.past.push({ rank: r.rank, source, ...ended });
-  }
-
-  /** Whether the rank's process burns CPU (from /proc or ps); null when unknown. */
-  setCpuBusy(rank: number, busy: boolean | null): void {
-    this.cpu.set(rank, busy);
-    for (const t of this.ranks.get(rank)?.values() ?? []) t.cpuBusy = busy;
   }
 
   check(nowS: number): RankStatus[] {
@@ -140,7 +120,7 @@ export class StallDetector {
           gaps: [...t.gaps],
           stall:
             w.stalled && t.waiting !== null
-              ? { step: t.waitingStep, where: t.waiting, silenceS: nowS - w.lastTs!, cpuBusy: t.cpuBusy }
+              ? { step: t.waitingStep, where: t.waiting, silenceS: nowS - w.lastTs! }
               : null,
         };
         if (t.pid !== undefined) view.pid = t.pid;
@@ -162,7 +142,6 @@ export class StallDetector {
         where: w.tracker.waiting,
         silenceS: nowS - w.lastTs,
         thresholdS: w.thresholdS!,
-        cpuBusy: w.tracker.cpuBusy,
         onset: w.lastTs + w.thresholdS!,
       });
     }

@@ -143,6 +143,8 @@ function judgeEvidence(i: SilenceInput, settings: JudgeSettings): SilenceJudgeme
   });
   const silence = i.nowS - i.sinceTs;
   const state = last?.state ?? null;
+  // stopped or spinning must last this long to be stuck
+  const need = Math.max(2 * i.thresholdS, settings.spinConfirmS);
 
   if (state === 'T' || state === 't') {
     // stopped is reversible (a debugger, Ctrl+Z, a SIGSTOP someone will undo): a hang once it has
@@ -150,7 +152,6 @@ function judgeEvidence(i: SilenceInput, settings: JudgeSettings): SilenceJudgeme
     let first = procs.length - 1;
     while (first > 0 && (procs[first - 1]!.state === 'T' || procs[first - 1]!.state === 't')) first--;
     const span = last!.ts - procs[first]!.ts;
-    const need = Math.max(2 * i.thresholdS, settings.spinConfirmS);
     if (span >= need) return out('stuck', true, `process stopped (state T) for ${Math.round(span)} s`);
     return out(
       'checking',
@@ -171,10 +172,8 @@ function judgeEvidence(i: SilenceInput, settings: JudgeSettings): SilenceJudgeme
     idleReadings.length > 0 && idleReadings.every((p) => (p.cpuPct ?? 100) < IDLE_PCT && p.state !== 'R');
   // the main thread is outside Python: the newest request got no dump, and none came after it
   const lastReq = requests[requests.length - 1];
-  const unanswered =
-    lastReq !== undefined &&
-    (lastReq.outcome === 'none-within-5s' || lastReq.outcome === 'no-handler') &&
-    !dumps.some((d) => d.ts >= lastReq.ts);
+  const silentReq = (r: DumpRequestEvent) => r.outcome === 'none-within-5s' || r.outcome === 'no-handler';
+  const unanswered = lastReq !== undefined && silentReq(lastReq) && !dumps.some((d) => d.ts >= lastReq.ts);
   const cpuText = cpuPct === null ? 'CPU unknown' : `CPU ${Math.round(cpuPct)}%`;
 
   if (unanswered) {
@@ -188,7 +187,6 @@ function judgeEvidence(i: SilenceInput, settings: JudgeSettings): SilenceJudgeme
     // outside Python since the first of the trailing unanswered requests (asking again does not
     // restart the wait: on many ranks a rank is asked again whenever another rank dumps)
     let first = requests.length - 1;
-    const silentReq = (r: DumpRequestEvent) => r.outcome === 'none-within-5s' || r.outcome === 'no-handler';
     while (
       first > 0 &&
       silentReq(requests[first - 1]!) &&
@@ -235,7 +233,6 @@ function judgeEvidence(i: SilenceInput, settings: JudgeSettings): SilenceJudgeme
       `sleeping (${state ?? '?'}, ${cpuText}) in ${fmt(newest)}, ${dumps.length} identical samples`,
     );
   if (dumps.length >= 2 && busy) {
-    const need = Math.max(2 * i.thresholdS, settings.spinConfirmS);
     const span = dumps[dumps.length - 1]!.ts - dumps[0]!.ts;
     if (span >= need)
       return out('stuck', true, `spinning (${cpuText}) on ${fmt(newest)} for ${Math.round(span)} s`);

@@ -16,6 +16,8 @@ const MAX_CANDIDATES = 20_000;
 const LN_BIN = Math.log(1.001);
 const round2 = (v: number) => Math.round(v * 100) / 100;
 
+type LossExplosion = { step: number; loss: number; baseline: number };
+
 /** counts of positive values in 0.1 %-wide log bins (non-positive values in bin -Infinity) */
 class LogHistogram {
   readonly bins = new Map<number, number>();
@@ -71,11 +73,7 @@ export class RankSteps {
   private beatCandidates: Array<{ step: number; seconds: number }> = [];
   private readonly toks = new LogHistogram();
   private readonly lastLosses: number[] = [];
-  private explosion: { step: number; loss: number; baseline: number } | null = null;
-
-  get folded(): boolean {
-    return this.durations.count + this.beatDurations.count + this.toks.count > 0 || this.foldedDone > 0;
-  }
+  private explosion: LossExplosion | null = null;
 
   record(step: number): StepRecord {
     let r = this.recent.get(step);
@@ -148,30 +146,22 @@ export class RankSteps {
         this.prevStart = { step, ts: r.startTs };
       } else this.prevStart = null;
       if (r.toksPerS !== undefined && Number.isFinite(r.toksPerS)) this.toks.add(r.toksPerS);
-      if (r.loss !== undefined && Number.isFinite(r.loss)) this.nextLoss(step, r.loss);
+      // once a loss exploded, the losses after it are not needed
+      if (r.loss !== undefined && Number.isFinite(r.loss))
+        this.explosion ??= nextLoss(this.lastLosses, step, r.loss);
     }
     keep(this.durations, this.candidates, progress);
     keep(this.beatDurations, this.beatCandidates, beat);
   }
 
-  /** as stepDurations: progress − previous progress per step between, or progress − start */
+  /** by durationOf: progress − previous progress per step between, or progress − start */
   private progressDuration(step: number, r: StepRecord): number | null {
     const d = durationOf(step, r, this.prevEnd);
     if (r.endTs !== undefined) this.prevEnd = { step, ts: r.endTs };
     return d;
   }
 
-  private nextLoss(step: number, loss: number): void {
-    if (this.explosion === null && this.lastLosses.length > 0) {
-      const baseline = median(this.lastLosses.map(Math.abs))!;
-      if (Math.abs(loss) >= EXPLOSION_FACTOR * Math.max(baseline, 1e-6))
-        this.explosion = { step, loss, baseline };
-    }
-    this.lastLosses.push(loss);
-    if (this.lastLosses.length > 20) this.lastLosses.shift();
-  }
-
-  /** durations of the window's steps, continuing from the folded ones (stepDurations' rules) */
+  /** durations of the window's steps, continuing from the folded ones (durationOf's rules) */
   private windowDurations(): { progress: Map<number, number>; beat: Map<number, number> } {
     const sorted = [...this.recent.entries()].sort((a, b) => a[0] - b[0]);
     const progress = new Map<number, number>();
@@ -218,23 +208,30 @@ export class RankSteps {
   }
 
   /** the first step whose |loss| ≥ EXPLOSION_FACTOR × the median of the 20 finite losses before it */
-  lossExplosion(): { step: number; loss: number; baseline: number } | null {
+  lossExplosion(): LossExplosion | null {
     if (this.explosion !== null) return this.explosion;
     const losses = [...this.lastLosses];
     const sorted = [...this.recent.entries()]
       .filter(([, r]) => r.loss !== undefined && Number.isFinite(r.loss))
       .sort((a, b) => a[0] - b[0]);
     for (const [step, r] of sorted) {
-      if (losses.length > 0) {
-        const baseline = median(losses.map(Math.abs))!;
-        if (Math.abs(r.loss!) >= EXPLOSION_FACTOR * Math.max(baseline, 1e-6))
-          return { step, loss: r.loss!, baseline };
-      }
-      losses.push(r.loss!);
-      if (losses.length > 20) losses.shift();
+      const e = nextLoss(losses, step, r.loss!);
+      if (e !== null) return e;
     }
     return null;
   }
+}
+
+/**
+ * The next step's loss, after the (up to 20) losses before it, which it joins: an explosion when
+ * its |loss| ≥ EXPLOSION_FACTOR × their median, else null.
+ */
+function nextLoss(before: number[], step: number, loss: number): LossExplosion | null {
+  const baseline = before.length === 0 ? null : median(before.map(Math.abs))!;
+  before.push(loss);
+  if (before.length > 20) before.shift();
+  if (baseline === null || Math.abs(loss) < EXPLOSION_FACTOR * Math.max(baseline, 1e-6)) return null;
+  return { step, loss, baseline };
 }
 
 /**

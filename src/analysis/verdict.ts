@@ -12,7 +12,6 @@
  *            status says it was killed (137, 124, ...) that is noted (e.g. killed by a timeout while
  *            still making progress)
  */
-import type { TracebackEvent } from '../ingest/events.js';
 import { missedCollectives } from '../ingest/flight-recorder.js';
 import { mainThreadTop } from '../ingest/stackdump.js';
 import {
@@ -27,7 +26,7 @@ import {
   stepAt,
 } from './evidence-facts.js';
 import type { EvidenceState, SignatureState } from './evidence-state.js';
-import { culpritOf, headlineStall, stackDiffOf } from './rank-stacks.js';
+import { headlineStall, stackDiffOf } from './rank-stacks.js';
 import type { AnalysisResult, CrashReport, DumpReport, StallReport } from './result.js';
 import { isConsequence, isLauncherTraceback, isStopOrSummary, rootCauseOf } from './root-cause.js';
 import type { Verdict } from './signatures.js';
@@ -61,9 +60,9 @@ function completedSteps(s: EvidenceState): number {
 
 function crashOf(s: EvidenceState, sigs: SignatureState[]): CrashReport | null {
   const summary = s.tracebacks.find((t) => t.ev.torchrun !== undefined)?.ev.torchrun;
-  const failed = [...(summary?.failures.map((f) => f.rank) ?? []), ...s.torchrunFailed.map((f) => f.rank)];
+  const failures = [...(summary?.failures ?? []), ...s.torchrunFailed];
   // the culprit from the workers' own exceptions; torchrun's "first observed failure" is evidence
-  const unprefixed = rankOfUnprefixed(s, summary);
+  const unprefixed = rankOfUnprefixed(s, failures);
   const root = rootCauseOf(
     s.tracebacks.map((t) => ({
       ev:
@@ -73,7 +72,7 @@ function crashOf(s: EvidenceState, sigs: SignatureState[]): CrashReport | null {
       at: t.at,
       step: t.step ?? 1,
     })),
-    failed,
+    failures.map((f) => f.rank),
   );
   const torchrunRoot = summary?.rootCauseRank ?? null;
   // no worker raised anything, and torchrun itself failed: the launcher's failure, not training's
@@ -122,12 +121,10 @@ function crashOf(s: EvidenceState, sigs: SignatureState[]): CrashReport | null {
  * status of its own (not killed by its signal) that printed no prefixed traceback. Null when that
  * is not exactly one rank.
  */
-function rankOfUnprefixed(s: EvidenceState, summary: TracebackEvent['torchrun'] | undefined): number | null {
-  const failures = [
-    ...(summary?.failures ?? []),
-    ...s.torchrunFailed.map((f) => ({ rank: f.rank, exitCode: f.exitCode })),
-  ];
-  if (failures.length === 0) return null;
+function rankOfUnprefixed(
+  s: EvidenceState,
+  failures: Array<{ rank: number; exitCode: number | null }>,
+): number | null {
   const prefixed = new Set(s.tracebacks.map((t) => t.ev.rank).filter((r) => r !== undefined));
   const own = new Set(
     failures
@@ -195,9 +192,9 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   const killed = exitCode !== null && KILLED.has(exitCode);
   const endTs = opts.nowS ?? s.lastEvidenceTs;
   const silences = endTs === null ? [] : currentSilences(s, endTs, !opts.processAlive);
-  // silence is a hang once confirmed on the box (stuck / blocked-native), or, when nsa-dbg did not
-  // check (someone else's capture), by itself
-  const stalls = silences.filter((c) => c.judgement === null || c.judgement.hang);
+  // where the evidence stops: the first stalled rank, else (below) the rank furthest behind; on
+  // many ranks: the one the others wait for, not the first to fall silent
+  const headline = headlineStall(s, silences);
   const positions = endTs === null ? [] : s.detector.check(endTs);
   let stepsReached = completedSteps(s);
   resolveTracebackSteps(s);
@@ -215,7 +212,7 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
     s.tracebacks.some((t) => t.ev.torchrun !== undefined) ||
     (exitCode !== null && exitCode !== 0 && !killed && exitCode !== 130);
   const crash = crashed || realTracebacks.length > 0 ? crashOf(s, sigs) : null;
-  const hangEvidence = stalls.length > 0 || (!completed && implied('hang'));
+  const hangEvidence = headline !== undefined || (!completed && implied('hang'));
   const userStopped =
     opts.stopped === true ||
     exitCode === 130 ||
@@ -253,22 +250,18 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
       verdict = 'slow';
   }
 
-  // where the evidence stops: the first stalled rank, else the rank furthest behind
-  // on many ranks: the one the others wait for, not the first to fall silent
-  const culprit = stalls.length > 0 ? culpritOf(s, silences) : null;
-  const first = headlineStall(s, silences);
   let lastPosition: StallReport | null = null;
   const r2 = (v: number) => Math.round(v * 100) / 100;
-  if (first !== undefined) {
-    const { judgement: j, sinceTs: _since, ...at } = first;
-    lastPosition = { ...at, silenceS: r2(first.silenceS), thresholdS: r2(first.thresholdS) };
+  if (headline !== undefined) {
+    const { judgement: j, sinceTs: _since, ...at } = headline.stall;
+    lastPosition = { ...at, silenceS: r2(at.silenceS), thresholdS: r2(at.thresholdS) };
     if (j !== null && (j.state === 'stuck' || j.state === 'blocked-native')) {
       lastPosition.state = j.state;
       lastPosition.evidence = j.evidence;
       lastPosition.why = j.why;
       lastPosition.frame = j.frame;
     }
-    if (culprit !== null) lastPosition.rootCause = culprit;
+    if (headline.culprit !== null) lastPosition.rootCause = headline.culprit;
   } else {
     const behind = positions.filter((p) => p.phase !== '').sort((a, b) => a.step - b.step)[0];
     const where = behind === undefined ? undefined : s.detector.position(behind.rank);
@@ -310,8 +303,8 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
       rank: p.rank,
       step: p.step,
       where: p.where,
-      silenceS: Math.round(p.silenceS * 100) / 100,
-      thresholdS: Math.round(p.thresholdS * 100) / 100,
+      silenceS: r2(p.silenceS),
+      thresholdS: r2(p.thresholdS),
       declaredTs: p.declaredTs,
       resumedTs: p.resumedTs,
     })),
@@ -368,9 +361,9 @@ export function summarize(r: AnalysisResult): string {
     case 'crash': {
       const c = r.crash;
       if (c === null) return `crash (exit ${r.exitCode ?? '?'})`;
-      if (c.basis === 'launcher-error')
-        return `the launcher failed before any worker trained: ${c.exception}: ${c.message.split('\n')[0]}${c.frame ? ` in ${c.frame.function} (${c.frame.file}:${c.frame.line})` : ''} (not a training crash)`;
       const where = c.frame ? ` in ${c.frame.function} (${c.frame.file}:${c.frame.line})` : '';
+      if (c.basis === 'launcher-error')
+        return `the launcher failed before any worker trained: ${c.exception}: ${c.message.split('\n')[0]}${where} (not a training crash)`;
       const who =
         c.ranks && c.ranks.length > 1
           ? `ranks ${c.ranks.join(', ')}`

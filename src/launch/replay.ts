@@ -4,10 +4,9 @@
  * out_dir copy), nothing asked of its launcher or target. It is no launch kind of its own: the
  * run's kind has nothing left to do.
  */
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { layoutDirs } from '../analysis/analyze-dir.js';
 import { classifyRunPath, isFollowedFile, type RunLayout } from '../ingest/run-files.js';
-import type { Follower, FollowerFactory } from '../runs/follower.js';
+import type { FollowerFactory } from '../runs/follower.js';
 import type { ActiveLaunch, LaunchKind } from '../runs/launch-kind.js';
 import { processStatus } from '../runs/process-launch.js';
 import { RunController, type RunEvents } from '../runs/run-controller.js';
@@ -16,23 +15,6 @@ import { readRunSpec } from '../runs/spec-file.js';
 import type { Target } from '../targets/target.js';
 
 const ENDED = 'the run has ended: its output is in the log pane';
-
-/** the subfolders a layout adds to the run folder (`hosts/<alias>`, `out`), relative */
-function layoutDirs(dir: string, layout: RunLayout): string[] {
-  const isDir = (p: string) => {
-    try {
-      return statSync(p).isDirectory();
-    } catch {
-      return false;
-    }
-  };
-  const out: string[] = [];
-  if (layout.outCopy !== undefined && isDir(join(dir, layout.outCopy))) out.push(layout.outCopy);
-  if (layout.hostsDir !== undefined && isDir(join(dir, layout.hostsDir)))
-    for (const h of readdirSync(join(dir, layout.hostsDir)).sort())
-      if (isDir(join(dir, layout.hostsDir, h))) out.push(`${layout.hostsDir}/${h}`);
-  return out;
-}
 
 /** the folder and the subfolders its layout names, each file by its path in the folder */
 function folderFollower(layout: RunLayout): FollowerFactory {
@@ -44,7 +26,7 @@ function folderFollower(layout: RunLayout): FollowerFactory {
           filter: (name) => classifyRunPath(`${sub}/${name}`, layout) !== null,
         }),
       );
-    const f: Follower = {
+    return {
       start: () => {
         for (const w of watchers) w.start();
       },
@@ -52,7 +34,6 @@ function folderFollower(layout: RunLayout): FollowerFactory {
         await Promise.all(watchers.map((w) => w.stop()));
       },
     };
-    return f;
   };
 }
 
