@@ -20,11 +20,7 @@ export function bisectCells(
     controller.setNotice('mark a GO cell and a NO-GO cell with m, then :bisect');
     return false;
   }
-  const planned = planFromCells(o.presets, ca, cb, {
-    target: o.target,
-    ...(o.launchKey ? { launchKey: o.launchKey } : {}),
-    steps: o.steps,
-  });
+  const planned = planFromCells(o.presets, ca, cb, o);
   if ('error' in planned) {
     controller.setNotice(planned.error);
     return false;

@@ -69,7 +69,8 @@ export interface DdminOptions {
 
 class BudgetSpent extends Error {}
 
-const keyOf = (s: readonly number[]) => [...s].sort((a, b) => a - b).join(',');
+/** a subset's key: its indices sorted, comma-separated */
+export const subsetKey = (s: readonly number[]) => [...s].sort((a, b) => a - b).join(',');
 
 /** split `c` into `n` nearly equal consecutive parts */
 export function split<T>(c: readonly T[], n: number): T[][] {
@@ -95,7 +96,7 @@ export async function ddmin<D>(
   let runs = 0;
 
   const test = async (subset: readonly number[]): Promise<Outcome | 'flaky'> => {
-    const k = keyOf(subset);
+    const k = subsetKey(subset);
     const known = seen.get(k);
     if (known) return known.outcome;
     const observations: Array<Observation<D>> = [];
@@ -120,7 +121,7 @@ export async function ddmin<D>(
       outcome: kinds.size === 1 ? observations[0]!.outcome : 'flaky',
     };
     trials.push(t);
-    seen.set(keyOf(subset), t);
+    seen.set(subsetKey(subset), t);
     return t;
   };
   const all = Array.from({ length: size }, (_, i) => i);

@@ -6,7 +6,7 @@
  */
 import type { Cell, Notebook } from '../notebook/model.js';
 import type { NotebookAction } from '../notebook/reducer.js';
-import { ddmin, type Observation, type Outcome } from './ddmin.js';
+import { ddmin, type Observation, type Outcome, subsetKey } from './ddmin.js';
 import { applyChanges, type Change, changesBetween, type Side } from './delta.js';
 import type { BisectionRecord, CellBisect } from './model.js';
 import { classOf, conclusionOf, outcomeFor } from './summary.js';
@@ -44,8 +44,6 @@ export class BisectAborted extends Error {
     super('bisection stopped');
   }
 }
-
-const subsetKey = (s: readonly number[]) => [...s].sort((a, b) => a - b).join(',');
 
 export async function runBisection(port: BisectPort, plan: BisectPlan): Promise<BisectionRecord> {
   const changes: Change[] = changesBetween(plan.good.side, plan.bad.side);

@@ -4,7 +4,7 @@
  * `bisect --json`. Pure: the TUI, the report and the CLI share these functions.
  */
 import type { Cell, Notebook } from '../notebook/model.js';
-import type { Outcome } from './ddmin.js';
+import { type Outcome, subsetKey } from './ddmin.js';
 import { type Change, describeChange } from './delta.js';
 import type { BisectionRecord } from './model.js';
 
@@ -36,12 +36,12 @@ function stallFunction(c: Cell): string | undefined {
 }
 
 /** "step 6 in-step (`_forward_prefill_sequential`)", "step 1 RuntimeError at forward (...)", "" */
-export function locationOf(c: Cell | undefined, code = (s: string) => `\`${s}\``): string {
+export function locationOf(c: Cell | undefined): string {
   const s = c?.summary;
   if (!c || !s) return '';
   if (s.stall) {
     const fn = stallFunction(c);
-    return `step ${s.stall.step} ${s.stall.where}${fn ? ` (${code(fn)})` : ''}`;
+    return `step ${s.stall.step} ${s.stall.where}${fn ? ` (\`${fn}\`)` : ''}`;
   }
   if (s.crash)
     return `step ${s.crash.step} ${s.crash.exception}${s.crash.where ? ` at ${s.crash.where}` : ''}`;
@@ -91,7 +91,7 @@ export function trialRows(nb: Notebook, b: BisectionRecord): TrialRow[] {
 
 /** the trial of the minimal subset (its failure is what the conclusion describes) */
 function minimalCell(nb: Notebook, b: BisectionRecord): Cell | undefined {
-  const want = [...(b.result?.minimal ?? [])].sort((x, y) => x - y).join(',');
+  const want = subsetKey(b.result?.minimal ?? []);
   const t = b.trials.find((x) => x.subset.join(',') === want && x.outcome === 'fail');
   return t ? nb.cells.find((c) => c.id === t.cells[0]) : undefined;
 }

@@ -18,24 +18,15 @@
  * been merged yet (the bytes after the last merged line) are merged then, so the merged output is
  * the same as if nsa-dbg had never stopped.
  */
-import {
-  appendFileSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isTempFile, STDOUT_FILE } from '../ingest/run-files.js';
+import { HOSTS_DIR, isTempFile, MERGED_HOST_FILES, STDOUT_FILE } from '../ingest/run-files.js';
 import type { Follower } from '../runs/follower.js';
-import { EvidenceMirror } from '../runs/mirror.js';
+import { EvidenceMirror, mirroredFiles } from '../runs/mirror.js';
 import { RunWatcher } from '../runs/run-watcher.js';
 import type { Target } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
-import { HOSTS_DIR, type HostEntry, MERGED_HOST_FILES, mirrorSubdir } from './hosts.js';
+import { type HostEntry, mirrorSubdir } from './hosts.js';
 
 export interface FollowedHost {
   entry: HostEntry;
@@ -83,13 +74,7 @@ export class HostsFollower implements Follower {
    */
   private resume(i: number): void {
     const sub = mirrorSubdir(this.hosts[i]!.entry);
-    const dir = join(this.cellDir, sub);
-    if (!existsSync(dir)) return;
-    for (const name of readdirSync(dir).sort()) {
-      const p = join(dir, name);
-      if (name.startsWith('.mirror') || isTempFile(name) || !statSync(p).isFile()) continue;
-      const data = readFileSync(p);
-      if (data.length === 0) continue;
+    for (const [name, data] of mirroredFiles(join(this.cellDir, sub), isTempFile)) {
       if (MERGED_HOST_FILES.includes(name)) this.mergeRest(i, name, data);
       else if (name === 'exit_code') this.noteExit(i, data);
       this.onChunk(`${sub}/${name}`, data);

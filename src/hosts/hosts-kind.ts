@@ -5,14 +5,14 @@
  * signals go over its host's connection, a stop acts on every host. The agents outlive nsa-dbg;
  * `attach` reconnects to every host and resumes every mirror where the cell's copy ends.
  */
-import { HOSTS_DIR, hostsLayout } from '../ingest/run-files.js';
+import { hostsLayout } from '../ingest/run-files.js';
 import type { ActiveLaunch, LaunchContext, LaunchKind } from '../runs/launch-kind.js';
-import { attachCommand, requireTorchrun } from '../runs/launch-kind.js';
+import { attachCommand, requireTorchrun, stopWords } from '../runs/launch-kind.js';
 import type { HostsLaunch } from '../runs/launch-spec.js';
-import { followOutput } from '../runs/process-launch.js';
+import { followOutput, readText } from '../runs/process-launch.js';
 import { LAUNCH_FILE } from '../runs/spec-file.js';
 import type { Target } from '../targets/target.js';
-import { safeAlias } from './hosts.js';
+import { mirrorSubdir } from './hosts.js';
 import { HostsFollower } from './hosts-follower.js';
 import { followedHosts, hostOfFile, hostsStoppable, launchHosts } from './hosts-run.js';
 import { HostsTarget, hostsTargetOf } from './hosts-target.js';
@@ -55,7 +55,7 @@ function active(ctx: LaunchContext<HostsLaunch>): ActiveLaunch {
     quitWords: (q) =>
       q.leave
         ? `The run keeps running on every host (${aliases.join(', ')}); re-attach with: ${attachCommand('local', spec.runId)}`
-        : `The run will be stopped on every host (${aliases.join(', ')}) (${q.policy.halt ? '.HALT, then ' : ''}SIGINT, then SIGKILL). Evidence stays in ${spec.runDir}`,
+        : stopWords(q, spec.runDir, ` on every host (${aliases.join(', ')})`),
     dispose: () => {},
   };
 }
@@ -94,14 +94,11 @@ export const hostsKind: LaunchKind<HostsLaunch> = {
     return new HostsTarget(base, hosts);
   },
   async status(target, runDir, spec) {
-    const exitText = (await target.readFile(`${runDir}/exit_code`).catch(() => null))
-      ?.toString('utf8')
-      .trim();
+    const exitText = await readText(target, `${runDir}/exit_code`);
     if (exitText) return { status: 'exited', exitCode: Number(exitText) };
     // the cell is on this machine; its agents are not asked here (attach reconnects to them)
     const has = async (h: { alias: string }, file: string) =>
-      (await target.readFile(`${runDir}/${HOSTS_DIR}/${safeAlias(h.alias)}/${file}`).catch(() => null)) !==
-      null;
+      (await target.readFile(`${runDir}/${mirrorSubdir(h)}/${file}`).catch(() => null)) !== null;
     const hosts = spec.launcher.hosts;
     const up = (await Promise.all(hosts.map((h) => has(h, 'pid')))).filter(Boolean).length;
     const ended = (await Promise.all(hosts.map((h) => has(h, 'exit_code')))).filter(Boolean).length;

@@ -5,6 +5,7 @@
  * passes the signal on to its workers), then SIGKILL of each agent's process tree.
  */
 import { join } from 'node:path';
+import { NODE_SCRIPT } from '../runs/agent-script.js';
 import { type LaunchInfo, launchDetached } from '../runs/detached.js';
 import type { HostsLaunch } from '../runs/launch-spec.js';
 import type { RunSpec } from '../runs/launcher.js';
@@ -12,14 +13,7 @@ import { installStackHook } from '../runs/run-env.js';
 import { killTree, type StoppableRun } from '../runs/stop.js';
 import type { Target } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
-import {
-  HOST_NODE_SCRIPT,
-  hostLauncherSpec,
-  hostNodeScript,
-  hostRunDir,
-  hostSpec,
-  mirrorSubdir,
-} from './hosts.js';
+import { hostLauncherSpec, hostNodeScript, hostRunDir, hostSpec, mirrorSubdir } from './hosts.js';
 import type { FollowedHost } from './hosts-follower.js';
 import type { HostsTarget } from './hosts-target.js';
 
@@ -58,7 +52,7 @@ export async function launchHosts(
     const host = hostSpec(spec, s, i);
     await t.writeFile(`${host.runDir}/command.json`, `${JSON.stringify(host, null, 2)}\n`);
     await installStackHook(t, host);
-    await t.writeFile(`${host.runDir}/${HOST_NODE_SCRIPT}`, hostNodeScript(spec, s, i));
+    await t.writeFile(`${host.runDir}/${NODE_SCRIPT}`, hostNodeScript(spec, s, i));
     const launch = await launchDetached(t, hostLauncherSpec(host), size, 'auto').catch((e: Error) => {
       throw new Error(`could not start the agent on ${entry.alias}: ${e.message}`);
     });

@@ -17,8 +17,6 @@ export type { HostEntry };
 /** a `--hosts` launch's settings (command.json's `launcher`) */
 export type HostsSettings = Omit<HostsLaunch, 'kind'>;
 
-export { HOSTS_DIR, MERGED_HOST_FILES } from '../ingest/run-files.js';
-
 /** a file name for an alias (`gpu-1`, `user@box:2222` → `user@box_2222`) */
 export function safeAlias(alias: string): string {
   return alias.replace(/[^\w.@-]/g, '_');
@@ -58,8 +56,6 @@ export function hostSpec(spec: RunSpec, s: HostsSettings, i: number): RunSpec {
   };
 }
 
-export const HOST_NODE_SCRIPT = NODE_SCRIPT;
-
 /**
  * The node script of host `i` (src/runs/agent-script.ts) with its place written in, and the
  * rendezvous: the first host, the cell's run id as the rendezvous id.
@@ -77,7 +73,7 @@ export function hostNodeScript(cell: RunSpec, s: HostsSettings, i: number): stri
 
 /** what the host's launcher runs: its node script (which execs the torchrun agent) */
 export function hostLauncherSpec(host: RunSpec): RunSpec {
-  return { ...host, argv: ['sh', `${host.runDir}/${HOST_NODE_SCRIPT}`] };
+  return { ...host, argv: ['sh', `${host.runDir}/${NODE_SCRIPT}`] };
 }
 
 /**

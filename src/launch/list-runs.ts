@@ -1,10 +1,12 @@
+import type { RunStatus } from '../runs/launch-kind.js';
 import type { LaunchKindName } from '../runs/launch-spec.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { readRunSpec } from '../runs/spec-file.js';
 import type { Target } from '../targets/target.js';
 import { kindOf } from './kinds.js';
 
-export interface RunListing {
+/** a run in `attach`'s listing: its spec's facts, and its state with the kind's more fields beside them */
+export type RunListing = Omit<RunStatus, 'extra'> & {
   runId: string;
   runDir: string;
   lane: string;
@@ -12,15 +14,7 @@ export interface RunListing {
   command: string;
   /** how it was launched: pty, detached, slurm, hosts */
   launcher: LaunchKindName;
-  /** `pending`: a Slurm job waiting for its nodes */
-  status: 'running' | 'exited' | 'lost' | 'starting' | 'pending';
-  exitCode?: number;
-  pid?: number;
-  /** the listing line's words on the launch (`job 41 PENDING (Resources)`) */
-  note?: string;
-  /** a Slurm run: its job and the job's state as squeue/scontrol/sacct give it */
-  job?: { id: string; state: string; reason: string | null; nodes: string | null };
-}
+};
 
 /** The runs under a runs root on a target, newest first, each with its state as its kind tells it. */
 export async function listRuns(target: Target, runsRoot: string): Promise<RunListing[]> {
@@ -35,7 +29,7 @@ export async function listRuns(target: Target, runsRoot: string): Promise<RunLis
       continue;
     }
     if (spec === null) continue;
-    const s = await kindOf(spec.launcher).status(target, runDir, spec);
+    const { extra, ...state } = await kindOf(spec.launcher).status(target, runDir, spec);
     out.push({
       runId,
       runDir,
@@ -43,11 +37,8 @@ export async function listRuns(target: Target, runsRoot: string): Promise<RunLis
       createdAt: spec.createdAt,
       command: spec.argv.join(' '),
       launcher: spec.launcher.kind,
-      status: s.status,
-      ...(s.exitCode !== undefined ? { exitCode: s.exitCode } : {}),
-      ...(s.pid !== undefined ? { pid: s.pid } : {}),
-      ...(s.note !== undefined ? { note: s.note } : {}),
-      ...s.extra,
+      ...state,
+      ...extra,
     });
   }
   return out;

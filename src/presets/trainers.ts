@@ -5,7 +5,6 @@
  */
 
 export interface TrainerProfile {
-  name: string;
   /** recognised by its command (the script and its arguments, after any launcher) */
   matches(argv: string[]): boolean;
   /** how the step count is passed, when the lane does not say (`--flag=` takes one argument) */
@@ -18,7 +17,7 @@ const script = (argv: string[], re: RegExp) => argv.some((a) => re.test(a));
 
 export const TRAINERS: TrainerProfile[] = [
   {
-    name: 'nsa-vibe',
+    // nsa-vibe: `python -u scripts/train_showcase.py ...`
     matches: (argv) => script(argv, /(?:^|\/)train_showcase\.py$/),
     stepsFlag: '--steps',
     config: { env: 'CONFIG', default: 'configs/train_showcase.yaml', outDirKey: 'train.out_dir' },
@@ -26,7 +25,6 @@ export const TRAINERS: TrainerProfile[] = [
   {
     // karpathy/nanoGPT: `python train.py [config/x.py] [--key=value ...]`; its configurator takes
     // only --key=value, and --max_iters is its step count
-    name: 'nanoGPT',
     matches: (argv) =>
       script(argv, /(?:^|\/)train\.py$/) &&
       argv.some((a) => /^--\w+=/.test(a) || /(?:^|\/)config\/\w+\.py$/.test(a)),

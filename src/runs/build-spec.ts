@@ -17,7 +17,7 @@ export interface SpecOptions {
     stepMs?: number;
     /** rank processes (the many-rank demo); default: the lane's NSA_DEMO_RANKS, else 1 */
     ranks?: number;
-    trainerPath?: string /** a copy inside the run dir (remote boxes) */;
+    /** a copy inside the run dir (remote boxes) */
     inRunDir?: boolean;
   };
   cwd?: string;
@@ -64,9 +64,7 @@ export function buildRunSpec(o: SpecOptions): RunSpec {
     argv = [
       'python3',
       '-u',
-      o.demo.inRunDir
-        ? `${runDir}/${DEMO_DIR_IN_RUN}/nsa_demo_trainer.py`
-        : (o.demo.trainerPath ?? demoTrainerPath()),
+      o.demo.inRunDir ? `${runDir}/${DEMO_DIR_IN_RUN}/nsa_demo_trainer.py` : demoTrainerPath(),
       '--dataset',
       'synthetic',
       '--ddp',

@@ -6,13 +6,13 @@
 
 import { followArgv, type LaunchInfo, launchDetached, readLaunchInfo } from './detached.js';
 import type { ActiveLaunch, LaunchContext, LaunchKind } from './launch-kind.js';
-import { attachCommand } from './launch-kind.js';
 import type { DetachedLaunch } from './launch-spec.js';
-import { processDump, processStatus, processStoppable } from './process-launch.js';
+import { processActive, processKind } from './process-launch.js';
 
 function active(ctx: LaunchContext<DetachedLaunch>, info: LaunchInfo | null): ActiveLaunch {
   const { target, spec } = ctx;
   return {
+    ...processActive(ctx, ' (detached)'),
     async terminal(size) {
       // a fresh `tmux attach` (or a follower of stdout.log) each time, so a dropped link never
       // leaves a dead one behind; TMUX is unset so a client inside the user's own tmux attaches
@@ -23,29 +23,13 @@ function active(ctx: LaunchContext<DetachedLaunch>, info: LaunchInfo | null): Ac
       });
       return { pty, release: () => pty.close() };
     },
-    stoppable: () => processStoppable(ctx),
-    requestDump: () => processDump(ctx),
-    checksTarget: () => target,
-    line: () => null,
-    quitWords: (q) =>
-      q.leave
-        ? `The run keeps running on ${q.targetLabel} (detached); re-attach with: ${attachCommand(q.targetLabel, spec.runId)}`
-        : `The run will be stopped (${q.policy.halt ? '.HALT, then ' : ''}SIGINT, then SIGKILL). Evidence stays in ${spec.runDir}`,
-    dispose: () => {},
   };
 }
 
 export const detachedKind: LaunchKind<DetachedLaunch> = {
-  place: (_l, label) => ({ label }),
-  plan: (spec) => spec,
+  ...processKind,
   start: async (ctx, size) =>
     active(ctx, await launchDetached(ctx.target, ctx.spec, size, ctx.spec.launcher.mode ?? 'auto')),
   attach: async (ctx) => active(ctx, await readLaunchInfo(ctx.target, ctx.spec.runDir)),
-  follower: (_target, _spec, plain) => plain,
-  spansNodes: false,
-  endSaidByScheduler: false,
   leavesRunningOnQuit: () => true,
-  gpuTarget: (target) => target,
-  reconnect: async (base) => base,
-  status: (target, runDir) => processStatus(target, runDir),
 };

@@ -1,26 +1,22 @@
 import type { ExecResult, Target } from '../targets/target.js';
+import { parseJsonObject } from '../util/json-object.js';
 import { shQuote } from '../util/sh-quote.js';
 import type { DetachedMode } from './launch-spec.js';
 import { launcherScript, type RunSpec } from './launcher.js';
 import { LAUNCH_FILE } from './spec-file.js';
 
-/**
+/*
  * Detached runs survive the connection: a dropped link, a sleeping laptop or a killed nsa-dbg never
  * signals the trainer. With tmux on the box the run lives in its own tmux session (attaching shows
  * the real terminal, progress bars included); without it, setsid+nohup and a PTY that follows
  * stdout.log.
  */
-export type LaunchMode = DetachedMode;
 
 /** how a detached run was started (its launch.json) */
 export interface LaunchInfo {
-  mode: LaunchMode;
+  mode: DetachedMode;
   /** tmux session name when mode is tmux */
   session?: string;
-}
-
-export function tmuxSessionName(runId: string): string {
-  return `nsa-dbg-${runId}`;
 }
 
 export async function hasTmux(target: Target): Promise<boolean> {
@@ -34,12 +30,12 @@ export async function launchDetached(
   target: Target,
   spec: RunSpec,
   size: { cols: number; rows: number },
-  prefer: LaunchMode | 'auto' = 'auto',
+  prefer: DetachedMode | 'auto' = 'auto',
 ): Promise<LaunchInfo> {
-  const mode: LaunchMode = prefer === 'auto' ? ((await hasTmux(target)) ? 'tmux' : 'nohup') : prefer;
+  const mode: DetachedMode = prefer === 'auto' ? ((await hasTmux(target)) ? 'tmux' : 'nohup') : prefer;
   const script = `${spec.runDir}/run.sh`;
   await target.writeFile(script, launcherScript(spec, mode === 'tmux' ? 'tee' : 'file'));
-  const info: LaunchInfo = mode === 'tmux' ? { mode, session: tmuxSessionName(spec.runId) } : { mode };
+  const info: LaunchInfo = mode === 'tmux' ? { mode, session: `nsa-dbg-${spec.runId}` } : { mode };
   await target.writeFile(`${spec.runDir}/${LAUNCH_FILE}`, `${JSON.stringify(info)}\n`);
   let r: ExecResult;
   if (mode === 'tmux') {
@@ -77,11 +73,6 @@ export function followArgv(info: LaunchInfo, runDir: string): string[] {
 
 export async function readLaunchInfo(target: Target, runDir: string): Promise<LaunchInfo | null> {
   const b = await target.readFile(`${runDir}/${LAUNCH_FILE}`);
-  if (!b) return null;
-  try {
-    const info = JSON.parse(b.toString('utf8')) as Partial<LaunchInfo>;
-    return info.mode === 'tmux' || info.mode === 'nohup' ? (info as LaunchInfo) : null;
-  } catch {
-    return null;
-  }
+  const info = b === null ? null : parseJsonObject(b.toString('utf8'));
+  return info?.mode === 'tmux' || info?.mode === 'nohup' ? (info as unknown as LaunchInfo) : null;
 }

@@ -142,6 +142,11 @@ export function attachCommand(targetLabel: string, runId: string): string {
   return `nsa-dbg attach${targetLabel === 'local' ? '' : ` --host ${targetLabel}`} ${runId}`;
 }
 
+/** the quit prompt's words on a stop (`where`: ` on every host (a, b)`) */
+export function stopWords(q: QuitFacts, runDir: string, where = ''): string {
+  return `The run will be stopped${where} (${q.policy.halt ? '.HALT, then ' : ''}SIGINT, then SIGKILL). Evidence stays in ${runDir}`;
+}
+
 /**
  * The kinds that start one torchrun agent per node need a torchrun lane; `flag` is how the user
  * asked for the kind.

@@ -64,7 +64,6 @@ export function launcherScript(spec: RunSpec, mode: OutputMode = 'tee'): string 
   return [
     '#!/bin/sh',
     `# nsa-dbg run ${spec.runId} (lane ${spec.lane}). Re-run by hand with: sh run.sh`,
-    `cd ${shQuote(spec.cwd)} || { echo "nsa-dbg: cannot cd to ${spec.cwd.replace(/[^\w./-]/g, '?')}" >&2; exit 97; }`,
     ...runEnvironment(spec),
     body,
     '',

@@ -1,7 +1,5 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import type { FollowerFactory } from './follower.js';
-import { EvidenceMirror } from './mirror.js';
+import { EvidenceMirror, mirroredFiles } from './mirror.js';
 
 /**
  * For remote runs: mirror the run dir into a local evidence folder and feed the engine the same
@@ -14,14 +12,7 @@ export function mirrorFollower(localDir: string, onError?: (e: Error) => void): 
     const mirror = new EvidenceMirror(target, dir, localDir, { onChunk, ...(onError ? { onError } : {}) });
     return {
       async start() {
-        if (existsSync(localDir)) {
-          for (const name of readdirSync(localDir).sort()) {
-            const p = join(localDir, name);
-            if (name.startsWith('.mirror') || !statSync(p).isFile()) continue;
-            const b = readFileSync(p);
-            if (b.length) onChunk(name, b);
-          }
-        }
+        for (const [name, b] of mirroredFiles(localDir)) onChunk(name, b);
         await mirror.start();
       },
       stop: () => mirror.close(),

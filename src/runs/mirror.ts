@@ -13,6 +13,8 @@ import {
   existsSync,
   mkdirSync,
   openSync,
+  readdirSync,
+  readFileSync,
   renameSync,
   statSync,
   writeFileSync,
@@ -50,13 +52,29 @@ export interface EvidenceMirrorOptions {
   filter?: (name: string) => boolean;
   listEveryMs?: number;
   pollMs?: number;
-  /** how long flush() waits for a tail without drain() to catch up */
-  flushTimeoutMs?: number;
 }
 
 /** Temp files of atomic writes (`x.tmp-1234`, `x.tmp`) come and go; their final names are mirrored. */
 export function defaultMirrorFilter(name: string): boolean {
   return !isTempFile(name) && name !== MIRROR_STATE_FILE;
+}
+
+/**
+ * What an earlier nsa-dbg already mirrored into `localDir` (before a crash, a kill or a quit): each
+ * non-empty file whole, in name order, to be read before the mirror resumes from the local sizes.
+ * The mirror's own state is passed over, and the names `skip` says.
+ */
+export function* mirroredFiles(
+  localDir: string,
+  skip: (name: string) => boolean = () => false,
+): Generator<[name: string, data: Buffer]> {
+  if (!existsSync(localDir)) return;
+  for (const name of readdirSync(localDir).sort()) {
+    const p = join(localDir, name);
+    if (name.startsWith('.mirror') || skip(name) || !statSync(p).isFile()) continue;
+    const data = readFileSync(p);
+    if (data.length > 0) yield [name, data];
+  }
 }
 
 function safeName(name: string): boolean {
@@ -197,20 +215,8 @@ export class EvidenceMirror<T extends Target = Target> {
     // record, a dump) was created: let it finish, then list again
     await this.scanning;
     await this.scan();
-    await Promise.all([...this.files.entries()].map(([name, m]) => this.catchUp(name, m.tail)));
+    await Promise.all([...this.files.values()].map((m) => m.tail.drain()));
     this.saveNow();
-  }
-
-  private async catchUp(name: string, tail: TailHandle): Promise<void> {
-    if (tail.drain) return tail.drain();
-    // no drain(): wait until the tail's offset reaches the remote file's size
-    const remote = await this.target.readFile(`${this.remoteDir}/${name}`);
-    const want = remote?.length ?? 0;
-    const deadline = Date.now() + (this.opts.flushTimeoutMs ?? 10_000);
-    while (tail.offset < want) {
-      if (Date.now() > deadline) throw new Error(`mirror: ${name} stuck at ${tail.offset}/${want} bytes`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
   }
 
   /** Flush, then stop following and save the offsets. The remote files are left untouched. */

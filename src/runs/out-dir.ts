@@ -5,13 +5,13 @@
  * grows into the run dir's `out/`, so the run folder holds this run's evidence and nothing older,
  * read by the same reader live and in `analyze`.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isTempFile, OUT_COPY_DIR } from '../ingest/run-files.js';
 import type { Target } from '../targets/target.js';
+import { parseJsonObject } from '../util/json-object.js';
 import { shQuote } from '../util/sh-quote.js';
 import type { Follower } from './follower.js';
-import { EvidenceMirror, type FileMark } from './mirror.js';
+import { EvidenceMirror, type FileMark, mirroredFiles } from './mirror.js';
 
 /** the marks of the out_dir's files before the run, kept in the run dir (an attach resumes from them) */
 export const OUT_BASELINE_FILE = 'out-baseline.json';
@@ -45,12 +45,8 @@ export async function markOutDir(
 /** the marks recorded at the launch (none: an attach to a run from before they were recorded) */
 export async function readOutMarks(target: Target, runDir: string): Promise<Record<string, FileMark>> {
   const b = await target.readFile(`${runDir}/${OUT_BASELINE_FILE}`).catch(() => null);
-  if (b === null) return {};
-  try {
-    return JSON.parse(b.toString('utf8')) as Record<string, FileMark>;
-  } catch {
-    return {};
-  }
+  const marks = b === null ? null : parseJsonObject(b.toString('utf8'));
+  return (marks ?? {}) as Record<string, FileMark>;
 }
 
 /**
@@ -69,13 +65,7 @@ export function outDirFollower(
     async start() {
       const copy = join(localRunDir, OUT_COPY_DIR);
       // an attach: what an earlier nsa-dbg copied is read first, then the copy goes on from there
-      if (existsSync(copy))
-        for (const name of readdirSync(copy).sort()) {
-          const p = join(copy, name);
-          if (isTempFile(name) || name.startsWith('.mirror') || !statSync(p).isFile()) continue;
-          const b = readFileSync(p);
-          if (b.length > 0) onChunk(`${OUT_COPY_DIR}/${name}`, b);
-        }
+      for (const [name, b] of mirroredFiles(copy, isTempFile)) onChunk(`${OUT_COPY_DIR}/${name}`, b);
       mirror = new EvidenceMirror(target, outDir, copy, {
         baseline: await marks(),
         onChunk: (name, chunk, replace) => onChunk(`${OUT_COPY_DIR}/${name}`, chunk, replace),

@@ -49,9 +49,9 @@ export async function readProcMany(
   target: Target,
   pids: number[],
 ): Promise<Map<number, ProcReadingWithSignals>> {
+  const out = new Map<number, ProcReadingWithSignals>();
   if (target.kind === 'local') {
     // this machine's /proc is a file read away: nothing to batch
-    const out = new Map<number, ProcReadingWithSignals>();
     await Promise.all(
       pids.map(async (p) => {
         const r = await readProc(target, p);
@@ -62,7 +62,6 @@ export async function readProcMany(
     );
     return out;
   }
-  const out = new Map<number, ProcReadingWithSignals>();
   await Promise.all(
     groupByNode(target, pids).map(async (group) => {
       const r = await execForPid(target, group[0]!, [

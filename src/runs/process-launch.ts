@@ -3,10 +3,44 @@
  * run): the trainer's pid from its pid file is what a stop, a dump and the listing act on.
  */
 import type { Target } from '../targets/target.js';
-import type { LaunchContext, RunStatus } from './launch-kind.js';
+import type { FollowerFactory } from './follower.js';
+import type { ActiveLaunch, LaunchContext, RunStatus } from './launch-kind.js';
+import { attachCommand, stopWords } from './launch-kind.js';
+import type { LaunchSpec } from './launch-spec.js';
 import type { RunSpec } from './launcher.js';
 import { handlersFor, SIGNUM } from './signals.js';
 import { processRun, type StoppableRun } from './stop.js';
+
+/** the rest of such a kind, besides how it starts, picks up and leaves a run: all on the session's target */
+export const processKind = {
+  place: (_l: LaunchSpec, label: string) => ({ label }),
+  plan: (spec: RunSpec) => spec,
+  follower: (_target: Target, _spec: RunSpec, plain: FollowerFactory) => plain,
+  spansNodes: false,
+  endSaidByScheduler: false,
+  gpuTarget: (target: Target) => target,
+  reconnect: async (base: Target) => base,
+  status: (target: Target, runDir: string) => processStatus(target, runDir),
+};
+
+/**
+ * A launch of such a run, all but its terminal; `how` follows the target's label in the quit
+ * prompt's words when quitting leaves it (` (detached)`).
+ */
+export function processActive(ctx: LaunchContext, how: string): Omit<ActiveLaunch, 'terminal'> {
+  const { target, spec } = ctx;
+  return {
+    stoppable: () => processStoppable(ctx),
+    requestDump: () => processDump(ctx),
+    checksTarget: () => target,
+    line: () => null,
+    quitWords: (q) =>
+      q.leave
+        ? `The run keeps running on ${q.targetLabel}${how}; re-attach with: ${attachCommand(q.targetLabel, spec.runId)}`
+        : stopWords(q, spec.runDir),
+    dispose: () => {},
+  };
+}
 
 /** the trainer's process tree; null when no pid file came within 2 s (it never started) */
 export async function processStoppable(ctx: LaunchContext): Promise<StoppableRun | null> {
@@ -18,7 +52,7 @@ export async function processStoppable(ctx: LaunchContext): Promise<StoppableRun
  * SIGUSR1 to every process of the run that has a handler for it (the trainer, each rank under
  * torchrun) — never to the shell or to a process that would die of it.
  */
-export async function processDump(ctx: LaunchContext): Promise<string> {
+async function processDump(ctx: LaunchContext): Promise<string> {
   const pid = ctx.pid();
   if (pid === undefined) return 'the trainer has not started yet: no pid';
   const procs = await handlersFor(ctx.target, pid, SIGNUM.USR1!);
@@ -48,7 +82,8 @@ function noHandler(pid: number): string {
   return `no SIGUSR1 handler in pid ${pid} or its children yet (SigCgt): not sent, it would kill the trainer; install py-spy on the box (pip install py-spy) for dumps without a handler`;
 }
 
-async function readText(target: Target, path: string): Promise<string | undefined> {
+/** a file's text, trimmed; undefined when it cannot be read */
+export async function readText(target: Target, path: string): Promise<string | undefined> {
   return (await target.readFile(path).catch(() => null))?.toString('utf8').trim();
 }
 

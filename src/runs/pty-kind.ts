@@ -6,16 +6,16 @@
 
 import type { PtyHandle } from '../targets/target.js';
 import type { ActiveLaunch, LaunchContext, LaunchKind, Size } from './launch-kind.js';
-import { attachCommand } from './launch-kind.js';
 import type { PtyLaunch } from './launch-spec.js';
 import { launcherScript } from './launcher.js';
-import { processDump, processStatus, processStoppable } from './process-launch.js';
+import { processActive, processKind, processStoppable } from './process-launch.js';
 
 /** after the PTY ends, how long the run's own exit_code may take to reach the followers */
 const EXIT_CODE_GRACE_MS = 300;
 
 function active(ctx: LaunchContext<PtyLaunch>, pty: PtyHandle | null): ActiveLaunch {
   return {
+    ...processActive(ctx, ''),
     async terminal(size: Size) {
       if (!pty) throw new Error('the run has no terminal');
       pty.resize(size.cols, size.rows);
@@ -28,20 +28,12 @@ function active(ctx: LaunchContext<PtyLaunch>, pty: PtyHandle | null): ActiveLau
       if (run === null) pty?.close();
       return run;
     },
-    requestDump: () => processDump(ctx),
-    checksTarget: () => ctx.target,
-    line: () => null,
-    quitWords: (q) =>
-      q.leave
-        ? `The run keeps running on ${q.targetLabel}; re-attach with: ${attachCommand(q.targetLabel, ctx.spec.runId)}`
-        : `The run will be stopped (${q.policy.halt ? '.HALT, then ' : ''}SIGINT, then SIGKILL). Evidence stays in ${ctx.spec.runDir}`,
     dispose: () => pty?.close(),
   };
 }
 
 export const ptyKind: LaunchKind<PtyLaunch> = {
-  place: (_l, label) => ({ label }),
-  plan: (spec) => spec,
+  ...processKind,
   async start(ctx, size) {
     const { spec, target, events } = ctx;
     await target.writeFile(`${spec.runDir}/run.sh`, launcherScript(spec, 'tee'));
@@ -54,11 +46,5 @@ export const ptyKind: LaunchKind<PtyLaunch> = {
     return active(ctx, pty);
   },
   attach: async (ctx) => active(ctx, null),
-  follower: (_target, _spec, plain) => plain,
-  spansNodes: false,
-  endSaidByScheduler: false,
   leavesRunningOnQuit: (attached) => attached,
-  gpuTarget: (target) => target,
-  reconnect: async (base) => base,
-  status: (target, runDir) => processStatus(target, runDir),
 };

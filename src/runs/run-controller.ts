@@ -10,9 +10,6 @@ import { installStackHook } from './run-env.js';
 import { COMMAND_FILE } from './spec-file.js';
 import { type StopStep, stopRun } from './stop.js';
 
-export type { Follower, FollowerFactory };
-export { watchFollower };
-
 export interface RunEvents {
   /**
    * a chunk of a file of the run folder: the run dir's (`name`), or the trainer's own out_dir's as
@@ -136,12 +133,15 @@ export class RunController {
     const w = outDirFollower(this.target, this.spec.outDir, this.localDir, marks, (name, chunk, replace) =>
       this.events.onFileChunk(name, chunk, 'out', replace),
     );
+    this.begin(w, `out_dir copy of ${this.spec.outDir}`);
+  }
+
+  /** follow with `w` from the next tick on; `what` names it when it fails */
+  private begin(w: Follower, what: string): void {
     this.watchers.push(w);
     void Promise.resolve()
       .then(() => w.start())
-      .catch((e: unknown) =>
-        debugLog(`out_dir copy of ${this.spec.outDir} failed: ${(e as Error)?.stack ?? e}`),
-      );
+      .catch((e: unknown) => debugLog(`${what} failed: ${(e as Error)?.stack ?? e}`));
   }
 
   /**
@@ -171,10 +171,7 @@ export class RunController {
       else this.live?.noteFile?.(name, chunk);
       this.events.onFileChunk(name, chunk, 'run');
     });
-    this.watchers.push(w);
-    void Promise.resolve()
-      .then(() => w.start())
-      .catch((e: unknown) => debugLog(`follower of ${dir} failed: ${(e as Error)?.stack ?? e}`));
+    this.begin(w, `follower of ${dir}`);
   }
 
   /** A terminal on the run for the user to look at and type into (the kind's). */

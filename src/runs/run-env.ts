@@ -32,7 +32,7 @@ function launcherStartsRanks(spec: RunSpec): boolean {
   return spec.demo === true && ranks > 1;
 }
 
-/** the shell lines that set up a run's environment (after `cd`) */
+/** the shell lines that start a run's script: `cd` to its cwd, then its environment */
 export function runEnvironment(spec: RunSpec): string[] {
   const signal = stackSignalOf(spec);
   const hook =
@@ -48,6 +48,7 @@ export function runEnvironment(spec: RunSpec): string[] {
           `export PYTHONPATH=${shQuote(`${spec.runDir}/${STACK_HOOK_DIR}`)}\${PYTHONPATH:+:$PYTHONPATH}`,
         ];
   return [
+    `cd ${shQuote(spec.cwd)} || { echo "nsa-dbg: cannot cd to ${spec.cwd.replace(/[^\w./-]/g, '?')}" >&2; exit 97; }`,
     // Output goes through a pipe (tee, a file), so Python must not block-buffer it.
     'export PYTHONUNBUFFERED=1',
     // where the run's evidence belongs, for trainers that take their out dir from the env

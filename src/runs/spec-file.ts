@@ -10,6 +10,7 @@
  */
 import { agentsLayout, hostsLayout, type RunLayout } from '../ingest/run-files.js';
 import type { Target } from '../targets/target.js';
+import { parseJsonObject } from '../util/json-object.js';
 import { LAUNCH_KINDS, type LaunchSpec, type TorchrunRun } from './launch-spec.js';
 import type { RunSpec } from './launcher.js';
 
@@ -89,32 +90,16 @@ export function parseRunSpec(text: string, launchInfo?: unknown): RunSpec {
   } as RunSpec;
 }
 
-/** whether a command.json needs its launch.json to be read (an old one without a launch kind) */
-function needsLaunchInfo(text: string): boolean {
-  try {
-    const raw = JSON.parse(text) as unknown;
-    return isObj(raw) && !isNewLaunch(raw.launcher);
-  } catch {
-    return false;
-  }
-}
-
-function parseJson(b: Buffer | null): unknown {
-  if (b === null) return undefined;
-  try {
-    return JSON.parse(b.toString('utf8')) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
 /** the run in `runDir` on `target`, migrated; null when there is no command.json */
 export async function readRunSpec(target: Target, runDir: string): Promise<RunSpec | null> {
   const b = await target.readFile(`${runDir}/${COMMAND_FILE}`);
   if (b === null) return null;
   const text = b.toString('utf8');
-  const info = needsLaunchInfo(text)
-    ? parseJson(await target.readFile(`${runDir}/${LAUNCH_FILE}`).catch(() => null))
-    : undefined;
-  return parseRunSpec(text, info);
+  const raw = parseJsonObject(text);
+  // only an old command.json without a launch kind needs its launch.json
+  const info =
+    raw !== null && !isNewLaunch(raw.launcher)
+      ? await target.readFile(`${runDir}/${LAUNCH_FILE}`).catch(() => null)
+      : null;
+  return parseRunSpec(text, info === null ? undefined : parseJsonObject(info.toString('utf8')));
 }

@@ -155,6 +155,11 @@ export class StackSampler {
     // asked now, beside any other; only the trainer's own handler needs one request at a time
     const w = this.hooked(rank, pid);
     if (w !== undefined) return this.requestHooked(rank, pid, w, purpose, opts.batch === true);
+    return this.queued(rank, pid, purpose);
+  }
+
+  /** the trainer's own handler's ladder, after every request queued before it */
+  private queued(rank: number, pid: number, purpose: DumpRequestEvent['purpose']): Promise<DumpRequestEvent> {
     const next = this.queue.then(() => this.requestNow(rank, pid, purpose));
     this.queue = next.then(
       () => undefined,
@@ -202,12 +207,7 @@ export class StackSampler {
     const sigCgt = facts.sigCgt || '0';
     if (!catchesSignal(sigCgt, w.signal)) {
       // the trainer replaced the hook's handler (its own signal.signal): the old ladder
-      const next = this.queue.then(() => this.requestNow(rank, pid, purpose));
-      this.queue = next.then(
-        () => undefined,
-        () => undefined,
-      );
-      return next;
+      return this.queued(rank, pid, purpose);
     }
     const id = stackRequestId(at);
     const name = stackDumpName(w.file, id);
@@ -227,12 +227,7 @@ export class StackSampler {
       if (got && !batch && catchesSignal(sigCgt, SIGNUM.USR1!)) {
         await this.until(() => this.o.dumpNamed?.(name)?.inPython !== undefined, IN_PYTHON_S * 1000);
         if (this.o.dumpNamed?.(name)?.inPython === true) {
-          const own = this.queue.then(() => this.requestNow(rank, pid, purpose));
-          this.queue = own.then(
-            () => undefined,
-            () => undefined,
-          );
-          await own;
+          await this.queued(rank, pid, purpose);
         }
       }
       return ev;

@@ -15,7 +15,6 @@ import { runEnvironment } from '../runs/run-env.js';
 import { shQuote } from '../util/sh-quote.js';
 
 export const SBATCH_FILE = 'job.sbatch';
-export { NODE_SCRIPT };
 export const JOB_ID_FILE = 'job_id';
 
 /** a Slurm launch's settings (command.json's `launcher`) */
@@ -43,7 +42,6 @@ export function sbatchScript(spec: RunSpec, s: SlurmSettings): string {
     '#!/bin/bash',
     ...directives(spec, s),
     `# nsa-dbg run ${spec.runId} (lane ${spec.lane}). Submit again by hand with: sbatch ${SBATCH_FILE}`,
-    `cd ${shQuote(spec.cwd)} || { echo "nsa-dbg: cannot cd to ${spec.cwd.replace(/[^\w./-]/g, '?')}" >&2; exit 97; }`,
     ...runEnvironment(spec),
     '# the rendezvous lives on the first node of the allocation',
     'head=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',

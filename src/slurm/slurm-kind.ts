@@ -8,7 +8,7 @@ import { agentsLayout } from '../ingest/run-files.js';
 import type { ActiveLaunch, LaunchContext, LaunchKind } from '../runs/launch-kind.js';
 import { attachCommand, requireTorchrun } from '../runs/launch-kind.js';
 import type { SlurmLaunch } from '../runs/launch-spec.js';
-import { followOutput } from '../runs/process-launch.js';
+import { followOutput, readText } from '../runs/process-launch.js';
 import { LAUNCH_FILE } from '../runs/spec-file.js';
 import { type JobState, jobEnded, jobState, readJobId } from './job.js';
 import { exitCodeOfJob, SlurmJob, submitSlurmRun } from './slurm-run.js';
@@ -113,9 +113,7 @@ export const slurmKind: LaunchKind<SlurmLaunch> = {
   gpuTarget: (target) => target,
   reconnect: async (base) => base,
   async status(target, runDir) {
-    const exitText = (await target.readFile(`${runDir}/exit_code`).catch(() => null))
-      ?.toString('utf8')
-      .trim();
+    const exitText = await readText(target, `${runDir}/exit_code`);
     if (exitText) return { status: 'exited', exitCode: Number(exitText) };
     const jobId = await readJobId(target, runDir).catch(() => null);
     if (jobId === null) return { status: 'starting' };

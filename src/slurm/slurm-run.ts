@@ -7,13 +7,13 @@
  * KillWait).
  */
 
-import { nodeScript } from '../runs/agent-script.js';
+import { NODE_SCRIPT, nodeScript } from '../runs/agent-script.js';
 import type { RunSpec } from '../runs/launcher.js';
 import type { StoppableRun } from '../runs/stop.js';
 import type { Target } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
 import { cancelJob, type JobState, jobEnded, jobState, submitJob } from './job.js';
-import { NODE_SCRIPT, SBATCH_FILE, SLURM_PLACE, type SlurmSettings, sbatchScript } from './sbatch.js';
+import { SBATCH_FILE, SLURM_PLACE, type SlurmSettings, sbatchScript } from './sbatch.js';
 
 /** how often the job's state is read: squeue is a call to the controller, so not too often */
 const POLL_MS = 2000;
@@ -37,7 +37,6 @@ export class SlurmJob {
   private timer: NodeJS.Timeout | null = null;
   private _state: JobState | null = null;
   private polling = false;
-  private readonly waiters: Array<() => void> = [];
 
   constructor(
     private readonly target: Target,
@@ -83,18 +82,11 @@ export class SlurmJob {
         this._state.exitCode !== s.exitCode;
       this._state = s;
       if (changed) this.onState(s);
-      if (jobEnded(s.state)) {
-        this.stop();
-        for (const w of this.waiters.splice(0)) w();
-      }
+      if (jobEnded(s.state)) this.stop();
       return s;
     } finally {
       this.polling = false;
     }
-  }
-
-  waitForEnd(): Promise<void> {
-    return this.ended ? Promise.resolve() : new Promise((r) => this.waiters.push(r));
   }
 
   /** what the stop ladder acts on */

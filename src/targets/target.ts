@@ -46,11 +46,8 @@ export interface TailOptions {
 export interface TailHandle extends Disposable {
   /** bytes delivered so far, i.e. the offset to resume from */
   readonly offset: number;
-  /**
-   * Deliver everything the file holds now, then resolve (used before comparing or closing a mirror).
-   * Optional: a caller without it can poll `offset` against the file's size.
-   */
-  drain?(): Promise<void>;
+  /** Deliver everything the file holds now, then resolve (used before comparing or closing a mirror). */
+  drain(): Promise<void>;
 }
 
 /** A long-lived command whose stdout is delivered as it arrives (e.g. `nvidia-smi -lms 1000`). */

@@ -46,12 +46,7 @@ export function stripTerminalEscapes(s: string): string {
   return s.replace(ESCAPES, '').replace(CONTROLS, '').replace(BIDI, '');
 }
 
-export interface SanitizeOptions {
-  /** tab stops every this many columns (default 8, as terminals do) */
-  tabWidth?: number;
-}
-
-/** Expand tabs to spaces up to the next stop, counting code points as columns. */
+/** Expand tabs to spaces up to the next stop (every `width` columns), counting code points as columns. */
 function expandTabs(s: string, width: number): string {
   let out = '';
   let col = 0;
@@ -69,7 +64,7 @@ function expandTabs(s: string, width: number): string {
 }
 
 /** Text from a remote source made safe to draw as one row. */
-export function sanitizeText(s: string, opts: SanitizeOptions = {}): string {
+export function sanitizeText(s: string): string {
   if (!SUSPECT_DISPLAY.test(s) && !LONE_SURROGATE.test(s)) return s;
   let out = s
     .replace(LONE_SURROGATES, '\ufffd')
@@ -77,6 +72,7 @@ export function sanitizeText(s: string, opts: SanitizeOptions = {}): string {
     .replace(LINE_BREAKS, ' ')
     .replace(CONTROLS, '')
     .replace(BIDI, '');
-  if (out.includes('\t')) out = expandTabs(out, Math.max(1, opts.tabWidth ?? 8));
+  // tab stops every 8 columns, as terminals do
+  if (out.includes('\t')) out = expandTabs(out, 8);
   return out;
 }

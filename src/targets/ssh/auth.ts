@@ -14,18 +14,7 @@ export type AskPassphrase = (keyPath: string) => Promise<string>;
 const MAX_PASSPHRASE_TRIES = 3;
 
 /** Keys unlocked with a typed passphrase during this process, by key path. Memory only. */
-export class PassphraseCache {
-  private readonly byPath = new Map<string, ParsedKey>();
-  get(path: string): ParsedKey | undefined {
-    return this.byPath.get(path);
-  }
-  set(path: string, key: ParsedKey): void {
-    this.byPath.set(path, key);
-  }
-  forget(path: string): void {
-    this.byPath.delete(path);
-  }
-}
+export type PassphraseCache = Map<string, ParsedKey>;
 
 function needsPassphrase(err: Error): boolean {
   return /encrypted|passphrase/i.test(err.message);

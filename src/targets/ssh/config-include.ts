@@ -84,15 +84,16 @@ export interface LoadContext {
   includeDir: string;
 }
 
-function includedFiles(line: Line, ctx: LoadContext): string[] {
+/** the lines of the files an Include names, in order, each with its own Includes spliced in */
+function included(line: Line, ctx: LoadContext, depth: number): Line[] {
   if (line.type !== LineType.DIRECTIVE) return [];
-  const files: string[] = [];
+  const lines: Line[] = [];
   for (const raw of directiveValues(line.value)) {
     const expanded = expandTilde(raw, ctx.home);
     const path = isAbsolute(expanded) ? expanded : join(ctx.includeDir, expanded);
-    files.push(...expandGlob(path));
+    for (const file of expandGlob(path)) lines.push(...readIncluded(file, ctx, depth));
   }
-  return files;
+  return lines;
 }
 
 function readIncluded(file: string, ctx: LoadContext, depth: number): Line[] {
@@ -110,7 +111,7 @@ function flatten(parsed: readonly Line[], ctx: LoadContext, depth: number): Line
   const out: Line[] = [];
   for (const line of parsed) {
     if (isInclude(line)) {
-      for (const file of includedFiles(line, ctx)) out.push(...readIncluded(file, ctx, depth));
+      out.push(...included(line, ctx, depth));
       continue;
     }
     if (!isSection(line) || !line.config.some(isInclude)) {
@@ -126,8 +127,7 @@ function flatten(parsed: readonly Line[], ctx: LoadContext, depth: number): Line
         continue;
       }
       if (!active) continue;
-      const inner: Line[] = [];
-      for (const file of includedFiles(sub, ctx)) inner.push(...readIncluded(file, ctx, depth));
+      const inner = included(sub, ctx, depth);
       const firstSection = inner.findIndex(isSection);
       const leading = firstSection < 0 ? inner : inner.slice(0, firstSection);
       current.config.push(...leading);

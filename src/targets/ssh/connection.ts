@@ -6,7 +6,7 @@
  */
 
 import type { Client, SFTPWrapper } from 'ssh2';
-import { type AskPassphrase, PassphraseCache } from './auth.js';
+import type { AskPassphrase } from './auth.js';
 import { type DialOptions, dialChain } from './dial.js';
 import { HostKeyError, SftpUnavailable, SshError } from './errors.js';
 import { type HostSpec, hostLabel } from './ssh-config.js';
@@ -59,6 +59,7 @@ export class SshConnection {
   private readonly random: () => number;
   private clients: Client[] = [];
   private status: LinkStatus;
+  /** the error that ended the connection for good (host key changed while reconnecting, ...) */
   private fatal: Error | null = null;
   private closing = false;
   private retryTimer: NodeJS.Timeout | null = null;
@@ -75,7 +76,7 @@ export class SshConnection {
     const aliveSec = opts.host.serverAliveIntervalSec;
     this.dialOpts = {
       acceptNew: opts.acceptNew ?? false,
-      passphrases: new PassphraseCache(),
+      passphrases: new Map(),
       keepaliveIntervalMs: opts.keepaliveIntervalMs ?? (aliveSec ? aliveSec * 1000 : 5000),
       keepaliveCountMax: opts.keepaliveCountMax ?? opts.host.serverAliveCountMax,
       readyTimeoutMs:
@@ -300,10 +301,5 @@ export class SshConnection {
         // a faulty listener must not break the connection logic
       }
     }
-  }
-
-  /** The error that ended the connection for good (host key changed while reconnecting, ...). */
-  get fatalError(): Error | null {
-    return this.fatal;
   }
 }

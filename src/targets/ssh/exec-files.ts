@@ -29,21 +29,23 @@ export class ExecFiles implements RemoteFiles {
     private readonly limit: Limit = (fn) => fn(),
   ) {}
 
+  /** `stdout`: what the script printed, unless `onStdout` took it as it came */
   private run(
     script: string,
-    o: { onStdout?: (b: Buffer) => void; stdin?: Buffer; linkWaitMs?: number },
-  ): Promise<{ code: number | null; stderr: string }> {
+    o: { onStdout?: (b: Buffer) => void; stdin?: Buffer; linkWaitMs?: number } = {},
+  ): Promise<{ code: number | null; stderr: string; stdout: Buffer }> {
     return this.limit(async () => {
+      const out: Buffer[] = [];
       const errOut: Buffer[] = [];
       const proc = startRemote(this.conn, ['sh', '-c', script], {
         shown: script.split('\n')[0]!,
         downTimeoutMs: o.linkWaitMs ?? this.downTimeoutMs,
-        onStdout: o.onStdout ?? (() => {}),
+        onStdout: o.onStdout ?? ((b) => out.push(b)),
         onStderr: (b) => errOut.push(b),
-        ...(o.stdin !== undefined ? { stdin: o.stdin } : {}),
+        stdin: o.stdin,
       });
       const code = await proc.exited;
-      return { code, stderr: Buffer.concat(errOut).toString('utf8').trim() };
+      return { code, stderr: Buffer.concat(errOut).toString('utf8').trim(), stdout: Buffer.concat(out) };
     });
   }
 
@@ -53,13 +55,10 @@ export class ExecFiles implements RemoteFiles {
 
   async readFile(path: string): Promise<Buffer | null> {
     const q = shQuotePath(path);
-    const out: Buffer[] = [];
-    const r = await this.run(`[ -e ${q} ] || exit ${MISSING}\nexec cat -- ${q}`, {
-      onStdout: (b) => out.push(b),
-    });
+    const r = await this.run(`[ -e ${q} ] || exit ${MISSING}\nexec cat -- ${q}`);
     if (r.code === MISSING) return null;
     if (r.code !== 0) throw this.fail('reading', path, r);
-    return Buffer.concat(out);
+    return r.stdout;
   }
 
   async writeFile(path: string, data: Buffer): Promise<void> {
@@ -81,11 +80,10 @@ export class ExecFiles implements RemoteFiles {
       `if ! cd -- ${q} 2>/dev/null; then [ -e ${q} ] || exit ${MISSING}; echo "not a readable folder" >&2; exit 1; fi`,
       `for f in * .[!.]* ..?*; do if [ -e "$f" ] || [ -L "$f" ]; then printf '%s\\0' "$f"; fi; done`,
     ].join('\n');
-    const out: Buffer[] = [];
-    const r = await this.run(script, { onStdout: (b) => out.push(b) });
+    const r = await this.run(script);
     if (r.code === MISSING) return [];
     if (r.code !== 0) throw this.fail('listing', path, r);
-    return Buffer.concat(out)
+    return r.stdout
       .toString('utf8')
       .split('\0')
       .filter((n) => n !== '');
@@ -131,16 +129,15 @@ export class ExecFiles implements RemoteFiles {
     this.pendingWaitMs = 0;
     this.batchTimer = null;
     const paths = [...batch.keys()];
-    const out: Buffer[] = [];
     const words = paths.map(shQuotePath).join(' ');
     try {
       const r = await this.run(
         `for p in ${words}; do if [ -f "$p" ]; then wc -c < "$p" 2>/dev/null || echo -; else echo -; fi; done`,
-        { onStdout: (b) => out.push(b), linkWaitMs },
+        { linkWaitMs },
       );
       // one line per path, in order, whatever each file's state
       if (r.code !== 0) throw this.fail('sizing', paths.join(' '), r);
-      const lines = Buffer.concat(out).toString('utf8').split('\n');
+      const lines = r.stdout.toString('utf8').split('\n');
       paths.forEach((p, i) => {
         for (const w of batch.get(p) ?? []) w.resolve(parseSize(lines[i]));
       });

@@ -29,10 +29,7 @@ export interface ConnectSshTargetOptions extends SshTargetOptions {
 }
 
 export async function connectSshTarget(o: ConnectSshTargetOptions): Promise<SshTarget> {
-  const host = resolveHost(o.host, {
-    ...(o.sshConfig !== undefined ? { configPath: o.sshConfig } : {}),
-    ...(o.home !== undefined ? { home: o.home } : {}),
-  });
+  const host = resolveHost(o.host, { configPath: o.sshConfig, home: o.home });
   const strict = host.strictHostKeyChecking;
   const acceptNew = o.acceptNew === true || strict === 'accept-new' || strict === 'no' || strict === 'off';
   const conn = new SshConnection({
@@ -44,8 +41,5 @@ export async function connectSshTarget(o: ConnectSshTargetOptions): Promise<SshT
   });
   if (o.onState) conn.onState(o.onState);
   await conn.connect();
-  return new SshTarget(conn, {
-    ...(o.downTimeoutMs !== undefined ? { downTimeoutMs: o.downTimeoutMs } : {}),
-    ...(o.maxConcurrentExecs !== undefined ? { maxConcurrentExecs: o.maxConcurrentExecs } : {}),
-  });
+  return new SshTarget(conn, { downTimeoutMs: o.downTimeoutMs, maxConcurrentExecs: o.maxConcurrentExecs });
 }

@@ -36,11 +36,7 @@ const KILL_GRACE_MS = 3000;
 export function startRemote(conn: SshConnection, argv: string[], o: StartOptions): RemoteProcess {
   let command: string;
   try {
-    command = shCommand(argv, {
-      printPid: 'stderr',
-      ...(o.cwd ? { cwd: o.cwd } : {}),
-      ...(o.env ? { env: o.env } : {}),
-    });
+    command = shCommand(argv, { printPid: 'stderr', cwd: o.cwd, env: o.env });
   } catch (err) {
     return { kill: () => {}, exited: Promise.reject(err) };
   }

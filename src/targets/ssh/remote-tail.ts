@@ -28,8 +28,6 @@ export class RemoteTail implements TailHandle {
   private wake: (() => void) | null = null;
   private readonly pollMs: number;
   private readonly drainTimeoutMs: number;
-  /** last error of a pass, kept for diagnostics */
-  lastError: Error | null = null;
 
   constructor(
     private readonly conn: SshConnection,
@@ -87,9 +85,7 @@ export class RemoteTail implements TailHandle {
       let gotBytes = false;
       try {
         gotBytes = await this.serialize(() => this.pass(WAIT_FOR_LINK_MS));
-        this.lastError = null;
       } catch (err) {
-        this.lastError = err as Error;
         if (this.isFatal(err)) return; // connection closed for good: nothing to resume
       }
       if (!gotBytes) await this.sleep(Math.max(this.pollMs, this.files.minPollMs));

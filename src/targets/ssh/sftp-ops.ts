@@ -19,22 +19,19 @@ export function isNoSuchFile(err: unknown): boolean {
   return code === SFTP_NO_SUCH_FILE || code === 'ENOENT';
 }
 
+/** one SFTP call, whose "no such file" answers `missing` */
+function orMissing<T>(missing: T, call: (done: (err: unknown, value?: T) => void) => void): Promise<T> {
+  return new Promise((resolve, reject) =>
+    call((err, value) => (err ? (isNoSuchFile(err) ? resolve(missing) : reject(err)) : resolve(value as T))),
+  );
+}
+
 export function sftpStat(sftp: SFTPWrapper, path: string): Promise<Stats | null> {
-  return new Promise((resolve, reject) => {
-    sftp.stat(sftpPath(path), (err, stats) => {
-      if (err) return isNoSuchFile(err) ? resolve(null) : reject(err);
-      resolve(stats);
-    });
-  });
+  return orMissing<Stats | null>(null, (done) => sftp.stat(sftpPath(path), done));
 }
 
 export function sftpReadFile(sftp: SFTPWrapper, path: string): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
-    sftp.readFile(sftpPath(path), (err, data) => {
-      if (err) return isNoSuchFile(err) ? resolve(null) : reject(err);
-      resolve(data);
-    });
-  });
+  return orMissing<Buffer | null>(null, (done) => sftp.readFile(sftpPath(path), done));
 }
 
 export function sftpWriteFile(sftp: SFTPWrapper, path: string, data: Buffer): Promise<void> {
@@ -55,12 +52,11 @@ export function sftpUnlink(sftp: SFTPWrapper, path: string): Promise<void> {
 }
 
 export function sftpReaddir(sftp: SFTPWrapper, path: string): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    sftp.readdir(sftpPath(path), (err, list) => {
-      if (err) return isNoSuchFile(err) ? resolve([]) : reject(err);
-      resolve(list.map((e) => e.filename).filter((n) => n !== '.' && n !== '..'));
-    });
-  });
+  return orMissing<string[]>([], (done) =>
+    sftp.readdir(sftpPath(path), (err, list) =>
+      done(err, err ? undefined : list.map((e) => e.filename).filter((n) => n !== '.' && n !== '..')),
+    ),
+  );
 }
 
 /**

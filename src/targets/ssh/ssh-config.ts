@@ -102,8 +102,7 @@ function readConfigSource(opts: ResolveOptions, home: string): ConfigSource {
     }
   }
   const path = join(home, '.ssh', 'config');
-  if (!existsSync(path)) return { text: '', includeDir: dirname(path) };
-  return { text: readFileSync(path, 'utf8'), includeDir: dirname(path) };
+  return { text: existsSync(path) ? readFileSync(path, 'utf8') : '', includeDir: dirname(path) };
 }
 
 function resolveOne(

@@ -16,11 +16,7 @@ type ExitInfo = { exitCode: number | null; signal?: number | string | null };
 const PID_LINE = new RegExp(`${PID_MARKER}(\\d+)\\r?\\n`);
 
 export function openPty(conn: SshConnection, opts: SpawnPtyOptions, timeoutMs: number): Promise<PtyHandle> {
-  const command = shCommand(opts.argv, {
-    printPid: 'stdout',
-    ...(opts.cwd ? { cwd: opts.cwd } : {}),
-    ...(opts.env ? { env: opts.env } : {}),
-  });
+  const command = shCommand(opts.argv, { printPid: 'stdout', cwd: opts.cwd, env: opts.env });
   const cols = opts.cols ?? 120;
   const rows = opts.rows ?? 40;
   return conn.withClient(

@@ -119,8 +119,8 @@ export class SshTarget implements Target {
 
   stream(argv: string[], onStdout: (chunk: Buffer) => void, opts: StreamOptions = {}): StreamHandle {
     const proc = startRemote(this.connection, argv, {
-      ...(opts.cwd ? { cwd: opts.cwd } : {}),
-      ...(opts.env ? { env: opts.env } : {}),
+      cwd: opts.cwd,
+      env: opts.env,
       shown: shJoin(argv),
       downTimeoutMs: this.downTimeoutMs,
       onStdout,
@@ -160,8 +160,8 @@ export class SshTarget implements Target {
   tail(path: string, onChunk: (chunk: Buffer) => void, opts: TailOptions = {}): TailHandle {
     const t = new RemoteTail(this.connection, this.files, path, onChunk, {
       drainTimeoutMs: this.downTimeoutMs,
-      ...(opts.fromOffset !== undefined ? { fromOffset: opts.fromOffset } : {}),
-      ...(opts.pollMs !== undefined ? { pollMs: opts.pollMs } : {}),
+      fromOffset: opts.fromOffset,
+      pollMs: opts.pollMs,
     });
     this.tails.add(t);
     const dispose = t.dispose.bind(t);

@@ -1,4 +1,4 @@
-/** EvidenceMirror on the local Target (no drain(): the size-polling fallback) and resume from state. */
+/** EvidenceMirror on the local Target, and resume from state. */
 
 import { createHash } from 'node:crypto';
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
