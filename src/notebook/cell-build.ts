@@ -1,6 +1,6 @@
 /**
  * Turning a run into a cell: the lane snapshot when it starts, the summary when it ends. Pure apart
- * from reading the lane file (for its hash) and the run's evidence folder.
+ * from reading the lane file (for its hash), the trainer's git commit and the run's evidence folder.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -9,6 +9,7 @@ import type { RunDigest } from '../analysis/run-digest.js';
 import { isPersonFacingFile } from '../ingest/run-files.js';
 import type { Preset } from '../presets/preset.js';
 import type { RunSpec } from '../runs/launcher.js';
+import { gitInfo } from './git-info.js';
 import type { Cell, CellSummary, LaneSnapshot } from './model.js';
 import type { NewCell } from './reducer.js';
 import { maskArgv, maskEnv, maskText } from './secrets.js';
@@ -21,7 +22,7 @@ export function fileHash(path: string): string {
   }
 }
 
-export function laneSnapshot(p: Preset & { phases?: Array<{ steps: number }> }): LaneSnapshot {
+export function laneSnapshot(p: Preset): LaneSnapshot {
   return {
     name: p.name,
     description: p.description,
@@ -51,27 +52,24 @@ export function resolveEvidenceDir(notebookDir: string, cell: Pick<Cell, 'eviden
   return isAbsolute(cell.evidenceDir) ? cell.evidenceDir : resolve(notebookDir, cell.evidenceDir);
 }
 
-export interface StartFacts {
+export interface StartFacts extends Pick<Cell, 'parent' | 'link' | 'phase'> {
   spec: RunSpec;
   preset: Preset;
   target: string;
   /** the run's evidence on this machine (the run dir, or its mirror for a remote run) */
   localDir: string;
   notebookDir: string;
-  git?: { sha: string; dirty: boolean };
-  started: string;
-  parent?: string;
-  link?: Cell['link'];
-  phase?: number;
 }
 
-/** a cell for a run that has just started */
+/** a cell for a run that has just started (its trainer's git commit read when it ran here) */
 export function startedCell(f: StartFacts): NewCell {
+  // only a local working dir can be asked; a remote one would need the box
+  const git = f.target === 'local' ? gitInfo(f.spec.cwd) : undefined;
   return {
     ...(f.parent ? { parent: f.parent, link: f.link } : {}),
     ...(f.phase !== undefined ? { phase: f.phase } : {}),
     created: f.spec.createdAt,
-    started: f.started,
+    started: f.spec.createdAt,
     target: f.target,
     lane: laneSnapshot(f.preset),
     env: maskEnv(f.spec.env),
@@ -81,7 +79,7 @@ export function startedCell(f: StartFacts): NewCell {
     runId: f.spec.runId,
     runDir: f.spec.runDir,
     evidenceDir: notebookPath(f.notebookDir, f.localDir),
-    ...(f.git ? { git: f.git } : {}),
+    ...(git ? { git } : {}),
     state: 'running',
     evidence: [],
     series: { loss: [], toks: [] },
@@ -106,8 +104,7 @@ export function evidenceFiles(dir: string): string[] {
     .sort();
 }
 
-type Num = number | null | undefined;
-const n = (v: unknown): Num => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const n = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const obj = (v: unknown) => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : null);
 
 /** the fields a cell adds when its run ended: verdict, summary, evidence, series, excerpts */
@@ -132,8 +129,8 @@ export function finishedPatch(
     firstLoss: losses[0] ?? null,
     lastLoss: losses[losses.length - 1] ?? null,
     minLoss: losses.length ? Math.min(...losses) : null,
-    medianToksPerS: n(obj(outcome.throughput)?.medianToksPerS) ?? null,
-    peakMemMiB: n(obj(outcome.memory)?.peakReservedMiB) ?? null,
+    medianToksPerS: n(obj(outcome.throughput)?.medianToksPerS),
+    peakMemMiB: n(obj(outcome.memory)?.peakReservedMiB),
     stall: stall
       ? {
           step: Number(stall.step),
@@ -154,7 +151,7 @@ export function finishedPatch(
         }
       : null,
     line: typeof outcome.summary === 'string' ? outcome.summary : outcome.verdict,
-    exitCode: n(outcome.exitCode) ?? null,
+    exitCode: n(outcome.exitCode),
   };
   const { runDir: _r, localDir: _l, digest: _d, ...analysis } = outcome;
   const gpu = gpus[0];

@@ -8,25 +8,21 @@
 import { dirname } from 'node:path';
 import type { Preset } from '../presets/preset.js';
 import type { RunSpec } from '../runs/launcher.js';
-import { finishedPatch, type Outcome, startedCell } from './cell-build.js';
+import { finishedPatch, startedCell } from './cell-build.js';
 import type { CellSession, NotebookDeps, StartRequest } from './controller-types.js';
-import { gitInfo } from './git-info.js';
 import { liveLine } from './live-line.js';
-import type { CellLink } from './model.js';
 import type { NotebookAction } from './reducer.js';
 import type { NotebookStore } from './store.js';
 
-export type Phased = Preset & { phases?: Array<{ steps: number }> };
-
 /** the preset a request runs with: the lane, its env replaced, a phase's steps applied */
 export function presetFor(
-  base: Phased,
+  base: Preset,
   req: StartRequest,
-): { preset: Phased; phase?: number; phaseSteps?: number } {
+): { preset: Preset; phase?: number; phaseSteps?: number } {
   // a lane with phases starts at its first; a linked cell keeps its parent's phase
   const phase = req.phase ?? (base.phases?.length ? 0 : undefined);
   const phaseSteps = phase !== undefined ? base.phases?.[phase]?.steps : undefined;
-  const preset: Phased = {
+  const preset: Preset = {
     ...base,
     env: req.env ?? base.env,
     ...req.preset,
@@ -61,8 +57,8 @@ export class CellRun {
 
   constructor(
     readonly id: string,
-    readonly req: StartRequest & { link?: CellLink },
-    private readonly built: { preset: Phased; phase?: number; phaseSteps?: number },
+    readonly req: StartRequest,
+    private readonly built: ReturnType<typeof presetFor>,
     private readonly store: NotebookStore,
     private readonly deps: NotebookDeps,
     runPresets: Map<string, Preset>,
@@ -94,11 +90,10 @@ export class CellRun {
         const outcome = { go: out.go, verdict: out.verdict };
         if (this.unsaved) return hooks.ended(this, outcome);
         if (!this.added) return hooks.ended(this, null, 'the run did not start');
-        const ended = (deps.now?.() ?? new Date()).toISOString();
         this.unsaved = hooks.save({
           type: 'updateCell',
           id,
-          patch: finishedPatch(out as Outcome, out.localDir, run?.spec.env ?? {}, ended),
+          patch: finishedPatch(out, out.localDir, run?.spec.env ?? {}, new Date().toISOString()),
         });
         hooks.ended(this, outcome);
       },
@@ -129,8 +124,6 @@ export class CellRun {
           target: this.deps.target,
           localDir,
           notebookDir: dirname(this.store.file),
-          git: this.deps.target === 'local' ? gitInfo(spec.cwd) : undefined,
-          started: spec.createdAt,
           parent: req.parent,
           link: req.link,
           phase: built.phase,
@@ -167,6 +160,6 @@ export class CellRun {
   /** the notebook closes: whatever shows it, the session goes */
   async close(): Promise<void> {
     this.views = 0;
-    if (this.concluded) this.disposeIfUnused();
+    this.disposeIfUnused();
   }
 }

@@ -8,7 +8,8 @@ export interface Comparison {
   summary: Array<{ label: string; a: string; b: string }>;
 }
 
-const RUN_SPECIFIC = /\d{8}-\d{6}-/;
+/** a run's own words (run dirs, out dirs: `20260101-120000-…`), which differ every run */
+export const RUN_SPECIFIC = /\d{8}-\d{6}-/;
 
 export function compareCells(a: Cell, b: Cell): Comparison {
   const names = [...new Set([...Object.keys(a.env), ...Object.keys(b.env)])].sort();

@@ -1,10 +1,10 @@
 /** The notebook controller's contracts: what the CLI injects, what the TUI reads, what a start asks. */
-import type { CellBisect } from '../bisect/model.js';
 import type { Preset } from '../presets/preset.js';
 import type { RunSpec } from '../runs/launcher.js';
 import type { SessionController } from '../session/state.js';
 import type { Outcome } from './cell-build.js';
-import type { CellLink, Notebook } from './model.js';
+import type { Cell, Notebook } from './model.js';
+import type { Queued } from './run-queue.js';
 
 export interface CellSession extends SessionController {
   start(): Promise<void>;
@@ -42,7 +42,6 @@ export interface NotebookDeps {
   launchKey?: Record<string, unknown>;
   /** steps for new cells (a phase's own steps win) */
   steps?: number;
-  now?: () => Date;
   /** the command a new cell of `preset` would run and where (shown before it starts) */
   commandFor?(preset: Preset, steps?: number): { argv: string[]; cwd: string };
 }
@@ -61,21 +60,14 @@ export interface NotebookViewState {
   notice: string | null;
 }
 
-export interface QueuedView {
-  qid: string;
-  lane: string;
-  /** "toggle of c2: NSA_USE_FA2=0", "" for a plain run of the lane */
-  what: string;
-}
+/** a queued cell as the view shows it: its id, lane and what makes it differ */
+export type QueuedView = Omit<Queued<unknown>, 'req'>;
 
-export interface StartRequest {
+/** `parent`, `link`, `phase`, `bisect`: where the new cell comes from, as it will record it */
+export interface StartRequest extends Pick<Cell, 'parent' | 'link' | 'phase' | 'bisect'> {
   lane: string;
   /** the full env to run with (default: the lane's) */
   env?: Record<string, string>;
   /** a bisection's trial: the lane's args, demo env and detector settings replaced */
   preset?: Partial<Pick<Preset, 'args' | 'demoEnv' | 'detector'>>;
-  bisect?: CellBisect;
-  parent?: string;
-  link?: CellLink;
-  phase?: number;
 }

@@ -14,10 +14,9 @@ import type { SessionController } from '../session/state.js';
 import { FileError } from '../util/fs-errors.js';
 import { shJoin } from '../util/sh-quote.js';
 import { isStale, resolveEvidenceDir } from './cell-build.js';
-import { CellRun, type Phased, presetFor } from './cell-run.js';
+import { CellRun, presetFor } from './cell-run.js';
 import { asCellView } from './cell-view.js';
 import type { CellSession, NotebookDeps, NotebookViewState, StartRequest } from './controller-types.js';
-import { flipFlag } from './flags.js';
 import type { Cell } from './model.js';
 import { type NotebookAction, nextCellId } from './reducer.js';
 import { describeRequest, editedRequest, rerunRequest } from './requests.js';
@@ -28,7 +27,6 @@ export type {
   CellSession,
   NotebookDeps,
   NotebookViewState,
-  OpenCellOptions,
   QueuedView,
   StartRequest,
 } from './controller-types.js';
@@ -72,7 +70,8 @@ export class NotebookController {
     for (const l of this.listeners) l(this.state);
   }
 
-  private say(text: string): void {
+  /** the status line's notice */
+  setNotice(text: string): void {
     this.notice = text;
     this.publish();
   }
@@ -95,7 +94,7 @@ export class NotebookController {
    * `nsa-dbg` runs the lane's own command, else nsa-vibe's trainer, from the current folder.
    */
   commandFor(preset: Preset): { command: string; cwd: string } | null {
-    const steps = (preset as Phased).phases?.[0]?.steps ?? this.deps.steps;
+    const steps = preset.phases?.[0]?.steps ?? this.deps.steps;
     const c = this.deps.commandFor?.(preset, steps);
     return c ? { command: shJoin(c.argv), cwd: c.cwd } : null;
   }
@@ -111,23 +110,25 @@ export class NotebookController {
   start(req: StartRequest): string | null {
     if (this.closing) return null;
     const presets = this.deps.presets();
-    let base: Phased;
+    let base: Preset;
     try {
       base = getPreset(presets, req.lane);
     } catch (e) {
       // a lane whose file is broken says where (its path, field and position)
-      this.say(e instanceof PresetError ? e.message : `unknown lane "${req.lane}"`);
+      this.setNotice(e instanceof PresetError ? e.message : `unknown lane "${req.lane}"`);
       return null;
     }
     // a bisection's own trials run in its slot; everything else waits its turn
     if (!req.bisect && (this.active || this.task)) {
       const q = this.queue.push(req, req.lane, describeRequest(req, this.store.get().cells));
       const ahead = this.active?.id ?? 'the bisection';
-      this.say(`${q.qid} ${req.lane} queued: it runs when ${ahead} has ended (x takes it off the queue)`);
+      this.setNotice(
+        `${q.qid} ${req.lane} queued: it runs when ${ahead} has ended (x takes it off the queue)`,
+      );
       return null;
     }
     if (this.active) {
-      this.say(`${this.active.id} is still running: one run at a time`);
+      this.setNotice(`${this.active.id} is still running: one run at a time`);
       return null;
     }
     const built = presetFor(base, req);
@@ -146,22 +147,22 @@ export class NotebookController {
       },
     );
     this.active = run;
-    this.say(`${id} ${req.lane}: starting`);
+    this.setNotice(`${id} ${req.lane}: starting`);
     return id;
   }
 
-  private ended(run: CellRun, base: Phased, out: { go: boolean; verdict: string } | null, error?: string) {
+  private ended(run: CellRun, base: Preset, out: { go: boolean; verdict: string } | null, error?: string) {
     if (this.active === run) this.active = null;
     const { id, req } = run;
     if (!out) {
-      this.say(run.added ? `lane ${req.lane} failed: ${error}` : `lane ${req.lane}: ${error}`);
+      this.setNotice(run.added ? `lane ${req.lane} failed: ${error}` : `lane ${req.lane}: ${error}`);
     } else if (run.unsaved) {
       // the notebook could not be written (its folder turned read-only): the verdict is said here
-      this.say(
+      this.setNotice(
         `${id} ${req.lane}: ${out.go ? 'GO' : 'NO-GO'} (${out.verdict}), not in the notebook: ${run.unsaved}`,
       );
     } else {
-      this.say(`${id} ${req.lane}: ${out.go ? 'GO' : 'NO-GO'} (${out.verdict})`);
+      this.setNotice(`${id} ${req.lane}: ${out.go ? 'GO' : 'NO-GO'} (${out.verdict})`);
       this.nextPhase(id, { ...req, phase: run.phase }, base, out.go);
     }
     this.drain();
@@ -178,7 +179,7 @@ export class NotebookController {
       return null;
     } catch (e) {
       if (!(e instanceof FileError)) throw e;
-      this.say(e.message);
+      this.setNotice(e.message);
       return e.message;
     }
   }
@@ -194,15 +195,15 @@ export class NotebookController {
   /** take a queued cell off the queue before it starts */
   unqueue(qid: string): void {
     const q = this.queue.remove(qid);
-    this.say(q ? `${qid} ${q.lane} taken off the queue` : `${qid} is not queued (it may have started)`);
+    this.setNotice(q ? `${qid} ${q.lane} taken off the queue` : `${qid} is not queued (it may have started)`);
   }
 
   /** smoke ladder: phase N+1 starts as its own linked cell only when phase N passed */
-  private nextPhase(cellId: string, req: StartRequest, base: Phased, go: boolean): void {
+  private nextPhase(cellId: string, req: StartRequest, base: Preset, go: boolean): void {
     const phase = req.phase ?? 0;
     if (!base.phases || phase + 1 >= base.phases.length) return;
     if (!go) {
-      this.say(`${cellId} ${base.name}: phase ${phase + 1} failed; the ladder stops here`);
+      this.setNotice(`${cellId} ${base.name}: phase ${phase + 1} failed; the ladder stops here`);
       return;
     }
     this.start({ lane: base.name, env: req.env, parent: cellId, link: 'phase', phase: phase + 1 });
@@ -224,19 +225,13 @@ export class NotebookController {
     return c ? this.start(editedRequest(c, edits, this.deps.presets())) : null;
   }
 
-  /** the one-key A/B: flip `flag` 0↔1 in a new cell made from `id` */
-  toggle(id: string, flag: string): string | null {
-    const c = this.cell(id);
-    return c ? this.runEdited(id, { [flag]: flipFlag(c.env[flag]) }) : null;
-  }
-
   delete(id: string): void {
     if (this.active?.id === id) {
-      this.say(`${id} is running: it cannot be deleted now`);
+      this.setNotice(`${id} is running: it cannot be deleted now`);
       return;
     }
     if (this.save({ type: 'deleteCell', id }) === null)
-      this.say(`${id} deleted (its evidence folder stays on disk)`);
+      this.setNotice(`${id} deleted (its evidence folder stays on disk)`);
   }
 
   /**
@@ -282,24 +277,20 @@ export class NotebookController {
     return writeReport({ notebookFile: this.store.file }).files[0] ?? '';
   }
 
-  setNotice(text: string): void {
-    this.say(text);
-  }
-
   /**
    * Run a long task that starts cells one after another (a bisection): at most one at a time, and
    * close() aborts it before stopping its running cell.
    */
   runTask(name: string, fn: (signal: AbortSignal) => Promise<unknown>): boolean {
     if (this.task || this.active) {
-      this.say(`${this.active?.id ?? 'a bisection'} is running: ${name} when it has ended`);
+      this.setNotice(`${this.active?.id ?? 'a bisection'} is running: ${name} when it has ended`);
       return false;
     }
     const abort = new AbortController();
     const slot = { abort, done: Promise.resolve() as Promise<unknown> };
     this.task = slot;
     slot.done = fn(abort.signal)
-      .catch((e: unknown) => this.say(`${name} failed: ${e instanceof Error ? e.message : String(e)}`))
+      .catch((e: unknown) => this.setNotice(`${name} failed: ${e instanceof Error ? e.message : String(e)}`))
       .finally(() => {
         if (this.task === slot) this.task = null;
         this.drain();

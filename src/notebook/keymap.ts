@@ -20,18 +20,21 @@ export type NotebookCommand =
   | 'help'
   | 'quit';
 
-export interface NotebookBinding {
-  command: NotebookCommand;
+/** one row of a table: the command, its keys as the help shows them, and what it matches */
+interface Binding<C> {
+  command: C;
   keys: string[];
-  /** the `:` palette word; `lane` takes an argument */
+  /** the `:` palette word (notebook commands); `lane` takes an argument */
   palette?: string;
+  /** the env editor's hint line: short (env editor commands) */
+  hint?: string;
   description: string;
   matches(input: string, key: KeyFlags): boolean;
 }
 
 const ch = (c: string) => (input: string, key: KeyFlags) => !key.ctrl && !key.meta && input === c;
 
-export const NOTEBOOK_BINDINGS: readonly NotebookBinding[] = [
+export const NOTEBOOK_BINDINGS: readonly Binding<NotebookCommand>[] = [
   {
     command: 'down',
     keys: ['↓', 'j'],
@@ -141,27 +144,16 @@ export function paletteWords(): string[] {
 /** The env editor's keys (`e`): its hint line, the `?` help and dispatch all read this table. */
 export type EnvCommand = 'down' | 'up' | 'flip' | 'value' | 'unset' | 'flags' | 'run' | 'close';
 
-export interface EnvBinding {
-  command: EnvCommand;
-  keys: string[];
-  /** the editor's hint line: short */
-  hint: string;
-  description: string;
-  matches(input: string, key: KeyFlags): boolean;
-}
-
-export const ENV_BINDINGS: readonly EnvBinding[] = [
+export const ENV_BINDINGS: readonly Binding<EnvCommand>[] = [
   {
     command: 'down',
     keys: ['↓', 'j'],
-    hint: '',
     description: 'next variable',
     matches: (i, k) => !!k.downArrow || ch('j')(i, k),
   },
   {
     command: 'up',
     keys: ['↑', 'k'],
-    hint: '',
     description: 'previous variable',
     matches: (i, k) => !!k.upArrow || ch('k')(i, k),
   },
@@ -204,7 +196,6 @@ export const ENV_BINDINGS: readonly EnvBinding[] = [
   {
     command: 'close',
     keys: ['Esc'],
-    hint: '',
     description: 'close the editor, nothing runs',
     matches: (_i, k) => !!k.escape,
   },

@@ -27,16 +27,15 @@ export class NotebookInUse extends Error {
 }
 
 export interface NotebookLock {
-  file: string;
   release(): void;
 }
 
-function alive(pid: number): boolean {
+/** the process exists (EPERM: it exists but belongs to someone else) */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
   } catch (e) {
-    // EPERM: it exists but belongs to someone else
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
@@ -177,14 +176,13 @@ function take(file: string, me: string, depth = 0): Taken {
  * lock left by a process that no longer exists (killed, crashed) is taken over by exactly one of
  * the processes that find it (see take).
  */
-export function acquireLock(notebookFile: string, pid = process.pid): NotebookLock {
+export function acquireLock(notebookFile: string): NotebookLock {
   const file = `${notebookFile}.lock`;
-  const me = `${pid} ${randomBytes(8).toString('hex')}\n`;
+  const me = `${process.pid} ${randomBytes(8).toString('hex')}\n`;
   const t = take(file, me);
   if (!t.held) throw new NotebookInUse(notebookFile, t.owner?.pid ?? 0);
   let released = false;
   return {
-    file,
     release() {
       if (released) return;
       released = true;

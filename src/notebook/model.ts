@@ -4,12 +4,11 @@
  * data only, so the file, the reducer, the report and the panels all read the same shape.
  */
 
+import type { RunDigest, RunExcerpts } from '../analysis/run-digest.js';
 import type { BisectionRecord, CellBisect } from '../bisect/model.js';
 
 /** bump when the file shape changes; add a step to migrate.ts for the old one */
 export const NOTEBOOK_VERSION = 2;
-
-export type CellState = 'running' | 'done' | 'failed';
 
 /** how a cell came from another one */
 export type CellLink = 'rerun' | 'toggle' | 'phase' | 'bisect';
@@ -29,14 +28,6 @@ export interface LaneSnapshot {
   phases?: Array<{ steps: number }>;
 }
 
-export interface StallDetail {
-  step: number;
-  rank: number;
-  where: string;
-  silenceS?: number;
-  thresholdS?: number;
-}
-
 export interface CellSummary {
   stepsReached: number;
   firstLoss: number | null;
@@ -44,7 +35,7 @@ export interface CellSummary {
   minLoss: number | null;
   medianToksPerS: number | null;
   peakMemMiB: number | null;
-  stall: StallDetail | null;
+  stall: { step: number; rank: number; where: string; silenceS?: number; thresholdS?: number } | null;
   nan: { step: number; rank: number } | null;
   crash: { step: number; rank: number; exception: string; message: string; where?: string } | null;
   /** the analysis one-liner ("hang at step 6 (in-step), rank 0") */
@@ -81,7 +72,7 @@ export interface Cell {
   /** where the evidence is on this machine: relative to the notebook's folder when inside it */
   evidenceDir: string;
   git?: { sha: string; dirty: boolean };
-  state: CellState;
+  state: 'running' | 'done' | 'failed';
   /**
    * its nsa-dbg ended while it ran and the trainer went with it: finished from its evidence when
    * the notebook was opened again (src/notebook/recover.ts)
@@ -97,28 +88,9 @@ export interface Cell {
   /** the analysis result as `analyze --json` gave it; fields this version does not know pass through */
   analysis?: Record<string, unknown>;
   /** evidence lines for the report, taken when the run ended (secret values masked) */
-  excerpts?: Excerpts;
+  excerpts?: RunExcerpts;
   /** platform facts from env.json and nvidia-smi, for the report */
-  platform?: {
-    gpu?: string;
-    gpuMemMiB?: number;
-    gpuCount?: number;
-    torch?: string;
-    cuda?: string;
-    python?: string;
-  };
-}
-
-export interface Excerpts {
-  /** the first and last step lines of stdout */
-  steps: string[];
-  /** the last lines before a stall, or the lines around a NaN */
-  tail: string[];
-  /** main-thread frames of the newest stack dump, innermost first ("file:line in function") */
-  dumpTop: string[];
-  dumpFile?: string;
-  /** the crash's exception line and innermost frames */
-  crash: string[];
+  platform?: RunDigest['platform'] & { gpuMemMiB?: number; gpuCount?: number };
 }
 
 export interface Notebook {

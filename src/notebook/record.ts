@@ -8,7 +8,6 @@ import { dirname, join } from 'node:path';
 import type { Preset } from '../presets/preset.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { finishedPatch, type Outcome, startedCell } from './cell-build.js';
-import { gitInfo } from './git-info.js';
 import type { Cell } from './model.js';
 import type { NotebookStore } from './store.js';
 
@@ -23,30 +22,19 @@ export function recordRun(
     preset: Preset;
     target: string;
     localDir: string;
-    now?: () => Date;
-    parent?: string;
-    link?: Cell['link'];
-    phase?: number;
   },
 ): Cell {
   const spec = readSpec(o.localDir);
-  const now = o.now ?? (() => new Date());
   const cell = startedCell({
     spec,
     preset: o.preset,
     target: o.target,
     localDir: o.localDir,
     notebookDir: dirname(store.file),
-    // only a local working dir can be asked; a remote one would need the box
-    git: o.target === 'local' ? gitInfo(spec.cwd) : undefined,
-    started: spec.createdAt,
-    parent: o.parent,
-    link: o.link,
-    phase: o.phase,
   });
   const nb = store.dispatch({
     type: 'addCell',
-    cell: { ...cell, ...finishedPatch(o.outcome, o.localDir, spec.env, now().toISOString()) },
+    cell: { ...cell, ...finishedPatch(o.outcome, o.localDir, spec.env, new Date().toISOString()) },
   });
   return nb.cells[nb.cells.length - 1]!;
 }

@@ -11,17 +11,10 @@ import { dirname, join } from 'node:path';
 import { judge } from '../analysis/acceptance.js';
 import { analyzeDir } from '../analysis/analyze-dir.js';
 import { finishedPatch, resolveEvidenceDir } from './cell-build.js';
+import { alive } from './lock.js';
 import type { Cell } from './model.js';
+import { readSpec } from './record.js';
 import type { NotebookStore } from './store.js';
-
-function localAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function readNumber(file: string): number | undefined {
   try {
@@ -46,11 +39,7 @@ function lastWrite(dir: string, names: string[]): string {
 }
 
 /** how the cell's run ended, or null while it may still be going */
-function ending(
-  c: Cell,
-  dir: string,
-  alive: (pid: number) => boolean,
-): { ended: string; interrupted: boolean } | null {
+function ending(c: Cell, dir: string): { ended: string; interrupted: boolean } | null {
   const exitFile = join(dir, 'exit_code');
   if (existsSync(exitFile)) return { ended: statSync(exitFile).mtime.toISOString(), interrupted: false };
   // only this machine's processes can be looked at without a connection
@@ -60,19 +49,16 @@ function ending(
   return { ended: lastWrite(dir, ['stdout.log', 'pid', 'command.json']), interrupted: true };
 }
 
-export async function recoverCells(
-  store: NotebookStore,
-  o: { alive?: (pid: number) => boolean } = {},
-): Promise<string[]> {
+export async function recoverCells(store: NotebookStore): Promise<string[]> {
   const done: string[] = [];
   for (const c of store.get().cells) {
     if (c.state !== 'running') continue;
     const dir = resolveEvidenceDir(dirname(store.file), c);
-    const end = ending(c, dir, o.alive ?? localAlive);
+    const end = ending(c, dir);
     if (end === null) continue;
     let steps: number | undefined;
     try {
-      steps = (JSON.parse(readFileSync(join(dir, 'command.json'), 'utf8')) as { steps?: number }).steps;
+      steps = readSpec(dir).steps;
     } catch {
       steps = undefined;
     }

@@ -32,10 +32,8 @@ export class RunQueue<R> {
     return this.items.shift();
   }
 
-  clear(): number {
-    const n = this.items.length;
+  clear(): void {
     this.items = [];
-    return n;
   }
 
   list(): ReadonlyArray<Queued<R>> {

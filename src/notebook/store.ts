@@ -7,8 +7,6 @@ import { migrate, NotebookFormatError } from './migrate.js';
 import { emptyNotebook, type Notebook } from './model.js';
 import { type NotebookAction, notebookReducer } from './reducer.js';
 
-export { NotebookFormatError } from './migrate.js';
-
 /** the file `nsa-dbg` opens when started with no subcommand */
 export const DEFAULT_NOTEBOOK = 'nsa-notebook.json';
 
@@ -93,10 +91,10 @@ export class NotebookStore {
     }
     try {
       removeStaleTemps(abs);
-      const nb = existsSync(abs) ? readNotebook(abs) : emptyNotebook(now().toISOString());
-      const store = new NotebookStore(abs, lock, nb);
-      if (!existsSync(abs)) store.write();
-      return store;
+      if (existsSync(abs)) return new NotebookStore(abs, lock, readNotebook(abs));
+      const nb = emptyNotebook(now().toISOString());
+      writeFileAtomic(abs, serializeNotebook(nb));
+      return new NotebookStore(abs, lock, nb);
     } catch (e) {
       lock.release();
       throw e;
@@ -129,10 +127,6 @@ export class NotebookStore {
   subscribe(cb: (nb: Notebook) => void): () => void {
     this.listeners.add(cb);
     return () => this.listeners.delete(cb);
-  }
-
-  private write(): void {
-    writeFileAtomic(this.file, serializeNotebook(this.nb));
   }
 
   close(): void {

@@ -59,15 +59,16 @@ export const initialNotebookUi: NotebookUi = {
   env: null,
 };
 
-const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
+/** an index kept within a list of `count` items (0 for an empty one) */
+const within = (v: number, count: number) => (count ? Math.min(count - 1, Math.max(0, v)) : 0);
 const EMPTY_PICK = { text: '', index: 0 };
 
 export function notebookUiReducer(s: NotebookUi, a: NotebookUiAction): NotebookUi {
   switch (a.type) {
     case 'move':
-      return { ...s, selected: a.count ? clamp(s.selected + a.delta, 0, a.count - 1) : 0 };
+      return { ...s, selected: within(s.selected + a.delta, a.count) };
     case 'select':
-      return { ...s, selected: a.count ? clamp(a.index, 0, a.count - 1) : 0 };
+      return { ...s, selected: within(a.index, a.count) };
     case 'mark': {
       if (s.marked.includes(a.id)) return { ...s, marked: s.marked.filter((m) => m !== a.id) };
       // a third mark drops the oldest: compare always shows the last two picked
@@ -81,7 +82,7 @@ export function notebookUiReducer(s: NotebookUi, a: NotebookUiAction): NotebookU
       return { ...s, mode: 'env', env: { cellId: a.cellId, index: 0, edits: {} }, pick: EMPTY_PICK };
     case 'envMove':
       if (!s.env) return s;
-      return { ...s, env: { ...s.env, index: a.count ? clamp(s.env.index + a.delta, 0, a.count - 1) : 0 } };
+      return { ...s, env: { ...s.env, index: within(s.env.index + a.delta, a.count) } };
     case 'envSet':
       if (!s.env) return s;
       return { ...s, env: { ...s.env, edits: { ...s.env.edits, [a.name]: a.value } } };
@@ -98,10 +99,7 @@ export function notebookUiReducer(s: NotebookUi, a: NotebookUiAction): NotebookU
     case 'pickBackspace':
       return { ...s, pick: { text: s.pick.text.slice(0, -1), index: 0 } };
     case 'pickMove':
-      return {
-        ...s,
-        pick: { ...s.pick, index: a.count ? clamp(s.pick.index + a.delta, 0, a.count - 1) : 0 },
-      };
+      return { ...s, pick: { ...s.pick, index: within(s.pick.index + a.delta, a.count) } };
   }
 }
 

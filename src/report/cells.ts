@@ -70,6 +70,13 @@ export function slowGo(c: Cell): string | null {
   return parts.length ? parts.join('; ') : null;
 }
 
+/** the steps the cell ran: its command's `--steps`, else its lane's */
+export function stepsOf(c: Cell): number | undefined {
+  const i = c.command.lastIndexOf('--steps');
+  const v = i >= 0 ? Number(c.command[i + 1]) : Number.NaN;
+  return Number.isFinite(v) ? v : c.lane.steps;
+}
+
 /** "/home/u/nsa/core/nsa_attention.py:175" → "nsa_attention.py:175": summaries stay short */
 export function shortPaths(text: string): string {
   return text.replace(/(?:[\w.~-]*\/)+([\w.-]+\.\w+)(?=:\d|\)|\s|$)/g, '$1');

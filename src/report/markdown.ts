@@ -15,13 +15,12 @@ const FOLD_ROWS = 8;
 function performance(m: ReportModel): string[] {
   const p = m.performance;
   if (p.rows.length === 0) return [];
-  const nameOf = new Map(m.rows.map((r) => [r.cell.id, r.configuration]));
   const table = [
     '| Configuration | Median toks/s | vs fastest GO | Wall s/step | Lane target |',
     '| --- | --- | --- | --- | --- |',
     ...p.rows.map(
       (r) =>
-        `| ${cellText(nameOf.get(r.cellId) ?? r.cellId)} | ${r.toksPerS ?? '–'} | ${r.slowerBy === null ? '–' : r.slowerBy >= 1.05 ? `${times(r.slowerBy)} slower` : r.slowerBy <= 0.95 ? `${times(1 / r.slowerBy)} faster` : 'same'} | ${r.stepS ?? '–'} | ${r.target === null ? '–' : `${r.target} toks/s`} |`,
+        `| ${cellText(r.configuration)} | ${r.toksPerS ?? '–'} | ${r.slowerBy === null ? '–' : r.slowerBy >= 1.05 ? `${times(r.slowerBy)} slower` : r.slowerBy <= 0.95 ? `${times(1 / r.slowerBy)} faster` : 'same'} | ${r.stepS ?? '–'} | ${r.target === null ? '–' : `${r.target} toks/s`} |`,
     ),
   ];
   return [

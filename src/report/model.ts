@@ -11,6 +11,7 @@ import {
   frameFn,
   judged,
   slowGo,
+  stepsOf,
   stoppedByUser,
   trialDelta,
   trialOf,
@@ -188,10 +189,4 @@ function ranOf(c: Cell, nb: Notebook): string {
   const { b, t } = trial;
   const delta = trialDelta(trial, Number.POSITIVE_INFINITY);
   return `\`${c.lane.name}\`${delta ? ` with ${delta}` : ' as it is'} — trial ${t.index} of bisection ${b.id} (good \`${b.good.lane}\`, bad \`${b.bad.lane}\`)`;
-}
-
-function stepsOf(c: Cell): number | undefined {
-  const i = c.command.lastIndexOf('--steps');
-  const v = i >= 0 ? Number(c.command[i + 1]) : Number.NaN;
-  return Number.isFinite(v) ? v : c.lane.steps;
 }

@@ -4,12 +4,7 @@
  * GPU samples) is skipped, not taken as the answer; cells that disagree are said to.
  */
 import type { Cell } from '../notebook/model.js';
-
-export interface PlatformLines {
-  platform: string;
-  pytorch: string;
-  cuda: string;
-}
+import type { ReportModel } from './model.js';
 
 type Platform = NonNullable<Cell['platform']>;
 
@@ -35,7 +30,7 @@ function merged(cells: Cell[], pick: (p: Platform) => string | undefined, none: 
   return `cells disagree: ${parts.join('; ')}${missing.length ? `; not recorded by ${missing.join(', ')}` : ''}`;
 }
 
-export function platformOf(cells: Cell[]): PlatformLines {
+export function platformOf(cells: Cell[]): Pick<ReportModel, 'platform' | 'pytorch' | 'cuda'> {
   const demo = cells.some((c) => c.demo) ? ' (simulated: bundled demo trainer)' : '';
   return {
     platform: merged(cells, gpuText, 'unknown (no nvidia-smi samples)') + demo,

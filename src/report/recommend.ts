@@ -6,8 +6,9 @@
  */
 import { type Change, changesBetween, describeChange } from '../bisect/delta.js';
 import type { BisectionRecord } from '../bisect/model.js';
+import { RUN_SPECIFIC } from '../notebook/compare.js';
 import type { Cell } from '../notebook/model.js';
-import { failureOf, judged, slowGo, stoppedByUser, trialOf } from './cells.js';
+import { failureOf, judged, slowGo, stepsOf, stoppedByUser, trialOf } from './cells.js';
 
 export interface RecommendationGroup {
   title: string;
@@ -22,20 +23,12 @@ export interface Advice {
   settings: string[];
 }
 
-const RUN_SPECIFIC = /\d{8}-\d{6}-/;
-
 /** the good side's setting of a change: what to keep */
 export function keepOf(c: Change): string {
   if (c.kind === 'args') return `args \`${c.good || '(none)'}\``;
   if (c.kind === 'arg')
     return c.good === null ? `no \`${c.name}\`` : `\`${c.name}${c.good ? ` ${c.good}` : ''}\``;
   return c.good === null ? `\`${c.name}\` unset` : `\`${c.name}=${c.good}\``;
-}
-
-function stepsOf(c: Cell): number | undefined {
-  const i = c.command.lastIndexOf('--steps');
-  const v = i >= 0 ? Number(c.command[i + 1]) : Number.NaN;
-  return Number.isFinite(v) ? v : c.lane.steps;
 }
 
 /** the trainer command without what differs every run (run dirs) and the steps */

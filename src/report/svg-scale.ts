@@ -56,10 +56,6 @@ export function fraction(a: Axis, v: number): number {
   return (v - a.lo) / (a.hi - a.lo);
 }
 
-export function tickText(a: Axis, v: number): string {
-  return v.toFixed(a.decimals);
-}
-
 /** float noise off: 0.30000000000000004 → 0.3 */
 function clean(v: number): number {
   return Number(v.toPrecision(12));

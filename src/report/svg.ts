@@ -7,7 +7,7 @@
  */
 import type { Cell, Series } from '../notebook/model.js';
 import { stoppedByUser } from './cells.js';
-import { type Axis, fraction, logAxis, niceAxis, tickText } from './svg-scale.js';
+import { type Axis, fraction, logAxis, niceAxis } from './svg-scale.js';
 
 /** Okabe-Ito (yellow left out: unreadable on white), then Tol's wine, olive and teal */
 export const SVG_COLOURS = [
@@ -59,6 +59,7 @@ export function endOf(c: Cell): Line['end'] {
   return null;
 }
 
+const dashAttr = (l: Line) => (l.dash ? ` stroke-dasharray="${l.dash}"` : '');
 const finite = (s: Series) => s.filter((p) => Number.isFinite(p[0]) && Number.isFinite(p[1]));
 
 function stepAxis(lines: Line[]): Axis {
@@ -104,7 +105,7 @@ function panel(
   for (const t of xAxis.ticks)
     out.push(
       `<line x1="${f1(sx(t))}" y1="${plotTop}" x2="${f1(sx(t))}" y2="${plotTop + PLOT_H}" stroke="#eee"/>`,
-      `<text x="${f1(sx(t))}" y="${plotTop + PLOT_H + 15}" text-anchor="middle" font-size="11">${tickText(xAxis, t)}</text>`,
+      `<text x="${f1(sx(t))}" y="${plotTop + PLOT_H + 15}" text-anchor="middle" font-size="11">${t.toFixed(xAxis.decimals)}</text>`,
     );
   out.push(
     `<text x="${LEFT + PLOT_W / 2}" y="${plotTop + PLOT_H + 34}" text-anchor="middle" font-size="12">${xAxis.log ? 'step (log scale)' : 'step'}</text>`,
@@ -122,18 +123,17 @@ function panel(
   for (const t of yAxis.ticks)
     out.push(
       `<line x1="${LEFT}" y1="${f1(sy(t))}" x2="${LEFT + PLOT_W}" y2="${f1(sy(t))}" stroke="#eee"/>`,
-      `<text x="${LEFT - 6}" y="${f1(sy(t) + 4)}" text-anchor="end" font-size="11">${tickText(yAxis, t)}</text>`,
+      `<text x="${LEFT - 6}" y="${f1(sy(t) + 4)}" text-anchor="end" font-size="11">${t.toFixed(yAxis.decimals)}</text>`,
     );
   const labelled = new Set<string>();
   const boxes: Array<[number, number, number]> = [];
   for (const l of lines) {
     const pts = finite(pick(l.cell));
-    const dash = l.dash ? ` stroke-dasharray="${l.dash}"` : '';
     if (pts.length === 1)
       out.push(`<circle cx="${f1(sx(pts[0]![0]))}" cy="${f1(sy(pts[0]![1]))}" r="3" fill="${l.colour}"/>`);
     else if (pts.length > 1)
       out.push(
-        `<polyline fill="none" stroke="${l.colour}" stroke-width="1.6"${dash} points="${pts.map(([x, y]) => `${f1(sx(x))},${f1(sy(y))}`).join(' ')}"/>`,
+        `<polyline fill="none" stroke="${l.colour}" stroke-width="1.6"${dashAttr(l)} points="${pts.map(([x, y]) => `${f1(sx(x))},${f1(sy(y))}`).join(' ')}"/>`,
       );
     if (!l.end) continue;
     // the marker sits at the step the run ended in, level with its last value (on the axis without one)
@@ -172,11 +172,10 @@ function legend(lines: Line[], height: number): string[] {
   const shown = lines.length > room ? lines.slice(0, room - 1) : lines;
   shown.forEach((l, i) => {
     const y = TOP + 4 + i * 16;
-    const dash = l.dash ? ` stroke-dasharray="${l.dash}"` : '';
     const data = l.cell.series.loss.length + l.cell.series.toks.length > 0;
     const end = l.end ? ` · ${l.end.kind} @${l.end.step}` : data ? '' : ' · no steps';
     out.push(
-      `<line x1="${x0}" y1="${y - 4}" x2="${x0 + 22}" y2="${y - 4}" stroke="${l.colour}" stroke-width="3"${dash}/>`,
+      `<line x1="${x0}" y1="${y - 4}" x2="${x0 + 22}" y2="${y - 4}" stroke="${l.colour}" stroke-width="3"${dashAttr(l)}/>`,
       ...(l.end ? [marker(l.end.kind, x0 + 11, y - 4, l.colour)] : []),
       `<text x="${x0 + 30}" y="${y}" font-size="11">${esc(`${l.cell.id} ${l.cell.lane.name}`.slice(0, 26))}${esc(end)}</text>`,
     );

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { analyzeDir } from '../../src/analysis/analyze-dir.js';
-import { localNotebookDeps } from '../../src/cli/commands/notebook.js';
+import { notebookDeps } from '../../src/cli/notebook-deps.js';
+import { localOpener } from '../../src/cli/open-session.js';
 import { NotebookController } from '../../src/notebook/controller.js';
 import { recoverCells } from '../../src/notebook/recover.js';
 import { NotebookStore, readNotebook } from '../../src/notebook/store.js';
@@ -30,7 +31,7 @@ function open(name: string) {
   const store = NotebookStore.open(join(dir, `${name}.json`));
   return new NotebookController(
     store,
-    localNotebookDeps({ demo: true, cwd: dir, presets: () => loadPresets(presetDirs(dir)) }),
+    notebookDeps(localOpener(), { demo: true, cwd: dir, presets: () => loadPresets(presetDirs(dir)) }),
   );
 }
 
@@ -66,7 +67,8 @@ describe('notebook controller with real runs', () => {
     await settled(c);
     expect(c.getState().notebook.cells.map((x) => [x.id, x.verdict])).toEqual([['c1', 'crash']]);
     expect(c.getState().notice).toContain('the ladder stops here');
-    c.toggle('c1', 'NSA_USE_FA2');
+    // the env editor's flip of NSA_USE_FA2=1
+    c.runEdited('c1', { NSA_USE_FA2: '0' });
     await settled(c);
     c.rerun('c1');
     await settled(c);

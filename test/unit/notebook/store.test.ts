@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NotebookInUse } from '../../../src/notebook/lock.js';
+import { NotebookFormatError } from '../../../src/notebook/migrate.js';
 import { NOTEBOOK_VERSION } from '../../../src/notebook/model.js';
 import {
   evidenceDirOf,
-  NotebookFormatError,
   NotebookStore,
   parseNotebook,
   readNotebook,
