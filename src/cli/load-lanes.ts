@@ -1,4 +1,4 @@
-import { brokenLaneLines, LaneSet, loadPresets } from '../presets/load.js';
+import { brokenLaneLines, type LaneSet, loadPresets } from '../presets/load.js';
 
 /**
  * The lanes for a command, each broken lane file said once on stderr (path, position, field, why)
@@ -27,5 +27,3 @@ export function lanesReporter(tell: (lines: string[]) => void): () => LaneSet {
     return lanes;
   };
 }
-
-export { LaneSet };

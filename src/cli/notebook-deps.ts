@@ -68,8 +68,3 @@ export function notebookDeps(opener: Opener, o: CellOptions): NotebookDeps & { c
     close: () => opener.close(),
   };
 }
-
-/** cells run on this machine (a PTY per cell) */
-export function localNotebookDeps(o: CellOptions): NotebookDeps {
-  return notebookDeps(localOpener(), o);
-}

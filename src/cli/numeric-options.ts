@@ -12,7 +12,7 @@ interface NumberRule {
   whole: boolean;
 }
 
-export const NUMERIC_OPTIONS: Record<string, NumberRule> = {
+const NUMERIC_OPTIONS: Record<string, NumberRule> = {
   steps: { min: 1, whole: true },
   'step-ms': { min: 1, whole: true },
   ranks: { min: 1, whole: true },
@@ -48,9 +48,8 @@ function typed(raw: readonly string[], name: string): string | undefined {
 export function numericOptionError(
   argv: Record<string, unknown>,
   raw: readonly string[] = [],
-  rules: Record<string, NumberRule> = NUMERIC_OPTIONS,
 ): string | null {
-  for (const [name, rule] of Object.entries(rules)) {
+  for (const [name, rule] of Object.entries(NUMERIC_OPTIONS)) {
     const v = argv[name];
     if (v === undefined) continue;
     if (Array.isArray(v)) return `give --${name} once`;

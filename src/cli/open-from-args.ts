@@ -10,7 +10,6 @@ import type { RunSpec } from '../runs/launcher.js';
 import type { Target } from '../targets/target.js';
 import { hostConnector, hostsOpener } from './open-hosts.js';
 import {
-  defaultRemoteRunsRoot,
   type LinkSink,
   linkSink,
   localOpener,
@@ -26,9 +25,9 @@ export async function openerFromArgs(a: TargetArgs, lane?: Preset): Promise<Open
   if (a.hosts) return hostsOpener({ ...a, hosts: a.hosts }, sink, lane);
   const launch = launchOfArgs(a);
   if (!a.host) return localOpener(launch);
-  const target = await connectFromArgs(a, () => ({ setConnection: sink.report }));
+  const target = await connectFromArgs(a, sink.report);
   const home = await remoteHome(target);
-  return remoteOpener(target, home, sink, launch, a['runs-dir'] ?? defaultRemoteRunsRoot(home));
+  return remoteOpener(target, home, sink, launch, a['runs-dir']);
 }
 
 /**
@@ -42,16 +41,7 @@ export async function openerForRun(
   spec: RunSpec,
   sink: LinkSink,
 ): Promise<Opener> {
-  if (home !== null)
-    return remoteOpener(base, home, sink, undefined, a['runs-dir'] ?? defaultRemoteRunsRoot(home));
+  if (home !== null) return remoteOpener(base, home, sink, undefined, a['runs-dir']);
   const target = await kindOf(spec.launcher).reconnect(base, spec, hostConnector(a, sink));
-  const opener = localOpener(undefined, target);
-  return {
-    ...opener,
-    open: (o) => {
-      const session = opener.open(o);
-      sink.current = session;
-      return session;
-    },
-  };
+  return localOpener(undefined, target, sink);
 }

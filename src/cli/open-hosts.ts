@@ -56,9 +56,8 @@ function linkAggregator(set: (v: LinkView) => void) {
 
 /** connect to one host of a `--hosts` run, its link state reported with the others' */
 export function hostConnector(a: HostArgs, sink: LinkSink): (alias: string) => Promise<Target> {
-  const report = linkAggregator((v) => sink.current?.setConnection(v));
-  return (alias) =>
-    connectFromArgs({ ...a, host: alias }, () => ({ setConnection: (v: LinkView) => report(alias, v) }));
+  const report = linkAggregator(sink.report);
+  return (alias) => connectFromArgs({ ...a, host: alias }, (v) => report(alias, v));
 }
 
 /** one connection per host (all or none), with each host's home */
@@ -105,14 +104,7 @@ export async function hostsOpener(
     })),
     rdzvEndpoint: `${rdzvHost}:${a['rdzv-port'] ?? DEFAULT_RDZV_PORT}`,
   };
-  const base = localOpener(launch, target);
-  return {
-    ...base,
-    // with --hosts, --runs-dir is each host's: the cell's folder is here
-    open: (o) => {
-      const session = base.open({ ...o, runsRoot: undefined });
-      sink.current = session;
-      return session;
-    },
-  };
+  const base = localOpener(launch, target, sink);
+  // with --hosts, --runs-dir is each host's: the cell's folder is here
+  return { ...base, open: (o) => base.open({ ...o, runsRoot: undefined }) };
 }

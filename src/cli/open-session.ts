@@ -57,23 +57,41 @@ export interface Opener {
   close(): Promise<void>;
 }
 
-export function terminalSize() {
-  return { cols: process.stdout.columns || 120, rows: process.stdout.rows || 40 };
-}
-
-/** the session options every place shares: lanes, steps, the command, the demo, the terminal */
-function common(o: OpenOptions): Omit<SessionOptions, 'target' | 'smi' | 'spec'> & {
-  spec: Omit<SessionOptions['spec'], 'runsRoot' | 'demo' | 'launch'>;
-} {
+/**
+ * A place's Opener: each run's session gets the options every place shares (lanes, steps, the
+ * command, the demo, the terminal) and what `own` adds for the place; `sink`, when given, is told
+ * which session is current (its link state goes there).
+ */
+function placeOpener(
+  launch: LaunchSpec,
+  target: Target,
+  sink: LinkSink | undefined,
+  own: (o: OpenOptions) => Omit<SessionOptions, 'target' | 'presets' | 'lane' | 'simulated' | 'spec'> & {
+    spec: Pick<SessionOptions['spec'], 'demo' | 'runsRoot' | 'cwd'>;
+  },
+): Opener {
+  const place = kindOf(launch).place(launch, target.label);
   return {
-    presets: o.presets ?? loadPresets(),
-    lane: o.lane,
-    spec: { steps: o.steps, command: o.command, outDir: o.outDir },
-    simulated: o.demo,
-    publishMs: o.publishMs,
-    terminal: terminalSize(),
-    attachRunDir: o.attachRunDir,
-    replay: o.replay,
+    label: place.label,
+    ...(place.key ? { launchKey: place.key } : {}),
+    open: (o) => {
+      const { spec, ...rest } = own(o);
+      const session = new Session({
+        presets: o.presets ?? loadPresets(),
+        lane: o.lane,
+        spec: { steps: o.steps, command: o.command, outDir: o.outDir, ...spec, launch },
+        simulated: o.demo,
+        publishMs: o.publishMs,
+        terminal: { cols: process.stdout.columns || 120, rows: process.stdout.rows || 40 },
+        attachRunDir: o.attachRunDir,
+        replay: o.replay,
+        target,
+        ...rest,
+      });
+      if (sink) sink.current = session;
+      return session;
+    },
+    close: () => target.close(),
   };
 }
 
@@ -84,29 +102,17 @@ function common(o: OpenOptions): Omit<SessionOptions, 'target' | 'smi' | 'spec'>
 export function localOpener(
   launch: LaunchSpec = { kind: 'pty' },
   target: Target = new LocalTarget(),
+  sink?: LinkSink,
 ): Opener {
-  const place = kindOf(launch).place(launch, target.label);
-  return {
-    label: place.label,
-    ...(place.key ? { launchKey: place.key } : {}),
-    open: (o) => {
-      const c = common(o);
-      return new Session({
-        ...c,
-        target,
-        spec: {
-          ...c.spec,
-          demo: o.demo ? { stepMs: o.stepMs, ranks: o.ranks } : undefined,
-          runsRoot: o.runsRoot ?? o.evidenceRoot,
-          cwd: o.cwd,
-          launch,
-        },
-        smi: (spec) =>
-          o.demo || spec.demo ? ['python3', demoShimPath(), '--demo-run-dir', spec.outDir] : ['nvidia-smi'],
-      });
+  return placeOpener(launch, target, sink, (o) => ({
+    spec: {
+      demo: o.demo ? { stepMs: o.stepMs, ranks: o.ranks } : undefined,
+      runsRoot: o.runsRoot ?? o.evidenceRoot,
+      cwd: o.cwd,
     },
-    close: () => target.close(),
-  };
+    smi: (spec) =>
+      o.demo || spec.demo ? ['python3', demoShimPath(), '--demo-run-dir', spec.outDir] : ['nvidia-smi'],
+  }));
 }
 
 /** the remote login's home, so run dirs get absolute paths (SFTP does not expand ~) */
@@ -142,13 +148,13 @@ async function copyDemo(target: Target, spec: RunSpec): Promise<void> {
 }
 
 /** the SSH link's state goes to whichever session is current */
-export type LinkSink = { current: Pick<Session, 'setConnection'> | null };
+export interface LinkSink {
+  current: Pick<Session, 'setConnection'> | null;
+  report: (v: LinkView) => void;
+}
 
-export function linkSink(): LinkSink & { report: (v: LinkView) => void } {
-  const sink: LinkSink & { report: (v: LinkView) => void } = {
-    current: null,
-    report: (v) => sink.current?.setConnection(v),
-  };
+export function linkSink(): LinkSink {
+  const sink: LinkSink = { current: null, report: (v) => sink.current?.setConnection(v) };
   return sink;
 }
 
@@ -165,45 +171,22 @@ export function remoteOpener(
   /** where run dirs go on the box (`--runs-dir`; default its ~/.nsa-dbg/runs) */
   runsRoot = defaultRemoteRunsRoot(home),
 ): Opener {
-  const place = kindOf(launch).place(launch, target.label);
-  return {
-    label: place.label,
-    ...(place.key ? { launchKey: place.key } : {}),
-    open: (o) => {
-      const c = common(o);
-      const mirror = (spec: RunSpec) =>
-        o.evidenceRoot ? join(o.evidenceRoot, spec.runId) : localMirrorDir(target.label, spec.runId);
-      const session = new Session({
-        ...c,
-        target,
-        spec: {
-          ...c.spec,
-          demo: o.demo ? { stepMs: o.stepMs, ranks: o.ranks, inRunDir: true } : undefined,
-          runsRoot: o.runsRoot ?? runsRoot,
-          cwd: o.cwd ?? home,
-          launch,
-        },
-        smi: (spec) =>
-          o.demo || spec.demo
-            ? [
-                'python3',
-                `${spec.runDir}/${DEMO_DIR_IN_RUN}/nvidia_smi_shim.py`,
-                '--demo-run-dir',
-                spec.outDir,
-              ]
-            : ['nvidia-smi'],
-        prepareRun: o.demo ? (spec) => copyDemo(target, spec) : undefined,
-        follower: (spec) => mirrorFollower(mirror(spec)),
-        localDir: mirror,
-      });
-      sink.current = session;
-      return session;
-    },
-    close: () => target.close(),
-  };
-}
-
-/** one session on this machine (a PTY per run, or `launch`: a Slurm job submitted from here) */
-export function openLocalSession(o: OpenOptions & { launch?: LaunchSpec }): Session {
-  return localOpener(o.launch).open(o);
+  return placeOpener(launch, target, sink, (o) => {
+    const mirror = (spec: RunSpec) =>
+      o.evidenceRoot ? join(o.evidenceRoot, spec.runId) : localMirrorDir(target.label, spec.runId);
+    return {
+      spec: {
+        demo: o.demo ? { stepMs: o.stepMs, ranks: o.ranks, inRunDir: true } : undefined,
+        runsRoot: o.runsRoot ?? runsRoot,
+        cwd: o.cwd ?? home,
+      },
+      smi: (spec) =>
+        o.demo || spec.demo
+          ? ['python3', `${spec.runDir}/${DEMO_DIR_IN_RUN}/nvidia_smi_shim.py`, '--demo-run-dir', spec.outDir]
+          : ['nvidia-smi'],
+      prepareRun: o.demo ? (spec) => copyDemo(target, spec) : undefined,
+      follower: (spec) => mirrorFollower(mirror(spec)),
+      localDir: mirror,
+    };
+  });
 }

@@ -1,5 +1,5 @@
 import type { Argv } from 'yargs';
-import type { Session } from '../session/session.js';
+import type { LinkView } from '../session/session-options.js';
 import type { SshTarget } from '../targets/ssh/index.js';
 
 export interface HostArgs {
@@ -68,7 +68,8 @@ export class ConnectFailure extends Error {
  */
 export async function connectFromArgs(
   a: HostArgs,
-  session?: () => Pick<Session, 'setConnection'> | null,
+  /** the link's state as it changes */
+  onLink?: (v: LinkView) => void,
 ): Promise<SshTarget> {
   // ssh2 (with its WebAssembly crypto, ~14 MB resident) is loaded only for a run on a box
   const { connectSshTarget, HostKeyError, isConnectionFailure } = await import('../targets/ssh/index.js');
@@ -85,7 +86,7 @@ export async function connectFromArgs(
             : s.state === 'reconnecting' || s.state === 'connecting'
               ? 'reconnecting'
               : 'down';
-        session?.()?.setConnection({ state, since: s.since, attempts: s.attempts });
+        onLink?.({ state, since: s.since, attempts: s.attempts });
       },
     });
   } catch (e) {

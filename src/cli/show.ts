@@ -4,6 +4,7 @@
  * terminal, the frame writer and the hand-over to a run's own terminal for both views.
  */
 import type { NotebookController } from '../notebook/controller.js';
+import { type HeadlessOutcome, runHeadless } from '../session/headless.js';
 import type { Session } from '../session/session.js';
 import type { CliDeps } from './deps.js';
 
@@ -18,4 +19,15 @@ export async function showDashboard(deps: CliDeps, session: Session): Promise<vo
 export async function showNotebook(deps: CliDeps, controller: NotebookController): Promise<void> {
   const tui = await deps.loadTui();
   await tui.runTui({ notebook: controller });
+}
+
+/** `--headless`: no view; the run to its verdict, printed (`json`: the whole result), then its exit status */
+export async function showHeadless(
+  session: Session,
+  json: boolean | undefined,
+  line: (r: HeadlessOutcome['result']) => string,
+): Promise<never> {
+  const out = await runHeadless(session);
+  process.stdout.write(json ? `${JSON.stringify(out.result)}\n` : `${line(out.result)}\n`);
+  process.exit(out.exitCode);
 }

@@ -57,8 +57,6 @@ export function withTargetOptions<T>(y: Argv<T>): Argv<T & TargetArgs> {
 export function targetUsageError(a: TargetArgs & { demo?: boolean; 'out-dir'?: string }): string | null {
   const slurmOnly = (['nodes', 'partition', 'time', 'sbatch-arg'] as const).filter((k) => a[k] !== undefined);
   if (!a.slurm && slurmOnly.length) return `--${slurmOnly[0]} needs --slurm`;
-  if (a.slurm && a.nodes !== undefined && (!Number.isInteger(a.nodes) || a.nodes < 1))
-    return '--nodes must be a whole number ≥ 1';
   if (a['rdzv-port'] !== undefined && !a.slurm && !a.hosts) return '--rdzv-port needs --slurm or --hosts';
   if (a['rdzv-host'] !== undefined && !a.hosts) return '--rdzv-host needs --hosts';
   if (a.hosts !== undefined) {

@@ -6,15 +6,13 @@
  * evidence of anything. A crash in a collective ends every node within seconds (gloo and NCCL see the
  * closed connection), so the rest of the run gets this long to end on its own, then is stopped.
  */
-export const WORKER_FAILURE_GRACE_MS = 15_000;
+const WORKER_FAILURE_GRACE_MS = 15_000;
 
 export class FailureGrace {
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly graceMs = WORKER_FAILURE_GRACE_MS) {}
-
   get seconds(): number {
-    return this.graceMs / 1000;
+    return WORKER_FAILURE_GRACE_MS / 1000;
   }
 
   get armed(): boolean {
@@ -24,7 +22,7 @@ export class FailureGrace {
   /** start the grace (once): `then` runs when it is over */
   arm(then: () => void): void {
     if (this.timer) return;
-    this.timer = setTimeout(then, this.graceMs);
+    this.timer = setTimeout(then, WORKER_FAILURE_GRACE_MS);
     this.timer.unref?.();
   }
 

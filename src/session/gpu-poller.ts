@@ -34,7 +34,7 @@ export class GpuPoller {
     /** the nvidia-smi program (or the demo shim: ['python3', shim, '--demo-run-dir', dir]) */
     private readonly smi: string[],
     private readonly onUpdate: (u: GpuUpdate) => void,
-    private readonly opts: { intervalMs?: number; staleMs?: number; procEveryMs?: number } = {},
+    private readonly opts: { staleMs?: number; procEveryMs?: number } = {},
   ) {}
 
   start(): void {
@@ -46,11 +46,7 @@ export class GpuPoller {
     const stale = this.opts.staleMs ?? 10_000;
     this.watchdog = setInterval(() => {
       if (this.stream && Date.now() - this.lastLineAt > stale) {
-        this.onUpdate({
-          ...this.snapshot(),
-          available: false,
-          message: `nvidia-smi silent for ${stale / 1000}s (hung driver?); restarting it`,
-        });
+        this.unavailable(`nvidia-smi silent for ${stale / 1000}s (hung driver?); restarting it`);
         this.stream.kill();
       }
     }, stale / 2);
@@ -65,12 +61,17 @@ export class GpuPoller {
     };
   }
 
+  /** the last samples, with why nvidia-smi gives no more */
+  private unavailable(message: string): void {
+    this.onUpdate({ ...this.snapshot(), available: false, message });
+  }
+
   private startStream(): void {
     if (this.stopped) return;
     const split = new LineSplitter();
     let stderr = '';
     this.lastLineAt = Date.now();
-    const argv = [...this.smi, ...GPU_QUERY_ARGS, '-lms', String(this.opts.intervalMs ?? 1000)];
+    const argv = [...this.smi, ...GPU_QUERY_ARGS, '-lms', '1000'];
     const s = this.target.stream(
       argv,
       (chunk) => {
@@ -93,13 +94,11 @@ export class GpuPoller {
       if (this.stream !== s || this.stopped) return;
       this.stream = null;
       const missing = code === 127 || /not found|ENOENT/i.test(stderr);
-      this.onUpdate({
-        ...this.snapshot(),
-        available: false,
-        message: missing
+      this.unavailable(
+        missing
           ? `nvidia-smi not found on ${this.target.label} (install the NVIDIA driver utilities)`
           : `nvidia-smi exited with ${code}: ${stderr.trim().split('\n').pop() ?? ''}`.trim(),
-      });
+      );
       // A missing tool will not appear by itself; anything else is retried. Nor is it worth asking
       // for its processes every few seconds (a fork of this process each time).
       if (!missing) setTimeout(() => this.startStream(), 2000).unref?.();

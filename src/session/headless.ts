@@ -1,6 +1,5 @@
 import { judge } from '../analysis/acceptance.js';
 import type { AnalysisResult } from '../analysis/evidence.js';
-import type { RunController } from '../runs/run-controller.js';
 import type { Session } from './session.js';
 
 export interface HeadlessOutcome {
@@ -50,32 +49,24 @@ export async function runHeadless(
       opts.onProgress?.(`hang confirmed: rank ${stall.rank} step ${stall.step} (${stall.where}), ${how}`);
       await session.stopForEvidence();
     }
-    await run.waitForExit();
-    return await conclude(session, run, opts, await session.finalResult());
+    // the verdict once the run has exited and every file was drained
+    const r = await session.finalResult();
+    const preset = session.currentPreset();
+    const verdict = judge(r, preset.acceptance, run.spec.steps);
+    if (!opts.keepOpen) await session.dispose();
+    return {
+      result: {
+        ...r,
+        lane: preset.name,
+        runDir: run.spec.runDir,
+        localDir: session.localDirOf(run.spec),
+        go: verdict.go,
+        reasons: verdict.reasons,
+      },
+      exitCode: verdict.go ? 0 : 1,
+    };
   } finally {
     clearInterval(keepAlive);
     for (const s of signals) process.off(s, onSignal);
   }
-}
-
-async function conclude(
-  session: Session,
-  run: RunController,
-  opts: { keepOpen?: boolean },
-  r: AnalysisResult,
-): Promise<HeadlessOutcome> {
-  const preset = session.currentPreset();
-  const verdict = judge(r, preset.acceptance, run.spec.steps);
-  if (!opts.keepOpen) await session.dispose();
-  return {
-    result: {
-      ...r,
-      lane: preset.name,
-      runDir: run.spec.runDir,
-      localDir: session.localDirOf(run.spec),
-      go: verdict.go,
-      reasons: verdict.reasons,
-    },
-    exitCode: verdict.go ? 0 : 1,
-  };
 }

@@ -135,10 +135,9 @@ export class LiveModel {
     });
   }
 
-  /** the per-rank table of a run with more than one rank (null with one) */
-  manyRanks(nowMs: number, ranks: RankView[]): ManyRanks | null {
+  /** the per-rank table of a run with more than one rank */
+  manyRanks(nowMs: number, ranks: RankView[]): ManyRanks {
     this.reader.settle();
-    if (ranks.length < 2) return null;
     return this.evidence.manyRanks(this.trainerNowS(nowMs), ranks);
   }
 

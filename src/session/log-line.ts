@@ -6,15 +6,10 @@
  * bytes it no longer shows.
  */
 import { truncatedLine } from '../ingest/line-splitter.js';
+import type { LogLine } from './state.js';
 
 /** characters of a line kept for the view: wider than any terminal */
 export const LOG_LINE_CHARS = 1000;
-
-export interface BoundedLine {
-  text: string;
-  /** bytes of the line not in `text` (absent: the whole line is there) */
-  cutBytes?: number;
-}
 
 /** `…[+2,097,152 bytes]`: what a cut line shows after its head */
 export function cutMark(bytes: number): string {
@@ -22,7 +17,7 @@ export function cutMark(bytes: number): string {
 }
 
 /** A line cut to `max` characters (never inside a surrogate pair), with the bytes it leaves out. */
-export function boundLine(line: string, max = LOG_LINE_CHARS): BoundedLine {
+export function boundLine(line: string, max = LOG_LINE_CHARS): Omit<LogLine, 'id'> {
   // a line the splitter already cut knows its whole length; its head is at most the splitter's cap
   const cut = truncatedLine(line);
   const head = cut ? cut.head : line;

@@ -18,21 +18,13 @@ export class LogRing {
 
   push(text: string): void {
     this.total++;
-    const b = boundLine(text);
-    const line: LogLine =
-      b.cutBytes === undefined
-        ? { id: this.total, text }
-        : { id: this.total, text: b.text, cutBytes: b.cutBytes };
+    const line: LogLine = { id: this.total, ...boundLine(text) };
     if (this.buf.length < this.capacity) this.buf.push(line);
     else {
       this.buf[this.start] = line;
       this.start = (this.start + 1) % this.capacity;
     }
     this.cached = null;
-  }
-
-  get length(): number {
-    return this.buf.length;
   }
 
   /** the newest `n` lines, oldest first (the same array until a line arrives) */

@@ -12,8 +12,6 @@ export interface SessionOptions {
   spec: Omit<SpecOptions, 'preset'>;
   /** nvidia-smi argv on the target for a run (the demo passes its shim, which needs the run's dirs) */
   smi: (spec: RunSpec) => string[];
-  /** where nvidia-smi runs, when not where the run's launch kind says */
-  gpuTarget?: Target;
   simulated: boolean;
   /** publish at most this often (ms); 50 = 20 Hz */
   publishMs?: number;

@@ -27,8 +27,6 @@ import { buildSnapshot } from './snapshot.js';
 import type { DashboardState, LaneSummary, RunPhase, SessionController } from './state.js';
 import { type StopLadder, stopText } from './stop-ladder.js';
 
-export type { LinkView, SessionOptions };
-
 /**
  * New data reaches the screen at most once a second, with the clock (htop refreshes every 1.5 s):
  * a trainer printing thousands of lines a second would otherwise cost a full re-render (~10 ms,
@@ -81,13 +79,9 @@ export class Session implements SessionController {
   private outDirWatch: { spec: RunSpec; since: number; seen: boolean } | null = null;
 
   constructor(private readonly o: SessionOptions) {
-    this.preset = this.presetOf(o.lane);
+    this.preset = getPreset(o.presets, o.lane);
     this.attachPending = o.attachRunDir;
     this.pub = new SnapshotPublisher((now) => this.build(now));
-  }
-
-  private presetOf(name: string): Preset {
-    return getPreset(this.o.presets, name);
   }
 
   async start(): Promise<void> {
@@ -140,7 +134,8 @@ export class Session implements SessionController {
         const tick = clock.arrived(name, chunk, model.trainerNowS(now));
         if (tick !== null) model.onFileChunk(CLOCK_FILE, tick, now);
         model.onFileChunk(name, chunk, now, replace);
-        this.evidenceSeen(name);
+        // evidence arrived from the trainer's out_dir: it is where the trainer writes
+        if (this.outDirWatch && name.startsWith(`${OUT_COPY_DIR}/`)) this.outDirWatch.seen = true;
         // "waiting for stackdump_*.txt" is answered once the dump is here
         if (model.digest.newestDumpName !== newest && this.pub.notice()?.includes('waiting for stackdump'))
           this.pub.setNotice(`stack dump: ${model.digest.newestDumpName}`);
@@ -149,8 +144,7 @@ export class Session implements SessionController {
       onPid: (pid: number) => {
         // `run` is not assigned yet while an attach replays the local mirror: log without it
         debugLog(`run pid ${pid}`);
-        if (this.phase === 'starting') this.phase = 'running';
-        this.pub.markDirty();
+        events.onRunning();
       },
       // a run without a pid file of its own (a job, agents on hosts) runs once its launch says so
       onRunning: () => {
@@ -201,7 +195,7 @@ export class Session implements SessionController {
       // the run's own start, not the moment it was re-attached ("0s" for a finished cell)
       this.startedAt = Date.parse(run.spec.createdAt) || this.startedAt;
       // the lane the run was started with (its stop policy and acceptance), when it is known here
-      if (this.o.presets.has(run.spec.lane)) this.preset = this.presetOf(run.spec.lane);
+      if (this.o.presets.has(run.spec.lane)) this.preset = getPreset(this.o.presets, run.spec.lane);
       // judged with the settings it was started with, as `analyze` of its folder would
       ({ model, clock } = this.modelFor(run.spec, true));
       this.run = run;
@@ -253,9 +247,8 @@ export class Session implements SessionController {
       layout: spec.layout ?? {},
       timed: true,
     });
-    const local = this.o.localDir?.(spec) ?? spec.runDir;
     const clock = new ArrivalClock(
-      this.o.target.kind === 'local' || this.o.localDir ? local : null,
+      this.o.target.kind === 'local' || this.o.localDir ? this.localDirOf(spec) : null,
       attached,
     );
     for (const r of clock.existing()) model.onFileChunk(CLOCK_FILE, Buffer.from(clockLine(r)), Date.now());
@@ -275,11 +268,6 @@ export class Session implements SessionController {
       outDirFrom: { from: c.from, ...(c.config ? { config: c.config } : {}) },
       layout: { ...spec.layout, outCopy: OUT_COPY_DIR },
     };
-  }
-
-  /** evidence arrived from the trainer's out_dir: it is where the trainer writes */
-  private evidenceSeen(name: string): void {
-    if (this.outDirWatch && name.startsWith(`${OUT_COPY_DIR}/`)) this.outDirWatch.seen = true;
   }
 
   /**
@@ -322,7 +310,7 @@ export class Session implements SessionController {
     this.poller?.stop();
     const seen = new WeakSet<GpuSample>();
     const model = this.model;
-    const gpuTarget = this.o.gpuTarget ?? kindOf(spec.launcher).gpuTarget(this.o.target);
+    const gpuTarget = kindOf(spec.launcher).gpuTarget(this.o.target);
     this.poller = new GpuPoller(gpuTarget, this.o.smi(spec), (u) => {
       this.gpu = u;
       // each sample once into the evidence (the report's GPU section), however often it is re-sent
@@ -373,20 +361,14 @@ export class Session implements SessionController {
     const busy = this.model.silences(Date.now()).length > 0 || this.checks?.busy === true;
     const t = setTimeout(
       () => {
-        this.probe();
+        // silent ranks are checked on the box while the run is live
+        if (this.run && !this.run.exited && this.phase !== 'stopping') this.checks?.tick();
         this.scheduleProbe();
       },
       busy ? 250 : 1000,
     );
     t.unref?.();
     this.probeTimer = t;
-  }
-
-  /** check silent ranks on the box while the run is live */
-  private probe(): void {
-    const run = this.run;
-    if (!run || run.exited || this.phase === 'stopping') return;
-    this.checks?.tick();
   }
 
   /** resolves when the current run's silence is confirmed as a hang (never, if it is not) */
@@ -438,21 +420,17 @@ export class Session implements SessionController {
     if (!this.run) return 'no run';
     this.checks?.dropFinishedHotFrames();
     // one request per rank pid from the heartbeats (never torchrun); else the process tree's handlers
-    const perRank = this.run.exited ? null : this.checks?.dumpEveryRank((m) => this.pub.setNotice(m));
-    if (perRank) {
-      this.pub.setNotice(perRank);
-      return perRank;
+    let msg = this.run.exited ? null : this.checks?.dumpEveryRank((m) => this.pub.setNotice(m));
+    if (!msg) {
+      try {
+        msg = await this.run.requestDump();
+        debugLog(`dump: ${msg}`);
+      } catch (e) {
+        msg = `dump failed: ${(e as Error).message}`;
+      }
     }
-    try {
-      const msg = await this.run.requestDump();
-      debugLog(`dump: ${msg}`);
-      this.pub.setNotice(msg);
-      return msg;
-    } catch (e) {
-      const msg = `dump failed: ${(e as Error).message}`;
-      this.pub.setNotice(msg);
-      return msg;
-    }
+    this.pub.setNotice(msg);
+    return msg;
   }
 
   /**
@@ -491,7 +469,7 @@ export class Session implements SessionController {
   }
 
   async switchLane(lane: string): Promise<void> {
-    const next = this.presetOf(lane);
+    const next = getPreset(this.o.presets, lane);
     await this.stopCurrent();
     this.preset = next;
     this.pub.setNotice(`lane ${lane}: starting`);

@@ -4,6 +4,7 @@ import type { Preset } from '../presets/preset.js';
 import type { RunController } from '../runs/run-controller.js';
 import type { GpuUpdate } from './gpu-poller.js';
 import type { LiveModel } from './live-model.js';
+import type { LinkView } from './session-options.js';
 import {
   type DashboardState,
   emptyDashboardState,
@@ -26,7 +27,7 @@ export interface SnapshotInput {
   model: LiveModel;
   gpu: GpuUpdate;
   notice: string | null;
-  connection: { state: 'up' | 'down' | 'reconnecting'; since: number; attempts: number } | undefined;
+  connection: LinkView | undefined;
   /** the verdict of the run once it has exited and every file was drained */
   result: AnalysisResult | null;
   hotFrames: HotFramesView | null;

@@ -38,7 +38,6 @@ export interface StallProberOptions {
   sampler: StackSampler;
   /** the trainer pid of a rank (from its heartbeats, else the run's own pid for rank 0) */
   pidOf: (rank: number) => number | undefined;
-  now?: () => number;
 }
 
 export class StallProber {
@@ -52,14 +51,10 @@ export class StallProber {
     this.procs = new ProcBatcher(o.target);
   }
 
-  private now(): number {
-    return this.o.now?.() ?? Date.now();
-  }
-
   /** called often (every few hundred ms); does work only when a check is due */
   tick(): void {
     if (this.stopped) return;
-    const now = this.now();
+    const now = Date.now();
     const silent = this.o.model.silences(now);
     for (const rank of this.episodes.keys())
       if (!silent.some((c) => c.rank === rank)) this.episodes.delete(rank);
@@ -106,7 +101,7 @@ export class StallProber {
     const facts = await this.facts(pid);
     await this.o.sampler.record({
       kind: 'proc',
-      ts: this.o.model.trainerNowS(this.now()),
+      ts: this.o.model.trainerNowS(Date.now()),
       rank,
       pid,
       state: facts?.state ?? null,
@@ -119,7 +114,7 @@ export class StallProber {
   private async probe(rank: number, pid: number, ep: Episode): Promise<void> {
     const facts = await this.recordFacts(rank, pid);
     // the spacing counts from the stack request (nsa-vibe names dumps by the second)
-    const started = this.now();
+    const started = Date.now();
     if (this.stopped) return;
     // a stopped or exiting process cannot run its handler: the facts say enough
     const quiet = facts === null || facts.state === 'T' || facts.state === 't' || facts.state === 'Z';
@@ -130,8 +125,8 @@ export class StallProber {
       if (req.outcome === 'none-within-5s' || req.outcome === 'no-handler') ep.unansweredAtS = req.ts;
       ep.samples++;
     }
-    const j = this.o.model.silences(this.now()).find((c) => c.rank === rank)?.judgement;
-    const silenceMs = (this.o.model.trainerNowS(this.now()) - ep.sinceTs) * 1000;
+    const j = this.o.model.silences(Date.now()).find((c) => c.rank === rank)?.judgement;
+    const silenceMs = (this.o.model.trainerNowS(Date.now()) - ep.sinceTs) * 1000;
     // busy: look again when the silence has doubled; otherwise keep sampling
     const gap =
       j?.state === 'busy'
@@ -163,7 +158,7 @@ export class StallProber {
   ): Promise<{ state: ProcState | null; cpuPct: number | null; wchan: string } | null> {
     const read = async () => {
       const r = await this.procs.read(pid);
-      return r === null ? null : { ...r, atMs: this.now() };
+      return r === null ? null : { ...r, atMs: Date.now() };
     };
     let cur = await read();
     if (cur === null) return null;

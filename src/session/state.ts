@@ -12,7 +12,7 @@ import type { PtyHandle } from '../targets/target.js';
 
 export type RunPhase = 'idle' | 'starting' | 'running' | 'stopping' | 'exited';
 
-export type { DumpView, SeriesPoint, StallWhere };
+export type { DumpView, SeriesPoint };
 
 /** A silent rank as the banner shows it: suspect while it is checked, then busy, stuck or blocked. */
 export interface StallView {

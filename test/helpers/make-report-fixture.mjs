@@ -64,9 +64,10 @@ cli([
   process.env.XDG_CONFIG_HOME = env.XDG_CONFIG_HOME;
   const { NotebookController } = await import(join(root, 'dist', 'src', 'notebook', 'controller.js'));
   const { NotebookStore } = await import(join(root, 'dist', 'src', 'notebook', 'store.js'));
-  const { localNotebookDeps } = await import(join(root, 'dist', 'src', 'cli', 'commands', 'notebook.js'));
+  const { notebookDeps } = await import(join(root, 'dist', 'src', 'cli', 'notebook-deps.js'));
+  const { localOpener } = await import(join(root, 'dist', 'src', 'cli', 'open-session.js'));
   const store = NotebookStore.open(join(dir, 'step5.json'));
-  const controller = new NotebookController(store, localNotebookDeps({ demo: true, cwd: dir }));
+  const controller = new NotebookController(store, notebookDeps(localOpener(), { demo: true, cwd: dir }));
   const id = controller.start({ lane: 'batched-prefill' });
   const deadline = Date.now() + 60_000;
   while (!/ · step [3-9]\//.test(controller.getState().live ?? '')) {

@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { localNotebookDeps } from '../../src/cli/commands/notebook.js';
+import { notebookDeps } from '../../src/cli/notebook-deps.js';
+import { localOpener } from '../../src/cli/open-session.js';
 import { NotebookController } from '../../src/notebook/controller.js';
 import { NotebookStore, readNotebook } from '../../src/notebook/store.js';
 import { loadPresets, presetDirs } from '../../src/presets/load.js';
@@ -24,7 +25,12 @@ function open(name: string) {
   const store = NotebookStore.open(join(dir, `${name}.json`));
   const controller = new NotebookController(
     store,
-    localNotebookDeps({ demo: true, stepMs: 400, cwd: dir, presets: () => loadPresets(presetDirs(dir)) }),
+    notebookDeps(localOpener(), {
+      demo: true,
+      stepMs: 400,
+      cwd: dir,
+      presets: () => loadPresets(presetDirs(dir)),
+    }),
   );
   return { controller, file: join(dir, `${name}.json`) };
 }

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openLocalSession } from '../../src/cli/open-session.js';
+import { localOpener } from '../../src/cli/open-session.js';
 import type { Session } from '../../src/session/session.js';
 import type { DashboardState } from '../../src/session/state.js';
 import { LocalTarget } from '../../src/targets/local.js';
@@ -15,7 +15,7 @@ afterEach(async () => {
 });
 
 function open(lane: string, steps = 10): Session {
-  session = openLocalSession({
+  session = localOpener().open({
     lane,
     steps,
     demo: true,

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pty from '@lydell/node-pty';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openLocalSession } from '../../src/cli/open-session.js';
+import { localOpener } from '../../src/cli/open-session.js';
 import { parseNodeLine } from '../../src/ingest/node-map.js';
 import { loadPresets, presetDirs } from '../../src/presets/load.js';
 import { BIN, runCli } from '../helpers/cli.js';
@@ -151,7 +151,13 @@ describe('Slurm runs: 2 nodes × 2 ranks (two srun tasks on a one-box cluster)',
     const { cwd, runs } = folder('pending');
     const prev = process.env.SLURM_CONF;
     process.env.SLURM_CONF = cluster.env.SLURM_CONF;
-    const session = openLocalSession({
+    const rdzvPort = await freePort();
+    const session = localOpener({
+      kind: 'slurm',
+      nodes: 1,
+      sbatchArgs: [...cluster.pendingArgs],
+      rdzvPort,
+    }).open({
       lane: 't-ddp2',
       demo: false,
       command: ['python3', '-u', TRAINER, 'ok'],
@@ -159,7 +165,6 @@ describe('Slurm runs: 2 nodes × 2 ranks (two srun tasks on a one-box cluster)',
       cwd,
       presets: loadPresets(presetDirs(cwd)),
       publishMs: 50,
-      launch: { kind: 'slurm', nodes: 1, sbatchArgs: [...cluster.pendingArgs], rdzvPort: await freePort() },
     });
     try {
       await session.start();

@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openLocalSession } from '../../src/cli/open-session.js';
+import { localOpener } from '../../src/cli/open-session.js';
 import type { Session } from '../../src/session/session.js';
 import { stopText } from '../../src/session/stop-ladder.js';
 import { LocalTarget } from '../../src/targets/local.js';
@@ -21,7 +21,7 @@ afterEach(async () => {
 
 describe('the stop ladder, shown as it goes', () => {
   it('says the step and the countdown; kill-now ends the run at once', async () => {
-    const s = openLocalSession({
+    const s = localOpener().open({
       lane: 'baseline',
       steps: 20,
       demo: true,

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { analyzeDir } from '../../src/analysis/analyze-dir.js';
-import { openLocalSession } from '../../src/cli/open-session.js';
+import { localOpener } from '../../src/cli/open-session.js';
 import { validatePreset } from '../../src/presets/preset.js';
 import type { Session } from '../../src/session/session.js';
 import { LocalTarget } from '../../src/targets/local.js';
@@ -148,7 +148,7 @@ describe('d on a live torchrun run', () => {
 
   it('dumps every rank at once, each filed with its rank, also a worker without a SIGUSR1 handler (the hook is its handler), which lives on', async () => {
     const lane = validatePreset(parse(LANE('env: { DDP_NO_HANDLER_RANK: "1" }')), 't-ddp.yaml');
-    session = openLocalSession({
+    session = localOpener().open({
       lane: 't-ddp',
       demo: false,
       presets: new Map([['t-ddp', lane]]),

@@ -2,7 +2,6 @@ import type { CommandModule } from 'yargs';
 import { listRuns, pickRun } from '../../launch/list-runs.js';
 import { defaultRunsRoot } from '../../runs/build-spec.js';
 import { readRunSpec } from '../../runs/spec-file.js';
-import { runHeadless } from '../../session/headless.js';
 import { LocalTarget } from '../../targets/local.js';
 import type { Target } from '../../targets/target.js';
 import type { CliDeps } from '../deps.js';
@@ -10,7 +9,7 @@ import { openerForRun } from '../open-from-args.js';
 import { defaultRemoteRunsRoot, linkSink, remoteHome } from '../open-session.js';
 import { connectFromArgs, type HostArgs, withHostOptions } from '../remote.js';
 import { reportFailure } from '../report-failure.js';
-import { showDashboard } from '../show.js';
+import { showDashboard, showHeadless } from '../show.js';
 
 interface AttachArgs extends HostArgs {
   run?: string;
@@ -38,7 +37,7 @@ export function attachCommand(deps: CliDeps): CommandModule<object, AttachArgs> 
         let runsRoot: string;
         let home: string | null = null;
         if (a.host) {
-          target = await connectFromArgs(a, () => ({ setConnection: sink.report }));
+          target = await connectFromArgs(a, sink.report);
           home = await remoteHome(target);
           runsRoot = a['runs-dir'] ?? defaultRemoteRunsRoot(home);
         } else {
@@ -68,15 +67,7 @@ export function attachCommand(deps: CliDeps): CommandModule<object, AttachArgs> 
           attachRunDir: picked.runDir,
           runsRoot,
         });
-        if (a.headless) {
-          const out = await runHeadless(session);
-          process.stdout.write(
-            a.json
-              ? `${JSON.stringify(out.result)}\n`
-              : `${out.result.go ? 'GO' : 'NO-GO'} ${out.result.verdict}\n`,
-          );
-          process.exit(out.exitCode);
-        }
+        if (a.headless) await showHeadless(session, a.json, (r) => `${r.go ? 'GO' : 'NO-GO'} ${r.verdict}`);
         await showDashboard(deps, session);
       } catch (e) {
         if (/no run matches|matches \d+ runs/.test((e as Error).message)) {

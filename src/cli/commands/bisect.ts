@@ -12,9 +12,9 @@ import { loadLanesForCli } from '../load-lanes.js';
 import { notebookDeps } from '../notebook-deps.js';
 import { openerFromArgs } from '../open-from-args.js';
 import { requirePython } from '../preflight.js';
-import { reportFailure } from '../report-failure.js';
+import { reportFailure, usageError } from '../report-failure.js';
 import { type TargetArgs, targetUsageError, withTargetOptions } from '../target-options.js';
-import { demoNotebook } from './notebook.js';
+import { notebookFileOf } from './notebook.js';
 
 interface BisectArgs extends TargetArgs {
   good: string;
@@ -29,13 +29,6 @@ interface BisectArgs extends TargetArgs {
   json?: boolean;
   '--'?: string[];
 }
-
-function usage(msg: string): void {
-  process.stderr.write(`nsa-dbg: ${msg}\n`);
-  process.exitCode = 2;
-}
-
-const whole = (v: number | undefined, min: number) => v === undefined || (Number.isInteger(v) && v >= min);
 
 export function bisectCommand(_deps: CliDeps): CommandModule<object, BisectArgs> {
   return {
@@ -80,24 +73,21 @@ export function bisectCommand(_deps: CliDeps): CommandModule<object, BisectArgs>
     handler: async (a) => {
       const command = (a['--'] ?? []).map(String);
       for (const k of ['good', 'bad', 'notebook', 'detector'] as const)
-        if (Array.isArray(a[k])) return usage(`give --${k} once`);
-      if (a.demo && command.length) return usage('give either --demo or a command after --, not both');
-      if (!whole(a.budget, 1)) return usage('--budget must be a whole number ≥ 1');
-      if (!whole(a.repeat, 1)) return usage('--repeat must be a whole number ≥ 1');
-      if (!whole(a.steps, 1)) return usage('--steps must be a whole number ≥ 1');
+        if (Array.isArray(a[k])) return usageError(`give --${k} once`);
+      if (a.demo && command.length) return usageError('give either --demo or a command after --, not both');
       const detector = parseDetector(a.detector);
-      if ('error' in detector) return usage(detector.error);
+      if ('error' in detector) return usageError(detector.error);
       const where = targetUsageError(a);
-      if (where) return usage(where);
+      if (where) return usageError(where);
       let store: NotebookStore | null = null;
       try {
         const presets = loadLanesForCli([a.good, a.bad]);
         // checked before anything connects: the key needs the place's label, which a connection gives
         const early = planFromLanes(presets, a.good, a.bad, { target: '', demo: !!a.demo });
-        if ('error' in early) return usage(early.error);
+        if ('error' in early) return usageError(early.error);
         if (a.demo && !a.host) await requirePython();
         // taken before anything runs: a notebook held by another nsa-dbg fails fast
-        store = NotebookStore.open(a.notebook ?? (a.demo ? demoNotebook() : DEFAULT_NOTEBOOK));
+        store = NotebookStore.open(notebookFileOf(a));
         const opener = await openerFromArgs(a, presets.get(a.good));
         const planned = planFromLanes(presets, a.good, a.bad, {
           target: opener.label,
@@ -110,7 +100,7 @@ export function bisectCommand(_deps: CliDeps): CommandModule<object, BisectArgs>
           repeat: a.repeat,
           detector: detector.settings,
         });
-        if ('error' in planned) return usage(planned.error);
+        if ('error' in planned) return usageError(planned.error);
         const o = { demo: !!a.demo, steps: a.steps, stepMs: a['step-ms'], command, cwd: a.cwd };
         const deps = notebookDeps(opener, { ...o, presets: () => presets });
         const controller = new NotebookController(store, deps);
@@ -132,10 +122,8 @@ export function bisectCommand(_deps: CliDeps): CommandModule<object, BisectArgs>
               '',
             ].join('\n'),
           );
-        const code = r.result?.status === 'found' && r.result.proven ? 0 : 1;
-        process.exitCode = code;
         // an SSH connection and timers must not keep the process alive
-        process.exit(code);
+        process.exit(r.result?.status === 'found' && r.result.proven ? 0 : 1);
       } catch (e) {
         store?.close();
         reportFailure(e);

@@ -1,12 +1,11 @@
 import type { CommandModule } from 'yargs';
-import { runHeadless } from '../../session/headless.js';
 import type { CliDeps } from '../deps.js';
 import { loadLanesForCli } from '../load-lanes.js';
 import { openerFromArgs } from '../open-from-args.js';
 import { requirePython } from '../preflight.js';
 import { type HostArgs, withHostOptions } from '../remote.js';
 import { reportFailure } from '../report-failure.js';
-import { showDashboard } from '../show.js';
+import { showDashboard, showHeadless } from '../show.js';
 
 interface DemoArgs extends HostArgs {
   'step-ms'?: number;
@@ -55,15 +54,9 @@ export function demoCommand(deps: CliDeps): CommandModule<object, DemoArgs> {
           ranks: a.ranks,
           runsRoot: a['runs-dir'],
         });
-        if (a.headless) {
-          // a check that an install works, without a terminal: the same path as run --demo --headless
-          const out = await runHeadless(session);
-          const r = out.result;
-          process.stdout.write(
-            a.json ? `${JSON.stringify(r)}\n` : `${r.go ? 'GO' : 'NO-GO'} lane ${r.lane}: ${r.verdict}\n`,
-          );
-          process.exit(out.exitCode);
-        }
+        // a check that an install works, without a terminal: the same path as run --demo --headless
+        if (a.headless)
+          await showHeadless(session, a.json, (r) => `${r.go ? 'GO' : 'NO-GO'} lane ${r.lane}: ${r.verdict}`);
         await showDashboard(deps, session);
       } catch (e) {
         reportFailure(e);

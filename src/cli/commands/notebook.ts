@@ -9,11 +9,9 @@ import { lanesReporter } from '../load-lanes.js';
 import { notebookDeps } from '../notebook-deps.js';
 import { openerFromArgs } from '../open-from-args.js';
 import { requirePython } from '../preflight.js';
-import { reportFailure } from '../report-failure.js';
+import { reportFailure, usageError } from '../report-failure.js';
 import { showNotebook } from '../show.js';
 import { type TargetArgs, targetUsageError, withTargetOptions } from '../target-options.js';
-
-export { localNotebookDeps } from '../notebook-deps.js';
 
 interface NotebookArgs extends TargetArgs {
   notebook?: string;
@@ -23,9 +21,9 @@ interface NotebookArgs extends TargetArgs {
   '--'?: string[];
 }
 
-/** the demo keeps its own notebook, so trying it never touches a project's */
-export function demoNotebook(env = process.env): string {
-  return join(defaultRunsRoot(env), '..', 'demo-notebook.json');
+/** `--notebook FILE`, else this folder's; the demo keeps its own, so trying it never touches a project's */
+export function notebookFileOf(a: { notebook?: string; demo?: boolean }): string {
+  return a.notebook ?? (a.demo ? join(defaultRunsRoot(), '..', 'demo-notebook.json') : DEFAULT_NOTEBOOK);
 }
 
 /** `nsa-dbg` with no subcommand: the notebook of this folder (or --notebook FILE) in the TUI */
@@ -53,14 +51,9 @@ export function notebookCommand(deps: CliDeps): CommandModule<object, NotebookAr
       ) as never,
     handler: async (a) => {
       const usage = targetUsageError(a);
-      if (usage) {
-        process.stderr.write(`nsa-dbg: ${usage}\n`);
-        process.exitCode = 2;
-        return;
-      }
+      if (usage) return usageError(usage);
       if (a.demo && !a.host) await requirePython();
       const command = (a['--'] ?? []).map(String);
-      const file = a.notebook ?? (a.demo ? demoNotebook() : DEFAULT_NOTEBOOK);
       let store: NotebookStore | null = null;
       // a broken lane file is said in the status line once (the terminal is the notebook's), and the
       // other lanes work; the files are read again whenever lanes are listed, so edits show up
@@ -75,7 +68,7 @@ export function notebookCommand(deps: CliDeps): CommandModule<object, NotebookAr
       });
       try {
         // taken before connecting: a notebook held by another nsa-dbg fails fast
-        store = NotebookStore.open(file);
+        store = NotebookStore.open(notebookFileOf(a));
         const opener = await openerFromArgs(a);
         presets();
         const o = { demo: !!a.demo, steps: a.steps, stepMs: a['step-ms'], command, cwd: a.cwd, presets };

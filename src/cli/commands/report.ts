@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { DEFAULT_NOTEBOOK } from '../../notebook/store.js';
 import { writeReport } from '../../report/write.js';
-import { reportFailure } from '../report-failure.js';
+import { reportFailure, usageError } from '../report-failure.js';
 
 interface ReportArgs {
   notebook?: string;
@@ -39,11 +39,7 @@ export const reportCommand: CommandModule<object, ReportArgs> = {
       if (a.o === '-') process.stdout.write(r.text);
       for (const f of r.files) process.stderr.write(`nsa-dbg: wrote ${f}\n`);
     } catch (e) {
-      if (e instanceof Error && /^no cell matches/.test(e.message)) {
-        process.stderr.write(`nsa-dbg: ${e.message}\n`);
-        process.exitCode = 2;
-        return;
-      }
+      if (e instanceof Error && /^no cell matches/.test(e.message)) return usageError(e.message);
       reportFailure(e);
     }
   },

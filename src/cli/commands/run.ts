@@ -6,7 +6,7 @@ import type { CliDeps } from '../deps.js';
 import { loadLanesForCli } from '../load-lanes.js';
 import { openerFromArgs } from '../open-from-args.js';
 import { requirePython } from '../preflight.js';
-import { reportFailure } from '../report-failure.js';
+import { reportFailure, usageError } from '../report-failure.js';
 import { showDashboard } from '../show.js';
 import { type TargetArgs, targetUsageError, withTargetOptions } from '../target-options.js';
 
@@ -69,24 +69,11 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
       ) as never,
     handler: async (a) => {
       const command = (a['--'] ?? []).map(String);
-      if (a.demo && command.length) {
-        process.stderr.write('nsa-dbg: give either --demo or a command after --, not both\n');
-        process.exitCode = 2;
-        return;
-      }
-      if (a.notebook && !a.headless) {
-        process.stderr.write(
-          'nsa-dbg: --notebook with run needs --headless (or open it with `nsa-dbg --notebook FILE`)\n',
-        );
-        process.exitCode = 2;
-        return;
-      }
+      if (a.demo && command.length) return usageError('give either --demo or a command after --, not both');
+      if (a.notebook && !a.headless)
+        return usageError('--notebook with run needs --headless (or open it with `nsa-dbg --notebook FILE`)');
       const usage = targetUsageError(a);
-      if (usage) {
-        process.stderr.write(`nsa-dbg: ${usage}\n`);
-        process.exitCode = 2;
-        return;
-      }
+      if (usage) return usageError(usage);
       if (a.demo && !a.host) await requirePython();
       let notebook: NotebookStore | null = null;
       try {
@@ -133,7 +120,6 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
           process.stdout.write(
             `${r.go ? 'GO' : 'NO-GO'} lane ${r.lane}: ${r.verdict}, ${r.stepsReached} steps${r.reasons.length ? ` (${r.reasons.join('; ')})` : ''}\n  run dir: ${opener.label}:${r.runDir}\n  evidence: ${r.localDir}\n`,
           );
-        process.exitCode = out.exitCode;
         // the SSH connection and timers must not keep the process alive
         process.exit(out.exitCode);
       } catch (e) {
