@@ -56,11 +56,15 @@ export type OutputMode =
 export function launcherScript(spec: RunSpec, mode: OutputMode = 'tee'): string {
   const d = shQuote(spec.runDir);
   const inner = `sh -c 'echo $$ > "$0/pid.tmp" && mv "$0/pid.tmp" "$0/pid"; exec "$@"' ${d} ${shJoin(spec.argv)}`;
-  const record = `rc=$?; echo "$rc" > ${d}/exit_code.tmp && mv ${d}/exit_code.tmp ${d}/exit_code`;
+  const status = `echo "$?" > ${d}/exit_code.tmp`;
+  const done = `mv ${d}/exit_code.tmp ${d}/exit_code`;
+  // exit_code is the end of the run for whoever follows the folder, so it appears only once
+  // stdout.log holds all the output: through tee, after the pipeline (tee may still be copying the
+  // trainer's last lines when the trainer has exited; on a loaded box a stop's traceback came late)
   const body =
     mode === 'tee'
-      ? `{ ${inner}; ${record}; } 2>&1 | tee -a ${d}/stdout.log`
-      : `{ ${inner}; ${record}; } >> ${d}/stdout.log 2>&1`;
+      ? `{ ${inner}; ${status}; } 2>&1 | tee -a ${d}/stdout.log; ${done}`
+      : `{ ${inner}; ${status} && ${done}; } >> ${d}/stdout.log 2>&1`;
   return [
     '#!/bin/sh',
     `# nsa-dbg run ${spec.runId} (lane ${spec.lane}). Re-run by hand with: sh run.sh`,
