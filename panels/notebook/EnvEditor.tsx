@@ -4,7 +4,7 @@
  * typed text plus the values the lanes and the trainer's flag table know. Pure views.
  */
 import { Box, Text } from 'ink';
-import type { NotebookViewState } from '../../src/notebook/controller.js';
+import type { NotebookViewState } from '../../src/notebook/controller-types.js';
 import { type KnownFlag, valueChoices } from '../../src/notebook/flags.js';
 import { envHints } from '../../src/notebook/keymap.js';
 import { editedEnv, envChanges, type NotebookUi } from '../../src/notebook/view-reducer.js';

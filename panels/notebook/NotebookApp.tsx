@@ -5,7 +5,8 @@
  */
 import { useInput } from 'ink';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import type { NotebookController, NotebookViewState } from '../../src/notebook/controller.js';
+import type { NotebookController } from '../../src/notebook/controller.js';
+import type { NotebookViewState } from '../../src/notebook/controller-types.js';
 import { knownFlags } from '../../src/notebook/flags.js';
 import {
   initialNotebookUi,

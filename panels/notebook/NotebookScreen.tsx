@@ -5,7 +5,7 @@
  */
 import { Box, Text } from 'ink';
 import type { ReactElement } from 'react';
-import type { NotebookViewState } from '../../src/notebook/controller.js';
+import type { NotebookViewState } from '../../src/notebook/controller-types.js';
 import type { KnownFlag } from '../../src/notebook/flags.js';
 import { ENV_BINDINGS, NOTEBOOK_BINDINGS, paletteWords } from '../../src/notebook/keymap.js';
 import type { NotebookUi } from '../../src/notebook/view-reducer.js';

@@ -2,7 +2,7 @@
  * Keys of the notebook view → UI actions and at most one effect for the controller. Pure: the
  * open overlay gets the key first, the binding table (src/notebook/keymap.ts) decides on the list.
  */
-import type { QueuedView } from '../../src/notebook/controller.js';
+import type { QueuedView } from '../../src/notebook/controller-types.js';
 import { flipFlag, isBinaryFlag, type KnownFlag, valueChoices } from '../../src/notebook/flags.js';
 import {
   envCommandForKey,

@@ -3,7 +3,8 @@
  * time, to a verdict exactly as `run --headless` gets it (a confirmed hang stopped at once), the
  * cell written as it goes. The TUI and `nsa-dbg bisect` share this.
  */
-import type { NotebookController, StartRequest } from '../notebook/controller.js';
+import type { NotebookController } from '../notebook/controller.js';
+import type { StartRequest } from '../notebook/controller-types.js';
 import type { NotebookStore } from '../notebook/store.js';
 import type { BisectPort } from './runner.js';
 

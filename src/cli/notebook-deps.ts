@@ -4,7 +4,7 @@
  * `run --headless` gets it, its folder in the notebook's evidence folder. The notebook TUI and
  * `bisect` share this.
  */
-import type { CellSession, NotebookDeps } from '../notebook/controller.js';
+import type { CellSession, NotebookDeps } from '../notebook/controller-types.js';
 import { loadPresets } from '../presets/load.js';
 import type { Preset } from '../presets/preset.js';
 import { buildRunSpec } from '../runs/build-spec.js';

@@ -26,7 +26,6 @@ const RECORD =
   `(?:, "gpu_mem_alloc": ${INT}, "gpu_mem_reserved": ${INT})?` +
   `(?:, "phase": "[a-z_]*"|, "loss": ${NUM}, "toks_per_s": ${NUM})?` +
   `(?:, (?!${CONSUMED})${STR}: ${VALUE})*\\}[ \\t\\r]*`;
-const FAST_RECORD = new RegExp(`^${RECORD}$`);
 /** A run of such lines, each with its newline: one regex call validates a whole chunk's worth. */
 const FAST_RUN = new RegExp(`(?:${RECORD}\\n)*`, 'y');
 const NEWLINE = Buffer.from('\n');
@@ -100,17 +99,6 @@ function extract(line: string, s: number, e: number): HeartbeatRecord | null {
   // `iso` is always there, so `extra` is never empty: keep the text for the lazy parse
   const source = s === 0 && e === line.length ? line : line.slice(s, e);
   return new HeartbeatRecord(rank, step, ts, pid, msg, phase, alloc, reserved, loss, toks, source);
-}
-
-/**
- * One heartbeat line → BeatEvent, or null when the line is not a heartbeat record (not exactly one
- * JSON object, or no numeric `ts` / string `msg`). Python's NaN / Infinity / -Infinity are accepted.
- * `rank` comes from the record; `defaultRank` (the file's rank) is used only when the record has none.
- */
-export function parseHeartbeatLine(line: string, defaultRank = 0): BeatEvent | null {
-  if (FAST_RECORD.test(line)) return extract(line, 0, line.length);
-  const buf = Buffer.from(line, 'utf8');
-  return parseHeartbeatBytes(buf, 0, buf.length, defaultRank);
 }
 
 /**

@@ -35,7 +35,6 @@ export function parseNodeLine(line: string): AgentRecord | WorkerRecord | null {
 }
 
 export class NodeMap {
-  private readonly agents = new Map<number, AgentRecord>();
   private readonly byRank = new Map<number, WorkerRecord>();
   private readonly byTaskLocal = new Map<string, number>();
   private partial = '';
@@ -58,10 +57,8 @@ export class NodeMap {
   }
 
   add(r: AgentRecord | WorkerRecord): void {
-    if (!('rank' in r)) {
-      this.agents.set(r.task, r);
-      return;
-    }
+    // an agent's own record says nothing a rank's does not: its ranks place themselves
+    if (!('rank' in r)) return;
     this.byRank.set(r.rank, r);
     this.byTaskLocal.set(`${r.task}:${r.localRank}`, r.rank);
   }
@@ -114,18 +111,5 @@ export class NodeMap {
       found = w.node;
     }
     return found;
-  }
-
-  /** the agents (one per node), task order */
-  agentList(): AgentRecord[] {
-    return [...this.agents.values()].sort((a, b) => a.task - b.task);
-  }
-
-  /** ranks grouped by the task (node) that runs them */
-  ranksOfTask(task: number): number[] {
-    return [...this.byRank.values()]
-      .filter((w) => w.task === task)
-      .map((w) => w.rank)
-      .sort((a, b) => a - b);
   }
 }

@@ -8,7 +8,7 @@ import { layoutDirs } from '../analysis/analyze-dir.js';
 import { classifyRunPath, isFollowedFile, type RunLayout } from '../ingest/run-files.js';
 import type { FollowerFactory } from '../runs/follower.js';
 import type { ActiveLaunch, LaunchKind } from '../runs/launch-kind.js';
-import { processStatus } from '../runs/process-launch.js';
+import { processKind } from '../runs/process-launch.js';
 import { RunController, type RunEvents } from '../runs/run-controller.js';
 import { RunWatcher } from '../runs/run-watcher.js';
 import { readRunSpec } from '../runs/spec-file.js';
@@ -50,20 +50,15 @@ const ended = (target: Target): ActiveLaunch => ({
   dispose: () => {},
 });
 
+/** a run of one process tree, as a pty or detached run is, whose files are all there is left */
 const replayKind: LaunchKind = {
-  place: (_l, label) => ({ label }),
-  plan: (spec) => spec,
+  ...processKind,
   start: async () => {
     throw new Error(ENDED);
   },
   attach: async (ctx) => ended(ctx.target),
   follower: (_target, spec) => folderFollower(spec.layout ?? {}),
-  spansNodes: false,
-  endSaidByScheduler: false,
   leavesRunningOnQuit: () => true,
-  gpuTarget: (target) => target,
-  reconnect: async (base) => base,
-  status: (target, runDir) => processStatus(target, runDir),
 };
 
 /** a controller that reads the finished run in `folder` (on this machine) to its end */

@@ -23,14 +23,6 @@ import { describeRequest, editedRequest, rerunRequest } from './requests.js';
 import { RunQueue } from './run-queue.js';
 import type { NotebookStore } from './store.js';
 
-export type {
-  CellSession,
-  NotebookDeps,
-  NotebookViewState,
-  QueuedView,
-  StartRequest,
-} from './controller-types.js';
-
 export class NotebookController {
   /** a bisection (src/bisect) holds the run slot between its trials; close() stops it */
   private task: { abort: AbortController; done: Promise<unknown> } | null = null;

@@ -2,7 +2,7 @@
  * The notebook view's one table of commands: keys, `:` palette names and descriptions. Dispatch,
  * the palette and the `?` help all read it, so none of them can drift from the others.
  */
-import type { KeyFlags } from '../session/keymap.js';
+import { ch, type KeyFlags } from '../session/keymap.js';
 
 export type NotebookCommand =
   | 'down'
@@ -31,8 +31,6 @@ interface Binding<C> {
   description: string;
   matches(input: string, key: KeyFlags): boolean;
 }
-
-const ch = (c: string) => (input: string, key: KeyFlags) => !key.ctrl && !key.meta && input === c;
 
 export const NOTEBOOK_BINDINGS: readonly Binding<NotebookCommand>[] = [
   {

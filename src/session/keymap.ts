@@ -53,7 +53,7 @@ export interface Binding {
   unavailable?(s: KeyState): string | null;
 }
 
-const ch = (c: string) => (input: string, key: KeyFlags) => !key.ctrl && !key.meta && input === c;
+export const ch = (c: string) => (input: string, key: KeyFlags) => !key.ctrl && !key.meta && input === c;
 
 export const BINDINGS: readonly Binding[] = [
   {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StallDetector } from '../../../src/analysis/stall-detector.js';
 import type { BeatEvent } from '../../../src/ingest/events.js';
-import { parseHeartbeatLine } from '../../../src/ingest/heartbeat.js';
+import { HeartbeatReader } from '../../../src/ingest/heartbeat.js';
 
 // real H200 captures, kept beside the tests (test/fixtures/nsa-vibe-h200/README.md)
 const FIX = join(import.meta.dirname, '..', '..', 'fixtures', 'nsa-vibe-h200');
@@ -39,10 +39,8 @@ function run(
 }
 
 describe('StallDetector on the real batched heartbeat', () => {
-  const beats = readFileSync(join(FIX, 'batched/heartbeat_rank0.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => parseHeartbeatLine(l)!);
+  const reader = new HeartbeatReader();
+  const beats = [...reader.push(readFileSync(join(FIX, 'batched/heartbeat_rank0.jsonl'))), ...reader.flush()];
 
   it('declares a stall during the 20 s freeze in step 5 and clears it when beats resume; normal steps never', () => {
     const d = new StallDetector();
