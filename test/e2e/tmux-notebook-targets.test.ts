@@ -153,6 +153,7 @@ describe('notebook cells on every target, from the notebook TUI in real tmux', (
     // each host's folder mirrored under the cell, merged with host labels as srun --label does
     for (const alias of ['node-a', 'node-b'])
       expect(readFileSync(join(folder, 'hosts', alias, 'exit_code'), 'utf8')).toMatch(/^\d+\n$/);
-    expect(readFileSync(join(folder, 'stdout.log'), 'utf8')).toMatch(/^0: step 0001 \| loss/m);
+    // (rank 0 prints the steps, on whichever host joined the rendezvous first)
+    expect(readFileSync(join(folder, 'stdout.log'), 'utf8')).toMatch(/^[01]: step 0001 \| loss/m);
   }, 240_000);
 });
