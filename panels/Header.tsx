@@ -84,16 +84,22 @@ export function Header(p: HeaderProps) {
             bold
             color={tone(
               p.color,
-              p.verdict.verdict === 'pass' || p.verdict.verdict === 'running'
-                ? 'ok'
-                : p.verdict.verdict === 'busy' ||
-                    p.verdict.verdict === 'suspect' ||
-                    p.verdict.verdict === 'slow'
-                  ? 'warn'
-                  : 'bad',
+              p.verdict.go === false
+                ? 'bad'
+                : p.verdict.verdict === 'pass' || p.verdict.verdict === 'running'
+                  ? 'ok'
+                  : p.verdict.verdict === 'busy' ||
+                      p.verdict.verdict === 'suspect' ||
+                      p.verdict.verdict === 'slow'
+                    ? 'warn'
+                    : 'bad',
             )}
           >
+            {p.verdict.go === false ? 'NO-GO · ' : p.verdict.go ? 'GO · ' : ''}
             {clean(p.verdict.verdict).toUpperCase()}: {clean(withoutVerdictWord(p.verdict))}
+            {p.verdict.go === false && p.verdict.reasons?.length
+              ? ` — ${clean(p.verdict.reasons.join('; '))}`
+              : ''}
             {'  '}
           </Text>
         ) : null}

@@ -5,13 +5,44 @@ export interface AcceptanceOutcome {
   go: boolean;
   /** one line per failed criterion; for a GO, only why it is slow (if it is) */
   reasons: string[];
+  /** the step target and how the run is known to have reached it (or not); absent without a target */
+  target?: { steps: number; reached: boolean; how: string };
+}
+
+/**
+ * Did the run get to `need` steps? A trainer that counts from 0 and logs every k steps never prints
+ * step `need`: a run that exits 0 with its last step line within one logging interval of the target
+ * got there; so did one that ended with the trainer's own closing summary.
+ */
+export function targetReached(r: AnalysisResult, need: number): { reached: boolean; how: string } {
+  const f = r.stepFormat;
+  const base0 = f?.base === 0;
+  // a counter from 0: step N logged means N + 1 steps done
+  const done = r.stepsReached > 0 || base0 ? r.stepsReached + (base0 ? 1 : 0) : 0;
+  const from0 = base0 ? ', counting from 0' : '';
+  if (done >= need)
+    return { reached: true, how: `${done} steps done (last step logged: ${r.stepsReached}${from0})` };
+  const clean = r.exitCode === 0 && r.verdict !== 'stopped';
+  const every = f?.every ?? 1;
+  if (clean && every > 1 && done > 0 && need - done < every)
+    return {
+      reached: true,
+      how: `exit 0 with the last step logged (${r.stepsReached}) within one logging interval (every ${every}${from0}) of ${need}`,
+    };
+  if (clean && r.closingSummary)
+    return {
+      reached: true,
+      how: `exit 0 after the trainer's closing summary (last step logged: ${r.stepsReached})`,
+    };
+  return { reached: false, how: `reached step ${r.stepsReached} of ${need}` };
 }
 
 /** A lane's GO/NO-GO: the runbook criteria applied to the analysed evidence. */
 export function judge(r: AnalysisResult, acc: Acceptance, steps?: number): AcceptanceOutcome {
   const reasons: string[] = [];
   const need = acc.steps ?? steps;
-  if (need !== undefined && r.stepsReached < need) reasons.push(`reached step ${r.stepsReached} of ${need}`);
+  const target = need === undefined ? undefined : { steps: need, ...targetReached(r, need) };
+  if (target !== undefined && !target.reached) reasons.push(target.how);
   if (acc.finiteLoss && r.nan) reasons.push(`non-finite loss at step ${r.nan.step} (rank ${r.nan.rank})`);
   if (acc.noStall && r.stall)
     reasons.push(`stall at step ${r.stall.step} (${r.stall.where}, rank ${r.stall.rank})`);
@@ -28,5 +59,5 @@ export function judge(r: AnalysisResult, acc: Acceptance, steps?: number): Accep
   const go = reasons.length === 0;
   // slow but alive passes its acceptance: still GO, and the reason is said
   if (go && r.verdict === 'slow') reasons.push(r.summary);
-  return { go, reasons };
+  return target === undefined ? { go, reasons } : { go, reasons, target };
 }

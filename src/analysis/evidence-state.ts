@@ -19,9 +19,11 @@ import type {
 import type { FlightRecorderEvent } from '../ingest/flight-recorder.js';
 import type { NodeMap } from '../ingest/node-map.js';
 import type { At } from '../ingest/order.js';
+import type { InferredFormat, OutputShapes } from '../ingest/step-shape-learner.js';
 import type { Signature } from './signatures.js';
 import type { StallDetector } from './stall-detector.js';
 import type { JudgeSettings } from './stall-judge.js';
+import type { StepCadence } from './step-cadence.js';
 import type { RankSteps } from './step-store.js';
 
 export { type At, compareAt, streamName } from '../ingest/order.js';
@@ -100,6 +102,12 @@ export interface EvidenceState {
   /** from grad-trace lines on stdout (dumps add theirs at the end) */
   missingGrads: Array<{ rank: number; step?: number; missing: number }>;
   skipped: number;
+  /** how the step lines come: format, logging interval, counter base, target */
+  cadence: StepCadence;
+  /** the step-line shape learned from the output of a trainer no format knows */
+  inferredFormat: InferredFormat | null;
+  /** while no line was recognised as a step: what the lines look like (the latest word of the parser) */
+  unrecognised: OutputShapes | null;
 }
 
 /** the base name of a path in the run folder */

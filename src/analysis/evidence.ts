@@ -29,6 +29,7 @@ import { matchOutput, matchSource, type Signature } from './signatures.js';
 import { type CurrentSilence, currentSilences } from './silences.js';
 import { StallDetector, type StallDetectorOptions } from './stall-detector.js';
 import { DEFAULT_JUDGE, type JudgeSettings } from './stall-judge.js';
+import { StepCadence } from './step-cadence.js';
 import { type StepRecord, setEnd, setLoss, setToks } from './step-stats.js';
 import { RankSteps } from './step-store.js';
 import { decide, type ResultOptions } from './verdict.js';
@@ -86,6 +87,9 @@ export class Evidence {
       missingGrads: [],
       summarySteps: 0,
       skipped: 0,
+      cadence: new StepCadence(),
+      inferredFormat: null,
+      unrecognised: null,
     };
   }
 
@@ -98,6 +102,7 @@ export class Evidence {
         return;
       case 'step': {
         s.ranks.add(e.rank);
+        s.cadence.add(e.rank, e.step, e.format, e.total);
         const r = this.record(e.rank, e.step);
         setLoss(r, e.loss, SOURCE_PRIORITY.output);
         if (e.toksPerS !== undefined) setToks(r, e.toksPerS, SOURCE_PRIORITY.output);
@@ -139,6 +144,10 @@ export class Evidence {
         s.ranks.add(e.rank);
         return;
       }
+      case 'output-format':
+        if (e.inferred !== undefined) s.inferredFormat = e.inferred;
+        if (e.unrecognised !== undefined) s.unrecognised = e.unrecognised;
+        return;
       case 'flight-recorder':
         s.flightRecorder.set(e.file, e);
         return;

@@ -2,6 +2,7 @@
  * The verdict object of `nsa-dbg analyze --json` (field names fixed by the issue) and of the live
  * session. Everything beyond the issue's fields is an extra the report and panels may show.
  */
+
 import type { DumpRequestEvent, Frame } from '../ingest/events.js';
 import type { MissedCollective } from '../ingest/flight-recorder.js';
 import type { RunDigest } from './run-digest.js';
@@ -11,6 +12,7 @@ import type { StackDiff } from './stack-diff.js';
 import type { StallCulprit } from './stall-culprit.js';
 import type { StallWhere } from './stall-detector.js';
 import type { StallEvidence } from './stall-judge.js';
+import type { StepFormatReport } from './step-cadence.js';
 import type { SlowStep } from './step-stats.js';
 
 export interface StallReport {
@@ -32,6 +34,11 @@ export interface StallReport {
   rootCause?: StallCulprit;
   /** a multi-node run: the node the rank runs on */
   node?: string;
+  /**
+   * steps logged every k with nothing else saying where the rank was: `step` is the one after the
+   * last step logged, which nobody saw; this is the last one logged ("after step 30")
+   */
+  afterStep?: number;
 }
 
 /** A silence that was checked on the box and found busy, not stuck. */
@@ -53,6 +60,8 @@ export interface CrashReport {
   /** a multi-node run: the node the rank ran on */
   node?: string;
   step: number;
+  /** as StallReport.afterStep: the last step logged before the crash, when steps are logged every k */
+  afterStep?: number;
   exception: string;
   message: string;
   /** innermost frame in the user's code (not site-packages), else the innermost frame */
@@ -98,6 +107,12 @@ export interface SignatureHit extends Pick<Signature, 'name' | 'meaning' | 'impl
   text: string;
 }
 
+export interface Throughput {
+  medianToksPerS?: number;
+  medianStepS?: number;
+  p95StepS?: number;
+}
+
 export interface AnalysisResult {
   verdict: Verdict;
   stepsReached: number;
@@ -106,7 +121,14 @@ export interface AnalysisResult {
   nan: { rank: number; step: number } | null;
   crash: CrashReport | null;
   slowSteps: SlowStep[];
-  throughput: { medianToksPerS: number } | null;
+  /**
+   * the run's rates, each where it is known: toks/s as the trainer printed it; the step time as the
+   * trainer printed it (nanoGPT `time`, minGPT `iter_dt`, Megatron's ms per iteration, tqdm's it/s),
+   * else from the step lines' arrival times over the logging interval
+   */
+  throughput: Throughput | null;
+  /** which step-line format was read, how often it logs and from which base */
+  stepFormat: StepFormatReport | null;
   memory: { peakReservedMiB: number; peakAllocMiB?: number } | null;
   dumps: DumpReport[];
   skippedLines: number;
@@ -122,8 +144,10 @@ export interface AnalysisResult {
   exitCode: number | null;
   /** exit status says the process was killed (SIGKILL 137, timeout 124, ...) */
   killed: boolean;
-  /** the end-of-run marker (final metrics) was seen */
+  /** the end-of-run marker (final metrics) was seen, or the exit status was 0 */
   completed: boolean;
+  /** the trainer's own closing summary (final metrics JSON, an HF `train_runtime` dict) was seen */
+  closingSummary: boolean;
   gpus: Array<{ index: number; name: string; peakUsedMiB: number; totalMiB: number }>;
   missingGrads: Array<{ rank: number; step?: number; missing: number }>;
   notes: string[];

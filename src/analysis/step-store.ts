@@ -32,6 +32,11 @@ class LogHistogram {
   }
   /** the median of these counts plus `extra` exact values */
   median(extra: number[] = []): number | null {
+    return this.quantile(0.5, extra);
+  }
+
+  /** the q-quantile (0..1, interpolated between neighbours) of these counts plus `extra` exact values */
+  quantile(q: number, extra: number[] = []): number | null {
     const all = new Map(this.bins);
     let n = this.count;
     for (const v of extra) {
@@ -41,16 +46,17 @@ class LogHistogram {
     }
     if (n === 0) return null;
     const sorted = [...all.entries()].sort((a, b) => a[0] - b[0]);
-    const mid = (n - 1) / 2;
+    const pos = q * (n - 1);
     let seen = 0;
     let lo: number | null = null;
     for (const [bin, c] of sorted) {
-      if (lo === null && seen + c > Math.floor(mid)) lo = LogHistogram.value(bin);
-      if (seen + c > Math.ceil(mid)) return (lo! + LogHistogram.value(bin)) / 2;
+      if (lo === null && seen + c > Math.floor(pos)) lo = LogHistogram.value(bin);
+      if (seen + c > Math.ceil(pos)) return lo! + (LogHistogram.value(bin) - lo!) * (pos - Math.floor(pos));
       seen += c;
     }
     return lo;
   }
+
   /** how many counted values are ≥ `limit` (bin resolution) */
   atLeast(limit: number): number {
     let n = 0;
@@ -181,13 +187,32 @@ export class RankSteps {
     return { progress, beat };
   }
 
-  /** slow steps (≥ SLOW_FACTOR × the rank's median step time) and how many there are */
-  slow(rank: number): { steps: SlowStep[]; count: number } {
+  /**
+   * The step durations the statistics use: from step ends (the trainer's own time, else arrivals
+   * over the logging interval) where there are any, else from step starts.
+   */
+  private durationSet() {
     const w = this.windowDurations();
     const useProgress = w.progress.size > 0 || this.durations.count > 0;
-    const exact = useProgress ? w.progress : w.beat;
-    const hist = useProgress ? this.durations : this.beatDurations;
-    const cand = useProgress ? this.candidates : this.beatCandidates;
+    return {
+      exact: useProgress ? w.progress : w.beat,
+      hist: useProgress ? this.durations : this.beatDurations,
+      cand: useProgress ? this.candidates : this.beatCandidates,
+    };
+  }
+
+  /** the median and 95th percentile step time in seconds; null before any step has a duration */
+  stepTimes(): { median: number; p95: number } | null {
+    const { exact, hist } = this.durationSet();
+    const values = [...exact.values()];
+    const med = hist.count === 0 ? quantileOf(values, 0.5) : hist.median(values);
+    const p95 = hist.count === 0 ? quantileOf(values, 0.95) : hist.quantile(0.95, values);
+    return med === null || p95 === null ? null : { median: med, p95 };
+  }
+
+  /** slow steps (≥ SLOW_FACTOR × the rank's median step time) and how many there are */
+  slow(rank: number): { steps: SlowStep[]; count: number } {
+    const { exact, hist, cand } = this.durationSet();
     const values = [...exact.values()];
     const med = hist.count === 0 ? median(values) : hist.median(values);
     if (med === null || med <= 0 || exact.size + hist.count < 3) return { steps: [], count: 0 };
@@ -265,6 +290,15 @@ function keep(
     if (med !== null && d >= CANDIDATE_FACTOR * med && cand.length < MAX_CANDIDATES)
       cand.push({ step, seconds: d });
   }
+}
+
+/** the q-quantile of exact values, interpolated as LogHistogram.quantile does */
+function quantileOf(values: number[], q: number): number | null {
+  if (values.length === 0) return null;
+  const s = [...values].sort((a, b) => a - b);
+  const pos = q * (s.length - 1);
+  const lo = s[Math.floor(pos)]!;
+  return lo + (s[Math.ceil(pos)]! - lo) * (pos - Math.floor(pos));
 }
 
 function slowStep(rank: number, step: number, seconds: number, med: number): SlowStep {

@@ -29,6 +29,7 @@ import type { EvidenceState, SignatureState } from './evidence-state.js';
 import { headlineStall, stackDiffOf } from './rank-stacks.js';
 import type { AnalysisResult, CrashReport, DumpReport, StallReport } from './result.js';
 import { isConsequence, isLauncherTraceback, isStopOrSummary, rootCauseOf } from './root-cause.js';
+import { rateText, throughputOf, unrecognisedNote } from './run-rates.js';
 import type { Verdict } from './signatures.js';
 import { currentSilences, hotFramesOf, rankOfDump, suspectsOf, whereIn } from './silences.js';
 import type { SlowStep } from './step-stats.js';
@@ -177,15 +178,6 @@ function memoryOf(s: EvidenceState): AnalysisResult['memory'] {
   return out;
 }
 
-function throughputOf(s: EvidenceState): AnalysisResult['throughput'] {
-  // nsa-vibe's toks/s is already the sum over ranks (printed by rank 0): use one rank, the lowest
-  for (const rank of [...s.steps.keys()].sort((a, b) => a - b)) {
-    const med = s.steps.get(rank)!.medianToks();
-    if (med !== null) return { medianToksPerS: Math.round(med * 10) / 10 };
-  }
-  return null;
-}
-
 export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   const notes: string[] = [];
   const exitCode = exitCodeOf(s, opts);
@@ -276,6 +268,17 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   if (killed)
     notes.push(`killed (exit ${exitCode})${verdict === 'incomplete' ? ' while still making progress' : ''}`);
   if (opts.processAlive) notes.push('the process is still running');
+  const stepFormat = s.cadence.report(s.inferredFormat ?? undefined);
+  if (stepFormat === null && s.unrecognised !== null && s.unrecognised.lines > 0)
+    notes.push(unrecognisedNote(s.unrecognised));
+  else if (stepFormat?.inferred !== undefined)
+    notes.push(
+      `step lines learned from the output: "${stepFormat.inferred.template}" (stepRegex ${stepFormat.inferred.stepRegex})`,
+    );
+  // logged every k steps with nothing else saying where a rank is: the step after the last one
+  // logged is not a step anyone saw; say "after step N (logged every k)"
+  const unseen =
+    stepFormat !== null && stepFormat.every > 1 && !s.progress.has('beat') && !s.progress.has('table');
   const explosion = (() => {
     for (const [rank, steps] of s.steps) {
       const e = steps.lossExplosion();
@@ -293,6 +296,7 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
     crash,
     slowSteps: slow,
     throughput: throughputOf(s),
+    stepFormat,
     memory: memoryOf(s),
     dumps: dumpsOf(s),
     skippedLines: s.skipped,
@@ -319,6 +323,7 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
     exitCode,
     killed,
     completed,
+    closingSummary: metricsSeen(s),
     gpus: [...s.gpus.entries()].map(([index, g]) => ({ index, ...g })),
     missingGrads: missingGradsOf(s),
     notes,
@@ -343,13 +348,20 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   const nodeOf = (rank: number) => s.nodes.placeOf(rank)?.node;
   if (stall && nodeOf(stall.rank)) stall.node = nodeOf(stall.rank);
   if (crash && nodeOf(crash.rank)) crash.node = nodeOf(crash.rank);
+  if (unseen) {
+    for (const p of [stall, crash, lastPosition]) if (p !== null && p.step > 0) p.afterStep = p.step - 1;
+  }
   result.summary = summarize(result);
   return result;
 }
 
 export function summarize(r: AnalysisResult): string {
+  const every = r.stepFormat?.every ?? 1;
+  const stepOf = (p: { step: number; afterStep?: number }) =>
+    p.afterStep === undefined ? `step ${p.step}` : `after step ${p.afterStep} (logged every ${every})`;
+  /** "at step 6 (in-step), rank 0", or "after step 30 (logged every 10) (in-step), rank 0" */
   const at = (p: StallReport) =>
-    `step ${p.step} (${p.where}), rank ${p.rank}${p.node ? ` on ${p.node}` : ''}`;
+    `${p.afterStep === undefined ? 'at ' : ''}${stepOf(p)} (${p.where}), rank ${p.rank}${p.node ? ` on ${p.node}` : ''}`;
   switch (r.verdict) {
     case 'nan': {
       const ex =
@@ -372,7 +384,7 @@ export function summarize(r: AnalysisResult): string {
         c.torchrunRootCause !== undefined && c.torchrunRootCause !== c.rank
           ? ` (torchrun's first observed failure: rank ${c.torchrunRootCause})`
           : '';
-      return `crash at step ${c.step}, ${who}: ${c.exception}${c.message ? `: ${c.message.split('\n')[0]}` : ''}${where}${tr}`;
+      return `crash ${c.afterStep === undefined ? 'at ' : ''}${stepOf(c)}, ${who}: ${c.exception}${c.message ? `: ${c.message.split('\n')[0]}` : ''}${where}${tr}`;
     }
     case 'hang': {
       const fr = r.flightRecorder?.[0];
@@ -382,11 +394,11 @@ export function summarize(r: AnalysisResult): string {
       if (!r.stall) return missed ? `hang: ${missed}` : 'hang';
       const how = r.stall.state ? ` — ${r.stall.state}: ${r.stall.why ?? ''}` : '';
       const rc = r.stall.rootCause ? `; rank ${r.stall.rootCause.rank} ${r.stall.rootCause.why}` : '';
-      return `hang at ${at(r.stall)}${how}${rc}`;
+      return `hang ${at(r.stall)}${how}${rc}`;
     }
     case 'incomplete': {
       const killed = r.killed ? `killed (exit ${r.exitCode}) ` : '';
-      const pos = r.lastPosition ? `, evidence stops at ${at(r.lastPosition)}` : '';
+      const pos = r.lastPosition ? `, evidence stops ${at(r.lastPosition)}` : '';
       return `incomplete: ${killed}after step ${r.stepsReached}${pos}`;
     }
     case 'stopped':
@@ -395,9 +407,9 @@ export function summarize(r: AnalysisResult): string {
       const busy = r.suspects.length
         ? `${r.suspects.length} silence(s) checked and found busy (step ${r.suspects.map((x) => x.step).join(', ')}), `
         : '';
-      return `slow: ${r.stepsReached} steps, ${busy}${r.slowSteps.length} slow steps, median ${r.throughput?.medianToksPerS ?? '?'} toks/s`;
+      return `slow: ${r.stepsReached} steps, ${busy}${r.slowSteps.length} slow steps, ${rateText(r.throughput)}`;
     }
     default:
-      return `pass: ${r.stepsReached} steps, median ${r.throughput?.medianToksPerS ?? '?'} toks/s`;
+      return `pass: ${r.stepsReached} steps, ${rateText(r.throughput)}`;
   }
 }

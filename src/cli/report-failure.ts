@@ -1,6 +1,7 @@
 import { NotebookInUse } from '../notebook/lock.js';
 import { NotebookFormatError } from '../notebook/migrate.js';
 import { PresetError } from '../presets/preset.js';
+import { StepsConflict } from '../runs/build-spec.js';
 import { CommandNotFound, ScriptNotFound } from '../targets/find-command.js';
 import { describeFsError, FileError, isFsError } from '../util/fs-errors.js';
 import { ConnectFailure } from './remote.js';
@@ -18,6 +19,7 @@ export function reportFailure(e: unknown): void {
     e instanceof CommandNotFound ||
     e instanceof ScriptNotFound ||
     e instanceof PresetError ||
+    e instanceof StepsConflict ||
     e instanceof NotebookInUse ||
     e instanceof NotebookFormatError ||
     /unknown lane|starts one torchrun agent per node/.test(err?.message ?? '');

@@ -3,6 +3,7 @@
  * files, stack dumps, nvidia-smi) is turned into these, and everything downstream (stall detector,
  * verdict, live session, `analyze`) consumes only these. Times are epoch seconds (float).
  */
+import type { InferredFormat, OutputShapes } from './step-shape-learner.js';
 
 /**
  * Where a step's numbers came from. When two sources give a value for the same step, the higher one
@@ -22,6 +23,8 @@ export interface StepEvent {
   toksPerS?: number;
   /** the step's duration as the trainer measured it (nanoGPT's `time Yms`) */
   seconds?: number;
+  /** the target step count where the line says it (`45/100`: step 45 of 100) */
+  total?: number;
   /** which grammar matched: nsa-vibe, torchtitan, nanogpt, hf, preset-regex */
   format: string;
   /** when the line arrived (trainer clock, epoch seconds), where nsa-dbg recorded it */
@@ -198,8 +201,19 @@ export type ProbeEvent = ProcProbeEvent | DumpRequestEvent;
 
 import type { FlightRecorderEvent } from './flight-recorder.js';
 
+/**
+ * What the output parser learned of a trainer it has no parser for: the step-line shape it adopted,
+ * or, while no line was recognised as a step, what the lines look like.
+ */
+export interface OutputFormatEvent {
+  kind: 'output-format';
+  inferred?: InferredFormat;
+  unrecognised?: OutputShapes;
+}
+
 export type IngestEvent =
   | StepEvent
+  | OutputFormatEvent
   | BeatEvent
   | LogLineEvent
   | TracebackEvent

@@ -72,8 +72,9 @@ export class HeldOutput {
 
   private parse({ line, ts }: { line: string; ts: number | undefined }): void {
     this.o.onParsed(line);
-    for (const e of this.parser.push(line)) {
-      if (ts !== undefined && (e.kind === 'step' || e.kind === 'log')) e.ts = ts;
+    for (const e of this.parser.push(line, ts)) {
+      // a step learned late (step-shape-learner.ts) keeps the time of its own line
+      if (ts !== undefined && (e.kind === 'step' || e.kind === 'log')) e.ts ??= ts;
       this.o.onEvent(e, line);
     }
     this.syncSkipped();

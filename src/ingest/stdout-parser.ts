@@ -20,6 +20,7 @@ import {
   parseWithPresetRegex,
   type StepParse,
 } from './step-formats.js';
+import { StepShapeLearner } from './step-shape-learner.js';
 import { ROOT_CAUSE_HEADER, TracebackBuilder } from './traceback-parser.js';
 
 // torchrun's per-rank prefixes: `[rankN]:` (--local-ranks-filter / log_line_prefix_template) and
@@ -70,6 +71,8 @@ export interface StdoutParserOptions {
 /** srun --label: the task id, right-aligned to the widest one, then `: ` */
 const SRUN_LABEL = /^ *(\d+): /;
 const TOKENS_PER_ITER = 'tokens per iteration will be: ';
+/** with no step line recognised this long after the first line, say what the lines look like */
+const UNRECOGNISED_AFTER_S = 60;
 
 /** a step that carries its duration gets toks/s from the tokens each step takes */
 function withToks(p: StepParse, tokensPerStep: number | undefined): StepParse {
@@ -90,11 +93,23 @@ export class StdoutParser {
   private lastTag: string | null = null;
   /** nanoGPT's `tokens per iteration will be: N` (its step lines carry only the time) */
   private tokensPerIter: number | undefined;
+  /**
+   * Learns the step line of a trainer no format knows; gone once a known format (or the lane's
+   * regex) read a step, so a known trainer's other lines cost nothing here.
+   */
+  private learner: StepShapeLearner | null;
+  /** the current line's arrival time, where the caller knows it (a learned step keeps its own) */
+  private lineTs: number | undefined;
+  private firstTs: number | undefined;
+  /** the note that no step line was recognised was given after the first minute */
+  private toldUnrecognised = false;
   skippedLines = 0;
 
   constructor(opts: StdoutParserOptions = {}) {
     this.stepRegex = opts.stepRegex;
     this.srunTasks = opts.srunTasks;
+    // with the lane's own regex nothing is adopted; the shapes are still counted for the note
+    this.learner = new StepShapeLearner(opts.stepRegex === undefined);
   }
 
   /** a local rank as printed by the current line's torchrun agent → the global rank */
@@ -109,8 +124,10 @@ export class StdoutParser {
     return rank ?? (this.task === undefined ? -1 : -2 - this.task);
   }
 
-  push(rawLine: string): IngestEvent[] {
+  push(rawLine: string, ts?: number): IngestEvent[] {
     const out: IngestEvent[] = [];
+    this.lineTs = ts;
+    if (ts !== undefined) this.firstTs ??= ts;
     if (truncatedLine(rawLine) !== null) {
       this.skippedLines++;
       return out;
@@ -166,7 +183,41 @@ export class StdoutParser {
       this.metricsLines = null;
       this.skippedLines++;
     }
+    if (this.learner !== null) {
+      const late = this.learner.finish();
+      for (const { step, ts } of late) out.push(stepEvent(step, undefined, ts));
+      if (late.length > 0) out.push({ kind: 'output-format', inferred: this.learner.inferred! });
+      else if (this.learner.inferred === null)
+        out.push({ kind: 'output-format', unrecognised: this.learner.summary() });
+    }
     return out;
+  }
+
+  /**
+   * A line no format read: the learner's, while no known format was seen. True when it was a step
+   * (this line's, or the lines of the shape it got adopted: they keep their own arrival times).
+   */
+  private learn(line: string, rank: number | undefined, out: IngestEvent[]): boolean {
+    const learner = this.learner!;
+    const adopted = learner.inferred !== null;
+    const steps = learner.observe(line, this.lineTs);
+    for (const { step, ts } of steps) out.push(stepEvent(step, rank, ts));
+    if (!adopted && learner.inferred !== null)
+      out.push({ kind: 'output-format', inferred: learner.inferred });
+    if (steps.length > 0) {
+      this.lastTag = 'step';
+      return true;
+    }
+    if (
+      !this.toldUnrecognised &&
+      learner.inferred === null &&
+      this.lineTs !== undefined &&
+      this.lineTs - this.firstTs! >= UNRECOGNISED_AFTER_S
+    ) {
+      this.toldUnrecognised = true;
+      out.push({ kind: 'output-format', unrecognised: learner.summary() });
+    }
+    return false;
   }
 
   private dispatch(line: string, rank: number | undefined, out: IngestEvent[]): void {
@@ -203,6 +254,7 @@ export class StdoutParser {
     ) {
       return;
     }
+    if (this.learner !== null && this.learn(line, rank, out)) return;
     const log: LogLineEvent = { kind: 'log', rank, tag: 'other', text: line };
     if (c === 116 /* t */ && line.startsWith(TOKENS_PER_ITER)) {
       const n = Number(line.slice(TOKENS_PER_ITER.length).replace(/,/g, ''));
@@ -230,6 +282,8 @@ export class StdoutParser {
     }
     out.push(stepEvent(p, rank));
     this.lastTag = 'step';
+    // a known format: nothing left to learn (its lines of other shapes are not steps)
+    this.learner = null;
     return true;
   }
 
@@ -263,6 +317,7 @@ export class StdoutParser {
     }
     if (typeof d.loss === 'number') {
       this.hfSteps++;
+      this.learner = null;
       const ev: StepEvent = { kind: 'step', rank: rank ?? 0, step: this.hfSteps, loss: d.loss, format: 'hf' };
       if (typeof d.learning_rate === 'number') ev.lr = d.learning_rate;
       out.push(ev);
@@ -303,8 +358,10 @@ export class StdoutParser {
   }
 }
 
-function stepEvent(p: ParsedStep, rank: number | undefined): StepEvent {
+function stepEvent(p: ParsedStep, rank: number | undefined, ts?: number): StepEvent {
   const ev: StepEvent = { kind: 'step', rank: rank ?? 0, step: p.step, loss: p.loss, format: p.format };
+  if (ts !== undefined) ev.ts = ts;
+  if (p.total !== undefined) ev.total = p.total;
   if (p.lr !== undefined) ev.lr = p.lr;
   if (p.toksPerS !== undefined) ev.toksPerS = p.toksPerS;
   if (p.seconds !== undefined) ev.seconds = p.seconds;

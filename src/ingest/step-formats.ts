@@ -83,18 +83,18 @@ export function parsePythonDict(line: string): Record<string, number | string> |
   return count > 0 ? out : null;
 }
 
-// A preset's own step regex: named groups `step` and `loss`, optional `toks` and `lr`.
-export function parseWithPresetRegex(line: string, re: RegExp): StepParse {
+// A lane's own step regex: named groups `step` and `loss`, optional `toks`, `lr`, and the step's
+// time as `ms` or `s`. Also how a learned shape reads (step-shape-learner.ts).
+export function parseWithPresetRegex(line: string, re: RegExp, format = 'preset-regex'): StepParse {
   const m = re.exec(line);
   const g = m?.groups;
   if (g?.step === undefined || g.loss === undefined) return null;
   const step = Number(g.step);
   if (!Number.isInteger(step)) return 'malformed';
-  return {
-    step,
-    loss: num(g.loss.toLowerCase())!,
-    lr: num(g.lr),
-    toksPerS: g.toks === undefined ? undefined : Number(g.toks.replace(/,/g, '')),
-    format: 'preset-regex',
-  };
+  const p: ParsedStep = { step, loss: num(g.loss.toLowerCase())!, format };
+  if (g.lr !== undefined) p.lr = num(g.lr);
+  if (g.toks !== undefined) p.toksPerS = Number(g.toks.replace(/,/g, ''));
+  const seconds = g.ms !== undefined ? Number(g.ms) / 1000 : g.s !== undefined ? Number(g.s) : undefined;
+  if (seconds !== undefined && Number.isFinite(seconds) && seconds > 0) p.seconds = seconds;
+  return p;
 }

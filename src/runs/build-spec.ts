@@ -50,6 +50,31 @@ export function demoShimPath(): string {
   return join(packageRoot(), 'src', 'demo', 'nvidia_smi_shim.py');
 }
 
+/** `--steps N` against a count the command already passes: the user must say which one counts */
+export class StepsConflict extends Error {}
+
+/**
+ * The run's step count and the arguments that pass it. The command's own count wins: a count the
+ * command already passes with the steps flag is never overridden (the trainer takes the last one),
+ * and the lane's `steps` then only sets the acceptance; `--steps N` that contradicts it is refused.
+ * Otherwise our count is passed with the lane's flag, else the known trainer's, else --steps.
+ */
+export function stepCount(
+  preset: Preset,
+  argv: string[],
+  cliSteps: number | undefined,
+  demo: boolean,
+): { steps: number | undefined; append: string[] } {
+  const flag = demo ? '--steps' : (preset.stepsFlag ?? trainerOf(argv)?.stepsFlag ?? '--steps');
+  const given = stepsInCommand(flag, argv);
+  if (given !== undefined && cliSteps !== undefined && cliSteps !== given)
+    throw new StepsConflict(
+      `--steps ${cliSteps} contradicts the command's own ${stepsArgs(flag, given).join(' ')}: give one of them`,
+    );
+  const steps = cliSteps ?? preset.steps ?? given;
+  return { steps, append: given === undefined && steps !== undefined ? stepsArgs(flag, steps) : [] };
+}
+
 /** preset + CLI choices → the exact argv/env/dirs of one run (pure apart from the clock/randomness) */
 export function buildRunSpec(o: SpecOptions): RunSpec {
   const { preset } = o;
@@ -57,7 +82,7 @@ export function buildRunSpec(o: SpecOptions): RunSpec {
   const runDir = `${o.runsRoot ?? defaultRunsRoot()}/${runId}`;
   const cwd = o.cwd ?? process.cwd();
   const outDir = o.outDir ? (o.outDir.startsWith('/') ? o.outDir : `${cwd}/${o.outDir}`) : runDir;
-  let steps = o.steps ?? preset.steps;
+  let steps: number | undefined;
   let argv: string[];
   let env = { ...preset.env };
   if (o.demo) {
@@ -81,11 +106,9 @@ export function buildRunSpec(o: SpecOptions): RunSpec {
     argv = [...(o.command?.length ? o.command : (preset.command ?? dflt))];
   }
   argv.push(...preset.args);
-  // how the trainer takes its step count: the lane's flag, else the known trainer's, else --steps;
-  // without a count of ours, the one the command passes is the run's (acceptance reads it)
-  const flag = o.demo ? '--steps' : (preset.stepsFlag ?? trainerOf(argv)?.stepsFlag ?? '--steps');
-  if (steps !== undefined) argv.push(...stepsArgs(flag, steps));
-  else steps = stepsInCommand(flag, argv);
+  const counted = stepCount(preset, argv, o.steps, !!o.demo);
+  argv.push(...counted.append);
+  steps = counted.steps;
   const torchrun = preset.launcher;
   if (torchrun !== undefined) argv = torchrunArgv(torchrun, runDir, argv, o.nprocPerNode);
   // `{runDir}` in a lane's env value: files that belong with the evidence (NCCL flight recorder)

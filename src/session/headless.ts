@@ -1,9 +1,17 @@
-import { judge } from '../analysis/acceptance.js';
+import { type AcceptanceOutcome, judge } from '../analysis/acceptance.js';
 import type { AnalysisResult } from '../analysis/evidence.js';
 import type { Session } from './session.js';
 
 export interface HeadlessOutcome {
-  result: AnalysisResult & { runDir: string; localDir: string; lane: string; go: boolean; reasons: string[] };
+  result: AnalysisResult & {
+    runDir: string;
+    localDir: string;
+    lane: string;
+    go: boolean;
+    reasons: string[];
+    /** the step target and how the run is known to have reached it */
+    target?: AcceptanceOutcome['target'];
+  };
   exitCode: 0 | 1;
 }
 
@@ -62,6 +70,7 @@ export async function runHeadless(
         localDir: session.localDirOf(run.spec),
         go: verdict.go,
         reasons: verdict.reasons,
+        ...(verdict.target === undefined ? {} : { target: verdict.target }),
       },
       exitCode: verdict.go ? 0 : 1,
     };

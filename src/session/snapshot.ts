@@ -1,3 +1,4 @@
+import { judge } from '../analysis/acceptance.js';
 import type { AnalysisResult } from '../analysis/evidence.js';
 import { type ManyRanks, manyRanksOf } from '../analysis/rank-table.js';
 import type { Preset } from '../presets/preset.js';
@@ -46,7 +47,9 @@ export interface SnapshotInput {
  */
 function verdictView(i: SnapshotInput): VerdictView | null {
   if (i.phase === 'exited' && i.result) {
-    return { verdict: i.result.verdict, summary: i.result.summary };
+    // one GO rule for the dashboard, headless, the notebook and the report: the lane's acceptance
+    const { go, reasons } = judge(i.result, i.preset.acceptance, i.run?.spec.steps);
+    return { verdict: i.result.verdict, summary: i.result.summary, go, reasons };
   }
   const silences = i.model.silences(i.now);
   // the verdict's rule: on many ranks the rank the others wait for, so header and ROOT CAUSE agree

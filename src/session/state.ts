@@ -86,6 +86,9 @@ export interface VerdictView {
     | 'busy';
   /** one line, e.g. "hang at step 6 (in-step), rank 0" */
   summary: string;
+  /** after the end: the lane's GO/NO-GO (analysis/acceptance.ts) and why not */
+  go?: boolean;
+  reasons?: string[];
 }
 
 export interface DashboardState {

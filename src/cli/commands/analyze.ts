@@ -5,6 +5,7 @@
 import type { CommandModule } from 'yargs';
 import { analyzeDir, UnusableInputError } from '../../analysis/analyze-dir.js';
 import type { AnalysisResult } from '../../analysis/result.js';
+import { stepTimeText } from '../../analysis/run-rates.js';
 import { signalName } from '../../runs/signals.js';
 
 interface AnalyzeArgs {
@@ -52,7 +53,17 @@ export function formatReport(r: AnalysisResult): string {
       `stall-length gap: rank ${p.rank}, step ${p.step} (${p.where}): ${(p.silenceS ?? 0).toFixed(1)} s > ${(p.thresholdS ?? 0).toFixed(1)} s`,
     );
   }
-  if (r.throughput) out.push(`median toks/s: ${r.throughput.medianToksPerS}`);
+  if (r.throughput?.medianToksPerS !== undefined) out.push(`median toks/s: ${r.throughput.medianToksPerS}`);
+  if (r.throughput?.medianStepS !== undefined)
+    out.push(
+      `step time: median ${stepTimeText(r.throughput.medianStepS)}, p95 ${stepTimeText(r.throughput.p95StepS!)}`,
+    );
+  if (r.stepFormat) {
+    const f = r.stepFormat;
+    out.push(
+      `step lines: ${f.name ?? 'none'}, logged every ${f.every}${f.base === 0 ? ', counting from 0' : ''}${f.total ? `, of ${f.total}` : ''}`,
+    );
+  }
   if (r.memory) out.push(`peak reserved: ${r.memory.peakReservedMiB} MiB`);
   for (const d of r.dumps) {
     const name = d.signal === undefined ? undefined : signalName(d.signal);

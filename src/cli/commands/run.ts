@@ -1,6 +1,8 @@
 import type { CommandModule } from 'yargs';
 import { recordRun } from '../../notebook/record.js';
 import { evidenceDirOf, NotebookStore } from '../../notebook/store.js';
+import { DEFAULT_COMMAND } from '../../presets/preset.js';
+import { stepCount } from '../../runs/build-spec.js';
 import { runHeadless } from '../../session/headless.js';
 import type { CliDeps } from '../deps.js';
 import { loadLanesForCli } from '../load-lanes.js';
@@ -80,6 +82,15 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
         // taken before the run, so a notebook held by another nsa-dbg fails fast and runs nothing
         if (a.notebook) notebook = NotebookStore.open(a.notebook);
         const presets = loadLanesForCli([a.lane]);
+        const lane = presets.get(a.lane);
+        // refused before anything starts: --steps against the command's own count
+        if (lane && !a.demo)
+          stepCount(
+            lane,
+            [...(command.length ? command : (lane.command ?? DEFAULT_COMMAND)), ...lane.args],
+            a.steps,
+            false,
+          );
         const opener = await openerFromArgs(a, presets.get(a.lane));
         const session = opener.open({
           lane: a.lane,
@@ -118,7 +129,7 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
         if (a.json) process.stdout.write(`${JSON.stringify(r)}\n`);
         else
           process.stdout.write(
-            `${r.go ? 'GO' : 'NO-GO'} lane ${r.lane}: ${r.verdict}, ${r.stepsReached} steps${r.reasons.length ? ` (${r.reasons.join('; ')})` : ''}\n  run dir: ${opener.label}:${r.runDir}\n  evidence: ${r.localDir}\n`,
+            `${r.go ? 'GO' : 'NO-GO'} lane ${r.lane}: ${r.verdict}, ${r.stepsReached} steps${r.reasons.length ? ` (${r.reasons.join('; ')})` : ''}${r.target?.reached ? `\n  target: ${r.target.how}` : ''}\n  run dir: ${opener.label}:${r.runDir}\n  evidence: ${r.localDir}\n`,
           );
         // the SSH connection and timers must not keep the process alive
         process.exit(out.exitCode);
