@@ -62,8 +62,8 @@ export function shapeOf(line: string): LineShape | null {
   const pieces: string[] = [];
   const numbers: ShapeNumber[] = [];
   let last = 0;
-  let stepSeen = false;
-  let lossSeen = false;
+  // the first of each: `loss 2.1 (avg loss 2.3)` names one loss
+  const taken = new Set<Role>();
   for (const m of line.matchAll(NUMBER)) {
     const start = m.index;
     const pre = line.slice(last, start);
@@ -84,9 +84,8 @@ export function shapeOf(line: string): LineShape | null {
       numbers.at(-1)?.role,
       pre,
     );
-    // the first of each: `loss 2.1 (avg loss 2.3)` names one loss
-    if (role === 'step') role = stepSeen ? 'other' : ((stepSeen = true), 'step');
-    else if (role === 'loss') role = lossSeen ? 'other' : ((lossSeen = true), 'loss');
+    if ((role === 'step' || role === 'loss') && taken.has(role)) role = 'other';
+    taken.add(role);
     pieces.push(pre);
     numbers.push({ text, value, integer, role });
     last = start + text.length;

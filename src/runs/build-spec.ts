@@ -82,7 +82,6 @@ export function buildRunSpec(o: SpecOptions): RunSpec {
   const runDir = `${o.runsRoot ?? defaultRunsRoot()}/${runId}`;
   const cwd = o.cwd ?? process.cwd();
   const outDir = o.outDir ? (o.outDir.startsWith('/') ? o.outDir : `${cwd}/${o.outDir}`) : runDir;
-  let steps: number | undefined;
   let argv: string[];
   let env = { ...preset.env };
   if (o.demo) {
@@ -108,7 +107,7 @@ export function buildRunSpec(o: SpecOptions): RunSpec {
   argv.push(...preset.args);
   const counted = stepCount(preset, argv, o.steps, !!o.demo);
   argv.push(...counted.append);
-  steps = counted.steps;
+  const steps = counted.steps;
   const torchrun = preset.launcher;
   if (torchrun !== undefined) argv = torchrunArgv(torchrun, runDir, argv, o.nprocPerNode);
   // `{runDir}` in a lane's env value: files that belong with the evidence (NCCL flight recorder)
