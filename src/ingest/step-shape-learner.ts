@@ -11,7 +11,7 @@ import { type LineShape, type Role, regexOfShape, shapeOf } from './line-shape.j
 import { type ParsedStep, parseWithPresetRegex } from './step-formats.js';
 
 /** lines of one shape, with increasing steps, before the shape is taken for the step line */
-export const ADOPT_AFTER = 3;
+export const ADOPT_AFTER = 2;
 /** shapes counted for the note (a trainer prints a few dozen kinds of lines, not thousands) */
 const MAX_SHAPES = 256;
 const EXAMPLE_CHARS = 160;

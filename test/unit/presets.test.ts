@@ -167,6 +167,30 @@ describe('how a lane drives a trainer', () => {
     expect(spec({ stepsFlag: '--iters' }, ['t.py', '--iters', '40']).steps).toBe(40);
   });
 
+  it('the command’s own count wins: the lane’s steps only set the acceptance; a contradicting --steps is refused', async () => {
+    const { buildRunSpec, StepsConflict } = await import('../../src/runs/build-spec.js');
+    const spec = (doc: Record<string, unknown>, command: string[], steps?: number) =>
+      buildRunSpec({
+        preset: validatePreset({ name: 't', ...doc }, 't.yaml'),
+        command,
+        steps,
+        runsRoot: '/r',
+        cwd: '/w',
+      });
+    const mingpt = ['python', 'chargpt.py', '--trainer.max_iters=201'];
+    // seen: a lane with steps 200 appended --trainer.max_iters=200 after the user's 201 (the trainer takes the last)
+    const s = spec({ steps: 200, stepsFlag: '--trainer.max_iters=' }, mingpt);
+    expect(s.argv).toEqual(mingpt);
+    expect(s.steps).toBe(200);
+    // the same count on both sides is no contradiction, and nothing is appended
+    expect(spec({ stepsFlag: '--trainer.max_iters=' }, mingpt, 201).argv).toEqual(mingpt);
+    expect(() => spec({ stepsFlag: '--trainer.max_iters=' }, mingpt, 50)).toThrow(StepsConflict);
+    expect(() => spec({ stepsFlag: '--trainer.max_iters=' }, mingpt, 50)).toThrow(
+      "--steps 50 contradicts the command's own --trainer.max_iters=201",
+    );
+    expect(() => spec({}, ['python', 'scripts/train_showcase.py', '--steps', '9'], 5)).toThrow(StepsConflict);
+  });
+
   it('outDir and stackSignal are validated with their field named', () => {
     expect(validatePreset({ name: 'x', outDir: 'artifacts/x', stackSignal: 'off' }, 'a.yaml')).toMatchObject({
       outDir: 'artifacts/x',
