@@ -26,6 +26,7 @@ export type HeaderProps = Pick<
   | 'connection'
   | 'verdict'
   | 'launchLine'
+  | 'stepFormat'
 > & { notice: string | null; width: number; color: boolean };
 
 export const DEMO_MARKER = 'DEMO: simulated trainer and GPU';
@@ -63,6 +64,7 @@ export function Header(p: HeaderProps) {
         <Text>
           {' '}
           · {elapsed} · step {step}
+          {p.stepFormat ? ` (${clean(p.stepFormat)})` : ''}
           {p.launchLine ? ` · ${clean(p.launchLine)}` : p.pid !== undefined ? ` · pid ${p.pid}` : ''}
         </Text>
       </Text>

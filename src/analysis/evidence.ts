@@ -29,7 +29,7 @@ import { matchOutput, matchSource, type Signature } from './signatures.js';
 import { type CurrentSilence, currentSilences } from './silences.js';
 import { StallDetector, type StallDetectorOptions } from './stall-detector.js';
 import { DEFAULT_JUDGE, type JudgeSettings } from './stall-judge.js';
-import { StepCadence } from './step-cadence.js';
+import { StepCadence, type StepFormatReport } from './step-cadence.js';
 import { type StepRecord, setEnd, setLoss, setToks } from './step-stats.js';
 import { RankSteps } from './step-store.js';
 import { decide, type ResultOptions } from './verdict.js';
@@ -158,6 +158,11 @@ export class Evidence {
         if (e.ts !== undefined) this.seenAt(e.ts);
         return;
     }
+  }
+
+  /** which step lines are read, how often and from which base (cheap: no verdict is made) */
+  stepFormat(): StepFormatReport | null {
+    return this.s.cadence.report(this.s.inferredFormat ?? undefined);
   }
 
   /** a row of the trainer's CSV table (training.csv): step, loss and toks/s of rank 0 */

@@ -72,3 +72,10 @@ export function stepLabel(
   if (f === null || f === undefined || f.every <= 1 || seen) return `step ${step}`;
   return `after step ${step - 1} (logged every ${f.every})`;
 }
+
+/** the format in a few words, for the header: "mingpt, every 10 from 0", "learned: iter #: loss #" */
+export function stepFormatText(f: StepFormatReport | null): string | null {
+  if (f === null) return null;
+  const name = f.inferred ? `learned "${f.inferred.template}"` : (f.name ?? '?');
+  return `${name}${f.every > 1 ? `, every ${f.every}` : ''}${f.base === 0 ? ' from 0' : ''}`;
+}

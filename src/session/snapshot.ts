@@ -1,6 +1,7 @@
 import { judge } from '../analysis/acceptance.js';
 import type { AnalysisResult } from '../analysis/evidence.js';
 import { type ManyRanks, manyRanksOf } from '../analysis/rank-table.js';
+import { stepFormatText } from '../analysis/step-cadence.js';
 import type { Preset } from '../presets/preset.js';
 import type { RunController } from '../runs/run-controller.js';
 import type { GpuUpdate } from './gpu-poller.js';
@@ -132,5 +133,6 @@ export function buildSnapshot(i: SnapshotInput): DashboardState {
       outageS: i.connection.state === 'up' ? undefined : (i.now - i.connection.since) / 1000,
     },
     launchLine: i.run?.launch?.line() ?? null,
+    stepFormat: stepFormatText(m.evidence.stepFormat()),
   });
 }

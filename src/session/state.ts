@@ -134,6 +134,8 @@ export interface DashboardState {
    * `job 41 PENDING (Resources)`, a `--hosts` run's agents; null when the pid says enough
    */
   launchLine?: string | null;
+  /** which step lines are read: "mingpt, every 10 from 0", "learned: iter #: loss #" */
+  stepFormat?: string | null;
 }
 
 export interface LaneSummary {
