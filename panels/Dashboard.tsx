@@ -107,7 +107,7 @@ function Panels({
             format={formatLoss}
           />
           <MetricChart
-            label="toks/s"
+            label={state.rateLabel ?? 'toks/s'}
             points={state.toks}
             total={state.toksTotal}
             width={charts.rightWidth}

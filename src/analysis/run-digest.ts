@@ -57,6 +57,12 @@ const dumpOrder = (path: string, d?: DumpEvent) =>
 export class DigestCollector implements ReaderView {
   readonly loss = new Series();
   readonly toks = new Series();
+  /**
+   * step time in ms, the rate charted when the trainer prints no toks/s: its own printed time,
+   * else the lowest rank's step lines' arrival times over the steps between them
+   */
+  readonly stepMs = new Series();
+  private lastArrival: { rank: number; step: number; ts: number } | null = null;
   /** the newest step any source has reported, and the last one completed */
   step = 0;
   done = 0;
@@ -91,6 +97,7 @@ export class DigestCollector implements ReaderView {
       const pri = SOURCE_PRIORITY.output * 1e6 - e.rank;
       this.loss.set(e.step, e.loss, pri);
       if (e.toksPerS !== undefined) this.toks.set(e.step, e.toksPerS, pri);
+      this.stepTime(e.rank, e.step, e.seconds, e.ts, pri);
       if (e.rank === 0 && line !== undefined) this.stepLine(line);
     } else if (e.kind === 'beat') {
       this.step = Math.max(this.step, e.step);
@@ -126,13 +133,42 @@ export class DigestCollector implements ReaderView {
     }
   }
 
-  /** the charts' points (decimated past their cap) and how many steps each has seen */
-  chartSeries(): { loss: SeriesPoint[]; toks: SeriesPoint[]; lossTotal: number; toksTotal: number } {
+  private stepTime(
+    rank: number,
+    step: number,
+    seconds: number | undefined,
+    ts: number | undefined,
+    pri: number,
+  ) {
+    if (seconds !== undefined && seconds > 0) this.stepMs.set(step, seconds * 1000, pri);
+    else if (ts !== undefined) {
+      const a = this.lastArrival;
+      if (a !== null && a.rank === rank && step > a.step && ts >= a.ts)
+        this.stepMs.set(step, ((ts - a.ts) / (step - a.step)) * 1000, pri - 1);
+    }
+    if (ts !== undefined && (this.lastArrival === null || rank <= this.lastArrival.rank))
+      this.lastArrival = { rank, step, ts };
+  }
+
+  /**
+   * the charts' points (decimated past their cap) and how many steps each has seen; the rate chart
+   * is toks/s where the trainer prints it, else the step time
+   */
+  chartSeries(): {
+    loss: SeriesPoint[];
+    toks: SeriesPoint[];
+    lossTotal: number;
+    toksTotal: number;
+    rateLabel: 'toks/s' | 'ms/step';
+  } {
+    const byTime = this.toks.total === 0 && this.stepMs.total > 0;
+    const rate = byTime ? this.stepMs : this.toks;
     return {
       loss: this.loss.points(),
-      toks: this.toks.points(),
+      toks: rate.points(),
       lossTotal: this.loss.total,
-      toksTotal: this.toks.total,
+      toksTotal: rate.total,
+      rateLabel: byTime ? 'ms/step' : 'toks/s',
     };
   }
 

@@ -85,8 +85,14 @@ function manyRanksView(i: SnapshotInput, ranks: RankView[]): ManyRanks | null {
 export function buildSnapshot(i: SnapshotInput): DashboardState {
   const m = i.model;
   const same = i.unchanged;
-  const { loss, toks, lossTotal, toksTotal } = same
-    ? { loss: same.loss, toks: same.toks, lossTotal: same.lossTotal ?? 0, toksTotal: same.toksTotal ?? 0 }
+  const { loss, toks, lossTotal, toksTotal, rateLabel } = same
+    ? {
+        loss: same.loss,
+        toks: same.toks,
+        lossTotal: same.lossTotal ?? 0,
+        toksTotal: same.toksTotal ?? 0,
+        rateLabel: same.rateLabel,
+      }
     : m.digest.chartSeries();
   const ranks = m.ranks(i.now);
   return emptyDashboardState({
@@ -108,6 +114,7 @@ export function buildSnapshot(i: SnapshotInput): DashboardState {
     toks,
     lossTotal,
     toksTotal,
+    rateLabel,
     // after the run, ages and expectations mean nothing ("exp 0.0s" of a finished run)
     ranks:
       i.phase === 'exited'

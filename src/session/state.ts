@@ -117,6 +117,8 @@ export interface DashboardState {
   toks: SeriesPoint[];
   lossTotal?: number;
   toksTotal?: number;
+  /** what the rate chart shows: toks/s, or the step time where the trainer prints no toks/s */
+  rateLabel?: 'toks/s' | 'ms/step';
   ranks: RankView[];
   /** more than one rank: the per-rank table, the root-cause rank and the stack diff */
   many?: ManyRanks | null;
