@@ -142,6 +142,7 @@ async function main(): Promise<void> {
     ),
     analyzeSpeedupVsPython: parse.analyzeSpeedupVsPython,
     logLinesPerSec: parse.logLinesPerSec,
+    learnedLinesPerSec: parse.learnedLinesPerSec,
     tui: tui.json,
     rssMBAfter1MSteps: memory.rssMBAfter1MSteps,
     rssSlopeMBPerHour: memory.rssSlopeMBPerHour,
@@ -153,6 +154,8 @@ async function main(): Promise<void> {
   const checks: Check[] = [
     ['analyzeSpeedupVsPython', r.analyzeSpeedupVsPython, (r.analyzeSpeedupVsPython ?? 0) >= 5, '≥ 5'],
     ['logLinesPerSec', r.logLinesPerSec, r.logLinesPerSec >= 1e6, '≥ 1,000,000'],
+    // a trainer no format knows: its step line learned from the output, in the same path
+    ['learnedLinesPerSec', r.learnedLinesPerSec, r.learnedLinesPerSec >= 1e6, '≥ 1,000,000'],
     ...tui.checks,
     ['rssMBAfter1MSteps', r.rssMBAfter1MSteps, r.rssMBAfter1MSteps <= 150, '≤ 150'],
     // a negative slope is the heap settling after the windows filled: no growth is what counts
