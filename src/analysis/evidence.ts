@@ -32,6 +32,7 @@ import { DEFAULT_JUDGE, type JudgeSettings } from './stall-judge.js';
 import { type StepRecord, setEnd, setLoss, setToks } from './step-stats.js';
 import { RankSteps } from './step-store.js';
 import { decide, type ResultOptions } from './verdict.js';
+import { WorkerRanks } from './worker-ranks.js';
 
 export type { AnalysisResult } from './result.js';
 
@@ -55,6 +56,8 @@ export class Evidence {
   private readonly s: EvidenceState;
   /** pid of the process whose heartbeats we hold, per rank (files are appended across re-runs) */
   private readonly hbPid = new Map<number, number>();
+  /** the stack hook's registrations, one pid one rank (s.workers is its placement) */
+  private readonly workerRanks = new WorkerRanks();
   /** for callers that feed events without a stream (tests, the bench): one stream in call order */
   private seq = 0;
 
@@ -74,7 +77,7 @@ export class Evidence {
       torchrunFailed: [],
       signatures: new Map(),
       dumps: new Map(),
-      workers: new Map(),
+      workers: this.workerRanks.byRank,
       flightRecorder: new Map(),
       outputMetrics: null,
       exitFromLog: null,
@@ -131,14 +134,10 @@ export class Evidence {
         else pushBounded(s.dumpRequests, e);
         this.seenAt(e.ts);
         return;
-      case 'worker': {
-        const cur = s.workers.get(e.rank);
-        // a rank restarted (an elastic restart, a re-run into the same dir): the newest process
-        if (cur === undefined || e.ts > cur.ts || (e.ts === cur.ts && e.pid > cur.pid))
-          s.workers.set(e.rank, e);
-        s.ranks.add(e.rank);
+      case 'worker':
+        // its rank is where worker-ranks.ts places it (a guessed one, where its pid beats)
+        this.workerRanks.add(e);
         return;
-      }
       case 'flight-recorder':
         s.flightRecorder.set(e.file, e);
         return;
@@ -295,6 +294,7 @@ export class Evidence {
   private addBeat(b: BeatEvent, at: At): void {
     const s = this.s;
     s.ranks.add(b.rank);
+    if (b.pid !== undefined) this.workerRanks.beat(b.pid, b.rank);
     if (b.msg === 'boot' && b.pid !== undefined) {
       const prev = this.hbPid.get(b.rank);
       // a new process in an appended-to file: what the old one wrote is not this run
