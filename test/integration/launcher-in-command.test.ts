@@ -7,6 +7,9 @@
  * stall must be blamed on rank 2 every time (it once went to rank 1 in 2 runs of 3: the agent stood
  * in for rank 0, and the real rank 0 never registered). Three runs, each checked whole.
  *
+ * Under a lane that launches through torchrun itself, such a command is refused (torchrun around
+ * torchrun would start an agent per rank).
+ *
  * Needs /usr/bin/python3 with torch (Debian's python3-torch 1.13, whose torchrun takes
  * --redirects/--tee of 1 or 2 only). `--standalone` hosts its rendezvous on port 29400.
  */
@@ -115,4 +118,35 @@ describe('torchrun typed in the command of a plain lane', () => {
       expect(offline.ranks).toEqual([0, 1, 2]);
     }
   }, 450_000);
+});
+
+describe('torchrun typed in the command of a lane that launches through torchrun', () => {
+  it('is refused before anything starts: one plain line, exit 2, no run dir', async () => {
+    const cwd = join(work, 'twice');
+    mkdirSync(join(cwd, '.nsa-dbg', 'presets'), { recursive: true });
+    writeFileSync(
+      join(cwd, '.nsa-dbg', 'presets', 'tr.yaml'),
+      `${LANE.replace('name: plain', 'name: tr')}launcher: { torchrun: { nproc_per_node: 2 } }\n`,
+    );
+    const runs = join(cwd, 'runs');
+    const env = { NSA_DBG_HOME: join(cwd, 'home') };
+    const args = [
+      'run',
+      '--headless',
+      '--json',
+      '--lane',
+      'tr',
+      '--runs-dir',
+      runs,
+      '--',
+      ...TORCHRUN,
+      DDP_TRAINER,
+    ];
+    const r = await runCli(args, { cwd, env });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      'nsa-dbg: the lane launches through torchrun already: give the training script after --, without torchrun (or run it on a lane without launcher:)',
+    ]);
+    expect(() => readdirSync(runs)).toThrow(/ENOENT/);
+  });
 });

@@ -78,3 +78,20 @@ describe('a plain lane with a launcher in its command', () => {
     expect(runPidIsLauncher(spec('python3 -u train.py'))).toBe(false);
   });
 });
+
+describe('a torchrun lane with a launcher in its command', () => {
+  const lane = validatePreset(
+    { name: 'tr', description: 'torchrun', stepsFlag: '', launcher: { torchrun: { nproc_per_node: 2 } } },
+    'tr.yaml',
+  );
+  const build = (cmd: string) => () =>
+    buildRunSpec({ preset: lane, runsRoot: '/r', cwd: '/w', command: words(cmd) });
+
+  it('is refused in one line (torchrun around torchrun would start an agent per rank)', () => {
+    expect(build('python3 -m torch.distributed.run --standalone --nproc_per_node 3 train.py')).toThrow(
+      /^the lane launches through torchrun already: give the training script after --, without torchrun/,
+    );
+    expect(build('accelerate launch train.py')).toThrow(/without accelerate/);
+    expect(build('python3 -u train.py')().argv.slice(0, 3)).toEqual(['torchrun', '--nproc_per_node', '2']);
+  });
+});
