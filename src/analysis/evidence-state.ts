@@ -64,6 +64,7 @@ export interface EvidenceState {
   detector: StallDetector;
   /** per rank, bounded: the newest steps exactly, older ones folded into what verdicts need */
   steps: Map<number, RankSteps>;
+  /** ranks seen in the output and heartbeats; ranksOf() adds the stack hook's processes */
   ranks: Set<number>;
   /** per source and rank: how far each stream says the rank got (for the step a fact belongs to) */
   progress: Map<StepSource, Map<number, StepContext>>;
@@ -108,6 +109,14 @@ export interface EvidenceState {
   inferredFormat: InferredFormat | null;
   /** while no line was recognised as a step: what the lines look like (the latest word of the parser) */
   unrecognised: OutputShapes | null;
+}
+
+/**
+ * Every rank of the run: those the output and heartbeats name, and each stack hook process's rank
+ * as placed (one pid, one rank: a process's guessed rank is not a rank of its own)
+ */
+export function ranksOf(s: Pick<EvidenceState, 'ranks' | 'workers'>): number[] {
+  return [...new Set([...s.ranks, ...s.workers.keys()])].sort((a, b) => a - b);
 }
 
 /** the base name of a path in the run folder */

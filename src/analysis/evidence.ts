@@ -33,6 +33,7 @@ import { StepCadence, type StepFormatReport } from './step-cadence.js';
 import { type StepRecord, setEnd, setLoss, setToks } from './step-stats.js';
 import { RankSteps } from './step-store.js';
 import { decide, type ResultOptions } from './verdict.js';
+import { WorkerRanks } from './worker-ranks.js';
 
 export type { AnalysisResult } from './result.js';
 
@@ -56,6 +57,8 @@ export class Evidence {
   private readonly s: EvidenceState;
   /** pid of the process whose heartbeats we hold, per rank (files are appended across re-runs) */
   private readonly hbPid = new Map<number, number>();
+  /** the stack hook's registrations, one pid one rank (s.workers is its placement) */
+  private readonly workerRanks = new WorkerRanks();
   /** for callers that feed events without a stream (tests, the bench): one stream in call order */
   private seq = 0;
 
@@ -75,7 +78,7 @@ export class Evidence {
       torchrunFailed: [],
       signatures: new Map(),
       dumps: new Map(),
-      workers: new Map(),
+      workers: this.workerRanks.byRank,
       flightRecorder: new Map(),
       outputMetrics: null,
       exitFromLog: null,
@@ -136,14 +139,10 @@ export class Evidence {
         else pushBounded(s.dumpRequests, e);
         this.seenAt(e.ts);
         return;
-      case 'worker': {
-        const cur = s.workers.get(e.rank);
-        // a rank restarted (an elastic restart, a re-run into the same dir): the newest process
-        if (cur === undefined || e.ts > cur.ts || (e.ts === cur.ts && e.pid > cur.pid))
-          s.workers.set(e.rank, e);
-        s.ranks.add(e.rank);
+      case 'worker':
+        // its rank is where worker-ranks.ts places it (a guessed one, where its pid beats)
+        this.workerRanks.add(e);
         return;
-      }
       case 'output-format':
         if (e.inferred !== undefined) s.inferredFormat = e.inferred;
         if (e.unrecognised !== undefined) s.unrecognised = e.unrecognised;
@@ -309,6 +308,7 @@ export class Evidence {
   private addBeat(b: BeatEvent, at: At): void {
     const s = this.s;
     s.ranks.add(b.rank);
+    if (b.pid !== undefined) this.workerRanks.beat(b.pid, b.rank);
     if (b.msg === 'boot' && b.pid !== undefined) {
       const prev = this.hbPid.get(b.rank);
       // a new process in an appended-to file: what the old one wrote is not this run

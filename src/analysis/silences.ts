@@ -6,7 +6,7 @@
 import type { DumpEvent, Frame } from '../ingest/events.js';
 import { IN_PYTHON_S } from '../ingest/stack-log.js';
 import { mainThread, mainThreadTop } from '../ingest/stackdump.js';
-import type { EvidenceState } from './evidence-state.js';
+import { type EvidenceState, ranksOf } from './evidence-state.js';
 import type { SuspectReport } from './result.js';
 import type { StallInfo } from './stall-detector.js';
 import { cpuBusy, judgeSilence, type SampledFrame, type SilenceJudgement } from './stall-judge.js';
@@ -35,7 +35,8 @@ export function rankOfDump(s: EvidenceState, file: string): number | undefined {
     const m = /_rank(\d+)_pid\d+\.log$/.exec(log);
     if (m !== null) return Number(m[1]);
   }
-  return s.ranks.size <= 1 ? ([...s.ranks][0] ?? 0) : undefined;
+  const ranks = ranksOf(s);
+  return ranks.length <= 1 ? (ranks[0] ?? 0) : undefined;
 }
 
 /**

@@ -25,7 +25,7 @@ import {
   resolveTracebackSteps,
   stepAt,
 } from './evidence-facts.js';
-import type { EvidenceState, SignatureState } from './evidence-state.js';
+import { type EvidenceState, ranksOf, type SignatureState } from './evidence-state.js';
 import { headlineStall, stackDiffOf } from './rank-stacks.js';
 import type { AnalysisResult, CrashReport, DumpReport, StallReport } from './result.js';
 import { isConsequence, isLauncherTraceback, isStopOrSummary, rootCauseOf } from './root-cause.js';
@@ -290,7 +290,7 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   const result: AnalysisResult = {
     verdict,
     stepsReached,
-    ranks: [...s.ranks].sort((a, b) => a - b),
+    ranks: ranksOf(s),
     stall,
     nan,
     crash,

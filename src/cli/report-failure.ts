@@ -22,7 +22,9 @@ export function reportFailure(e: unknown): void {
     e instanceof StepsConflict ||
     e instanceof NotebookInUse ||
     e instanceof NotebookFormatError ||
-    /unknown lane|starts one torchrun agent per node/.test(err?.message ?? '');
+    /unknown lane|starts one torchrun agent per node|launches through torchrun already/.test(
+      err?.message ?? '',
+    );
   // a file that cannot be read or written (a folder where a file should be, a read-only mount)
   const fsLine = e instanceof FileError ? e.message : isFsError(e) ? describeFsError(e) : null;
   const line = e instanceof ConnectFailure ? err.message : fsLine || (known ? err.message : null);

@@ -134,6 +134,8 @@ export interface WorkerEvent {
   path: string;
   /** when it registered (epoch seconds, the trainer's clock) */
   ts: number;
+  /** its environment named no rank: `rank` is the hook's guess of 0 (its heartbeats may correct it) */
+  rankGuessed?: true;
 }
 
 /** One GPU sample from `nvidia-smi --query-gpu=... --format=csv,noheader,nounits`. */

@@ -2,7 +2,7 @@
  * A rank's stack log, `nsa-dbg-stacks_rank{R}_pid{P}.log`, written by nsa-dbg's stack hook
  * (src/stacks/sitecustomize.py) and by nsa-dbg itself:
  *
- *   # nsa-dbg stacks {"rank": 3, "local_rank": 1, "pid": 4242, "host": "gpu7", "signal": 12, …}
+ *   # nsa-dbg stacks {"rank": 3, "rank_var": "RANK", "local_rank": 1, "pid": 4242, "signal": 12, …}
  *   # request 1795300000.123 1795300001.402       ← nsa-dbg, just before it signals the process
  *   Current thread 0x00007f… (most recent call first):   ← faulthandler, from C, at once
  *     File "train.py", line 40 in train_step
@@ -14,6 +14,8 @@
  * id is when nsa-dbg decided to ask; the second number, when the box sent the signal (its own
  * clock, as the in-python time is): over a slow ssh link seconds can lie between the two, and only
  * the second says how soon Python ran. Older logs (and a `date` without %N) have only the id.
+ * `rank_var` null: the process had no rank in its environment and the hook guessed 0 (the evidence
+ * places it by its pid's heartbeats: src/analysis/worker-ranks.ts).
  */
 
 import { parseJsonObject } from '../util/json-object.js';
@@ -115,6 +117,8 @@ export class StackLogReader {
       file: this.path,
       path: typeof o.path === 'string' ? o.path : '',
       ts: typeof o.t === 'number' && Number.isFinite(o.t) ? o.t : 0,
+      // `rank_var: null`: no rank in its environment (older hooks did not say: taken as known)
+      ...(o.rank_var === null ? { rankGuessed: true as const } : {}),
     });
   }
 

@@ -87,8 +87,14 @@ export class NotebookController {
    */
   commandFor(preset: Preset): { command: string; cwd: string } | null {
     const steps = preset.phases?.[0]?.steps ?? this.deps.steps;
-    const c = this.deps.commandFor?.(preset, steps);
-    return c ? { command: shJoin(c.argv), cwd: c.cwd } : null;
+    try {
+      const c = this.deps.commandFor?.(preset, steps);
+      return c ? { command: shJoin(c.argv), cwd: c.cwd } : null;
+    } catch (e) {
+      // a lane that refuses the command (its own torchrun around a torchrun typed in it): said in
+      // the picker, not thrown at the whole notebook
+      return { command: `refused: ${(e as Error).message}`, cwd: '' };
+    }
   }
 
   private cell(id: string): Cell | undefined {

@@ -5,6 +5,7 @@
  * command after `--` (or the lane's) is then the training script and its arguments; a leading
  * Python interpreter and its flags are dropped, since torchrun starts Python itself.
  */
+import { launchersInCommand } from './launchers.js';
 import { PresetError } from './preset.js';
 
 export interface TorchrunLauncher {
@@ -53,6 +54,9 @@ export function scriptOf(command: string[]): string[] {
   return command.slice(i);
 }
 
+/** the refusal of a command that starts a launcher of its own under a lane that starts torchrun */
+export const LAUNCHER_TWICE = 'launches through torchrun already';
+
 /** the whole torchrun line for a run whose dir is `runDir` */
 export function torchrunArgv(
   l: TorchrunLauncher,
@@ -60,6 +64,12 @@ export function torchrunArgv(
   command: string[],
   nproc?: number,
 ): string[] {
+  // torchrun around torchrun would start a launcher per rank, each starting ranks of its own
+  const typed = launchersInCommand(command)[0];
+  if (typed !== undefined)
+    throw new Error(
+      `the lane ${LAUNCHER_TWICE}: give the training script after --, without ${typed} (or run it on a lane without launcher:)`,
+    );
   return [
     ...l.command,
     '--nproc_per_node',

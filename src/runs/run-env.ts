@@ -10,6 +10,7 @@ import type { Target } from '../targets/target.js';
 import { packageRoot } from '../util/package-root.js';
 import { shExports, shQuote } from '../util/sh-quote.js';
 import type { RunSpec } from './launcher.js';
+import { launcherStartsRanks } from './run-launcher.js';
 
 /** where the run dir keeps the stack hook (on PYTHONPATH of the run) */
 export const STACK_HOOK_DIR = '.nsa-dbg-py';
@@ -19,17 +20,6 @@ export const DEFAULT_STACK_SIGNAL = 12;
 /** the signal of the run's stack hook; 0: off */
 export function stackSignalOf(spec: Pick<RunSpec, 'stackSignal'>): number {
   return spec.stackSignal ?? DEFAULT_STACK_SIGNAL;
-}
-
-/**
- * Whether a launcher starts the ranks (torchrun, the demo's many-rank parent): then only processes
- * with RANK set are ranks, and the launcher itself is never signalled.
- */
-function launcherStartsRanks(spec: RunSpec): boolean {
-  if (spec.torchrun !== undefined) return true;
-  const i = spec.argv.indexOf('--ranks');
-  const ranks = Number(i >= 0 ? spec.argv[i + 1] : (spec.env.NSA_DEMO_RANKS ?? 1));
-  return spec.demo === true && ranks > 1;
 }
 
 /** the shell lines that start a run's script: `cd` to its cwd, then its environment */

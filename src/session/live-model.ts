@@ -34,8 +34,8 @@ export class LiveModel {
   peakReservedMiB: number | undefined;
   /** trainer clock minus ours: remote boxes drift, and arrival time bounds the write time */
   private clockOffsetS: number | null = null;
-  /** pid per rank, from heartbeats (for the CPU sampler) */
-  readonly rankPids = new Map<number, number>();
+  /** pid per rank from heartbeats */
+  private readonly beatPids = new Map<number, number>();
   /** the arrival time of the chunk being read */
   private nowMs = 0;
 
@@ -68,8 +68,6 @@ export class LiveModel {
           line: (text) => this.log.push(stripTerminalEscapes(text)),
           event: (e) => {
             if (e.kind === 'beat') this.onBeat(e);
-            // the stack hook's record is the rank's own process: it wins over a heartbeat's pid
-            else if (e.kind === 'worker') this.rankPids.set(e.rank, this.evidence.workers().get(e.rank)!.pid);
           },
         },
         this.digest,
@@ -96,12 +94,22 @@ export class LiveModel {
   private onBeat(b: BeatEvent): void {
     const offset = this.nowMs / 1000 - b.ts;
     this.clockOffsetS = this.clockOffsetS === null ? offset : Math.min(this.clockOffsetS, offset);
-    if (b.pid && !this.evidence.workers().has(b.rank)) this.rankPids.set(b.rank, b.pid);
+    if (b.pid) this.beatPids.set(b.rank, b.pid);
     if (b.gpuMemAllocMiB !== undefined) this.torchAllocMiB = b.gpuMemAllocMiB;
     if (b.gpuMemReservedMiB !== undefined) {
       this.torchReservedMiB = b.gpuMemReservedMiB;
       this.peakReservedMiB = Math.max(this.peakReservedMiB ?? 0, b.gpuMemReservedMiB);
     }
+  }
+
+  /**
+   * pid per rank (whom the stack sampler and the CPU checks ask): the stack hook's record is the
+   * rank's own process and wins over a heartbeat's pid; its ranks are placed one pid one rank
+   */
+  get rankPids(): ReadonlyMap<number, number> {
+    const pids = new Map(this.beatPids);
+    for (const [rank, w] of this.evidence.workers()) pids.set(rank, w.pid);
+    return pids;
   }
 
   /** the detector's clock: ours, shifted into the trainer's */

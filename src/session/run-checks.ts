@@ -5,6 +5,7 @@
  */
 import type { CurrentSilence } from '../analysis/silences.js';
 import type { RunController } from '../runs/run-controller.js';
+import { runPidIsLauncher } from '../runs/run-launcher.js';
 import { StackSampler } from '../runs/stack-sampler.js';
 import { debugLog } from '../util/debug-log.js';
 import { HotFrameSampling } from './hot-frames.js';
@@ -54,8 +55,8 @@ export class RunChecks {
   }
 
   private pidOf(rank: number): number | undefined {
-    // under torchrun the run's pid is torchrun's: never a rank to signal
-    const own = this.run.spec.torchrun === undefined ? this.run.pid : undefined;
+    // under a launcher (the lane's, or one in the command) the run's pid is its: never a rank to signal
+    const own = runPidIsLauncher(this.run.spec) ? undefined : this.run.pid;
     return this.model.rankPids.get(rank) ?? (rank === 0 ? own : undefined);
   }
 

@@ -11,10 +11,70 @@ bytes after its request. A Python-level handler chained behind it appends `# in-
 when the main thread next runs Python: a dump followed by that line at once was taken in Python
 code; without it, in native code.
 
-Only ranks register: with NSA_DBG_STACK_WORKERS=1 (a launcher such as torchrun starts the ranks)
-only processes with RANK set; a process started by a rank for its own work (a DataLoader worker,
-a compile worker) inherits the rank's marker and does not.
+Only ranks register. A launcher never does: torchrun (`python -m torch.distributed.run`),
+`accelerate launch` and DeepSpeed's launchers know themselves by their own command line, whether a
+lane's `launcher:` or the user's command started them (an agent filed as rank 0 would stand in for
+the real rank 0, which then never registered). With NSA_DBG_STACK_WORKERS=1 (nsa-dbg knows that a
+launcher which sets RANK starts the ranks) only processes with RANK set register. A rank's number
+comes from its own environment: RANK, else the rank of an MPI or Slurm task; the header's
+`rank_var` names the variable, or is null when there was none (the rank is then a guess of 0 that
+the run's heartbeats may correct: one pid, one rank). A process started by a rank for its own work
+(a DataLoader worker, a compile worker) inherits the rank's marker and does not register.
 """
+
+# `python -m <module>` of a launcher
+_LAUNCHER_MODULES = {
+    "torch.distributed.run",
+    "torch.distributed.launch",
+    "accelerate.commands.launch",
+    "deepspeed.launcher.launch",
+    "deepspeed.launcher.runner",
+}
+# console scripts of launchers (`accelerate` only with `launch`)
+_LAUNCHER_SCRIPTS = {"torchrun", "deepspeed", "accelerate-launch"}
+# where MPI and Slurm put a task's rank, for ranks whose launcher sets no RANK (srun, mpirun)
+_TASK_RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID")
+
+
+def _nsa_dbg_is_launcher(argv):
+    """whether this interpreter's own command line (sys.orig_argv) starts a launcher"""
+    import os
+
+    i = 1
+    while i < len(argv) and argv[i].startswith("-") and argv[i] not in ("-", "--"):
+        word = argv[i]
+        i += 1
+        if word.startswith("--"):
+            continue  # --version and the like take no value
+        # single-letter options, maybe run together (`-um mod`, `-mmod`, `-Werror`)
+        for k, letter in enumerate(word[1:], start=2):
+            rest = word[k:]
+            if letter == "c":
+                return False  # `-c code`: no module, no script
+            if letter == "m":
+                module = rest or (argv[i] if i < len(argv) else "")
+                after = argv[i:] if rest else argv[i + 1 :]
+                if module == "accelerate.commands.accelerate_cli":
+                    return after[:1] == ["launch"]
+                return module in _LAUNCHER_MODULES
+            if letter in ("W", "X"):
+                i += 0 if rest else 1  # their value: the rest of the word, else the next word
+                break
+    if i >= len(argv):
+        return False
+    script = os.path.basename(argv[i])
+    if script == "accelerate":
+        return argv[i + 1 : i + 2] == ["launch"]
+    return script in _LAUNCHER_SCRIPTS
+
+
+def _nsa_dbg_rank(env):
+    """(rank, the variable it came from); (None, None) when there is none"""
+    for var in ("RANK",) + (() if env.get("NSA_DBG_STACK_WORKERS") == "1" else _TASK_RANK_VARS):
+        value = env.get(var, "")
+        if value.isdigit():
+            return value, var
+    return None, None
 
 
 def _nsa_dbg_stacks():
@@ -24,17 +84,23 @@ def _nsa_dbg_stacks():
     out_dir = os.environ.get("NSA_DBG_STACK_DIR")
     if not out_dir or sig_text in ("", "0", "off"):
         return
-    rank = os.environ.get("RANK")
-    if os.environ.get("NSA_DBG_STACK_WORKERS") == "1" and rank is None:
-        return  # the launcher itself (torchrun's agent): never signalled
-    rank = rank if (rank or "").isdigit() else "0"
-    if os.environ.get("NSA_DBG_STACK_RANK") == rank:
+    import sys
+
+    if _nsa_dbg_is_launcher(getattr(sys, "orig_argv", None) or _nsa_dbg_cmdline()):
+        return  # a launcher (torchrun's agent): never signalled, its workers are the ranks
+    found, rank_var = _nsa_dbg_rank(os.environ)
+    if os.environ.get("NSA_DBG_STACK_WORKERS") == "1" and found is None:
+        return  # not a rank: the launcher's own helper process
+    # the marker is the rank as the environment gave it ("" for none): a process with another RANK
+    # than the one that registered was started as a rank of its own (by a launcher), not for its work
+    marker = found or ""
+    if os.environ.get("NSA_DBG_STACK_RANK") == marker:
         return  # a process this rank started: the rank itself answers
+    rank = found or "0"
     import faulthandler
     import json
     import signal
     import socket
-    import sys
     import threading
     import time
 
@@ -47,6 +113,7 @@ def _nsa_dbg_stacks():
         return
     header = {
         "rank": int(rank),
+        "rank_var": rank_var,
         "local_rank": int(os.environ.get("LOCAL_RANK", rank)),
         "pid": pid,
         "host": socket.gethostname(),
@@ -67,7 +134,16 @@ def _nsa_dbg_stacks():
     except (ValueError, OSError, RuntimeError):
         os.close(fd)
         return
-    os.environ["NSA_DBG_STACK_RANK"] = rank
+    os.environ["NSA_DBG_STACK_RANK"] = marker
+
+
+def _nsa_dbg_cmdline():
+    """the process's command line as the kernel holds it (Pythons before 3.10 lack orig_argv)"""
+    try:
+        with open("/proc/self/cmdline", "rb") as f:
+            return [w.decode(errors="replace") for w in f.read().split(b"\0")[:-1]]
+    except OSError:
+        return []
 
 
 def _nsa_dbg_chain():

@@ -118,6 +118,76 @@ describe('the stack hook in real Python processes', () => {
   });
 });
 
+/** each stack log's header in `dir`: [rank, rank_var, pid] */
+function headers(dir: string): Array<[number, string | null, number]> {
+  return (
+    readdirSync(dir)
+      .filter((f) => f.startsWith('nsa-dbg-stacks_'))
+      .map((f) =>
+        JSON.parse(readFileSync(join(dir, f), 'utf8').split('\n')[0]!.replace('# nsa-dbg stacks ', '')),
+      )
+      .map((h): [number, string | null, number] => [h.rank, h.rank_var, h.pid])
+      // by rank, a guessed one first (never by pid: pids wrap)
+      .sort((a, b) => a[0] - b[0] || Number(a[1] !== null) - Number(b[1] !== null))
+  );
+}
+
+describe('the stack hook and launchers', () => {
+  it('a real torchrun agent registers as no rank, even unannounced; its workers do, each with its own RANK', () => {
+    const dir = join(work, 'torchrun');
+    mkdirSync(dir);
+    // each worker says who it is; the agent's pid is the one spawnSync started
+    const worker = join(work, 'who.py');
+    writeFileSync(worker, 'import os\nprint("worker", os.getpid(), os.environ["RANK"], flush=True)\n');
+    const r = spawnSync(
+      '/usr/bin/python3',
+      [
+        '-m',
+        'torch.distributed.run',
+        '--standalone',
+        '--nproc_per_node',
+        '2',
+        '--redirects',
+        '2',
+        '--tee',
+        '2',
+        worker,
+      ],
+      // NSA_DBG_STACK_WORKERS=0: nsa-dbg did not know of the launcher (a user's script started it)
+      { env: env(dir, { NSA_DBG_STACK_WORKERS: '0' }), encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(r.status, r.stderr).toBe(0);
+    const workers = [...r.stdout.matchAll(/^worker (\d+) (\d+)$/gm)].map((m) => [
+      Number(m[2]),
+      'RANK',
+      Number(m[1]),
+    ]);
+    expect(workers).toHaveLength(2);
+    expect(headers(dir)).toEqual(workers.sort((a, b) => (a[0] as number) - (b[0] as number)));
+    expect(headers(dir).map((h) => h[2])).not.toContain(r.pid);
+  }, 90_000);
+
+  it('a launcher it does not know: a rank it starts registers, though the launcher registered before it', () => {
+    const dir = join(work, 'own-launcher');
+    mkdirSync(dir);
+    // a Python parent with no rank, starting ranks 0 and 1 (the marker it leaves must not hide them)
+    const parent = [
+      'import os, subprocess, sys',
+      'for r in ("0", "1"):',
+      '    subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], env={**os.environ, "RANK": r})',
+      // its own work (no rank of its own) does not register
+      'subprocess.run([sys.executable, "-c", "pass"])',
+    ].join('\n');
+    const r = spawnSync('/usr/bin/python3', ['-c', parent], { env: env(dir), encoding: 'utf8' });
+    const [p0, p1] = r.stdout.trim().split('\n').map(Number);
+    expect(headers(dir)).toEqual([
+      [0, null, r.pid],
+      [0, 'RANK', p0],
+      [1, 'RANK', p1],
+    ]);
+  });
+});
+
 describe('the stack log reader', () => {
   it('a dump nobody asked for is not one; a late in-python line marks the dump taken in native code', () => {
     const lines = [
