@@ -14,6 +14,7 @@
  */
 import { missedCollectives } from '../ingest/flight-recorder.js';
 import { mainThreadTop } from '../ingest/stackdump.js';
+import { rateText } from '../util/rate.js';
 import {
   allSignatures,
   dumpsInOrder,
@@ -395,9 +396,9 @@ export function summarize(r: AnalysisResult): string {
       const busy = r.suspects.length
         ? `${r.suspects.length} silence(s) checked and found busy (step ${r.suspects.map((x) => x.step).join(', ')}), `
         : '';
-      return `slow: ${r.stepsReached} steps, ${busy}${r.slowSteps.length} slow steps, median ${r.throughput?.medianToksPerS ?? '?'} toks/s`;
+      return `slow: ${r.stepsReached} steps, ${busy}${r.slowSteps.length} slow steps, median ${r.throughput ? rateText(r.throughput.medianToksPerS) : '?'} toks/s`;
     }
     default:
-      return `pass: ${r.stepsReached} steps, median ${r.throughput?.medianToksPerS ?? '?'} toks/s`;
+      return `pass: ${r.stepsReached} steps, median ${r.throughput ? rateText(r.throughput.medianToksPerS) : '?'} toks/s`;
   }
 }

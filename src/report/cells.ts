@@ -7,6 +7,7 @@ import { describeChange } from '../bisect/delta.js';
 import type { BisectionRecord, BisectTrialRecord } from '../bisect/model.js';
 import { envDiff } from '../notebook/env-diff.js';
 import type { Cell, Notebook } from '../notebook/model.js';
+import { rateText } from '../util/rate.js';
 
 export interface Trial {
   b: BisectionRecord;
@@ -66,7 +67,7 @@ export function slowGo(c: Cell): string | null {
   if (c.verdict === 'slow')
     parts.push(shortPaths(c.reasons?.join('; ') || c.summary?.line || 'slow').replace(/^slow:\s*/, ''));
   const below = belowTarget(c);
-  if (below) parts.push(`${below.toks} toks/s, below its lane's target of ${below.target}`);
+  if (below) parts.push(`${rateText(below.toks)} toks/s, below its lane's target of ${below.target}`);
   return parts.length ? parts.join('; ') : null;
 }
 

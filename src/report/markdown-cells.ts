@@ -4,6 +4,7 @@
  * files) in collapsible `<details>` blocks, so a long notebook stays readable.
  */
 import type { Cell } from '../notebook/model.js';
+import { rateOrDash } from '../util/rate.js';
 import { shQuote } from '../util/sh-quote.js';
 import { stoppedByUser } from './cells.js';
 import type { CellStatus, ReportRow } from './model.js';
@@ -69,7 +70,7 @@ export function cellSection(r: ReportRow): string[] {
   if (c.git) out.push(`- **Trainer commit**: ${c.git.sha}${c.git.dirty ? ' (dirty work tree)' : ''}`);
   if (s)
     out.push(
-      `- **Loss**: first ${num(s.firstLoss)}, last ${num(s.lastLoss)}, min ${num(s.minLoss)}; **median toks/s** ${num(s.medianToksPerS)}; **peak reserved** ${num(s.peakMemMiB, ' MiB')}; **exit status** ${num(s.exitCode)}`,
+      `- **Loss**: first ${num(s.firstLoss)}, last ${num(s.lastLoss)}, min ${num(s.minLoss)}; **median toks/s** ${rateOrDash(s.medianToksPerS)}; **peak reserved** ${num(s.peakMemMiB, ' MiB')}; **exit status** ${num(s.exitCode)}`,
     );
   out.push(
     `- **Evidence**: \`${c.evidenceDir}/\` (${c.evidence.length} file${c.evidence.length === 1 ? '' : 's'})`,

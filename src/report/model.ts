@@ -5,6 +5,7 @@
  */
 import type { Cell, Notebook } from '../notebook/model.js';
 import { maskArgv, maskEnv } from '../notebook/secrets.js';
+import { rateText } from '../util/rate.js';
 import {
   configurationOf,
   failureOf,
@@ -97,7 +98,7 @@ function keyFinding(c: Cell): string {
   if (s.stall && c.excerpts?.dumpTop[0]) return `hang; main thread in ${frameFn(c.excerpts.dumpTop[0])}`;
   if (s.crash) return `${s.crash.exception}: ${s.crash.message}`;
   if (s.nan) return `non-finite loss at step ${s.nan.step}`;
-  const toks = s.medianToksPerS != null ? `, median ${s.medianToksPerS} toks/s` : '';
+  const toks = s.medianToksPerS != null ? `, median ${rateText(s.medianToksPerS)} toks/s` : '';
   const slow = slowGo(c);
   if (c.go) return `passed ${s.stepsReached} steps${toks}${slow ? `; slow: ${slow}` : ''}`;
   return failureOf(c);

@@ -4,6 +4,7 @@
  * notebook where one lane runs at 14.5 toks/s beside another's 88.8 must say it too.
  */
 import type { Cell } from '../notebook/model.js';
+import { rateOrDash, rateText } from '../util/rate.js';
 import { belowTarget, judged } from './cells.js';
 
 /** slower than the fastest by at least this factor is worth a line */
@@ -69,7 +70,7 @@ export function performanceOf(cells: Cell[], nameOf: (c: Cell) => string): Perfo
     .sort((a, b) => (b.slowerBy ?? 0) - (a.slowerBy ?? 0));
   for (const r of slow.slice(0, MAX_FINDINGS))
     findings.push(
-      `${r.configuration} ran at ${r.toksPerS} toks/s, ${times(r.slowerBy!)} slower than ${nameOf(fastest!)} (${top} toks/s)${r.stepS !== null ? `; ${seconds(r.stepS)} a step` : ''}.`,
+      `${r.configuration} ran at ${rateOrDash(r.toksPerS)} toks/s, ${times(r.slowerBy!)} slower than ${nameOf(fastest!)} (${rateOrDash(top)} toks/s)${r.stepS !== null ? `; ${seconds(r.stepS)} a step` : ''}.`,
     );
   if (slow.length > MAX_FINDINGS)
     findings.push(
@@ -79,7 +80,7 @@ export function performanceOf(cells: Cell[], nameOf: (c: Cell) => string): Perfo
     const below = belowTarget(r.cell);
     if (below)
       findings.push(
-        `${r.configuration}: ${below.toks} toks/s, below its lane's target of ${below.target} toks/s (${Math.round((below.toks / below.target) * 100)} % of it).`,
+        `${r.configuration}: ${rateText(below.toks)} toks/s, below its lane's target of ${below.target} toks/s (${Math.round((below.toks / below.target) * 100)} % of it).`,
       );
     else if (r.target !== null && r.toksPerS === null)
       findings.push(
@@ -88,7 +89,7 @@ export function performanceOf(cells: Cell[], nameOf: (c: Cell) => string): Perfo
   }
   if (findings.length === 0 && measured.length > 1)
     findings.push(
-      `Throughput is within ${SLOW_RATIO}× of ${nameOf(fastest!)} (${top} toks/s) in all ${measured.length} cells that measured it.`,
+      `Throughput is within ${SLOW_RATIO}× of ${nameOf(fastest!)} (${rateOrDash(top)} toks/s) in all ${measured.length} cells that measured it.`,
     );
   return { rows, findings };
 }
