@@ -5,7 +5,15 @@
 import type { CommandModule } from 'yargs';
 import { analyzeDir, UnusableInputError } from '../../analysis/analyze-dir.js';
 import type { AnalysisResult } from '../../analysis/result.js';
+import {
+  type DumpGroup,
+  groupDumps,
+  slowGroupText,
+  slowStepText,
+  summariseSlowSteps,
+} from '../../analysis/slow-groups.js';
 import { signalName } from '../../runs/signals.js';
+import { rateText } from '../../util/rate.js';
 
 interface AnalyzeArgs {
   dir: string;
@@ -16,12 +24,18 @@ interface AnalyzeArgs {
 const fmtFrame = (f: { file: string; line: number; function: string } | null | undefined) =>
   f ? `${f.function} (${f.file}:${f.line})` : '?';
 
-/** The short human report. */
+/** "dump: stackdump_1.txt", or "dumps ×8: stackdump_1.txt … stackdump_8.txt" for one place sampled 8 times */
+const dumpHead = (g: DumpGroup) =>
+  g.count === 1 ? `dump: ${g.first.file}` : `dumps ×${g.count}: ${g.first.file} … ${g.last.file}`;
+
+/**
+ * The short human report: the verdict, then what stands out (the stall, the crash, the slow step
+ * that is no routine), then the run's numbers, then the routine (periodic slow steps as one line,
+ * identical dumps as one line with a count), so the finding is never buried.
+ */
 export function formatReport(r: AnalysisResult): string {
   const out: string[] = [];
   out.push(`verdict: ${r.verdict.toUpperCase()} — ${r.summary}`);
-  out.push(`steps reached: ${r.stepsReached}   ranks: ${r.ranks.length > 0 ? r.ranks.join(',') : '-'}`);
-  if (r.exitCode !== null) out.push(`exit status: ${r.exitCode}${r.killed ? ' (killed)' : ''}`);
   if (r.stall) out.push(`stall: rank ${r.stall.rank}, step ${r.stall.step}, ${r.stall.where}`);
   else if (r.lastPosition && r.verdict !== 'pass') {
     out.push(
@@ -42,26 +56,27 @@ export function formatReport(r: AnalysisResult): string {
     );
     if (c.frame) out.push(`  at ${fmtFrame(c.frame)}`);
   }
-  for (const s of r.slowSteps) {
-    out.push(
-      `slow step: rank ${s.rank}, step ${s.step}: ${s.seconds.toFixed(1)} s (median ${s.medianSeconds.toFixed(1)} s)`,
-    );
-  }
+  const slow = summariseSlowSteps(r.slowSteps, r.digest?.excerpts.causes);
+  for (const s of slow.findings) out.push(`slow step: ${slowStepText(s)}`);
   for (const p of r.pastStalls) {
     out.push(
       `stall-length gap: rank ${p.rank}, step ${p.step} (${p.where}): ${(p.silenceS ?? 0).toFixed(1)} s > ${(p.thresholdS ?? 0).toFixed(1)} s`,
     );
   }
-  if (r.throughput) out.push(`median toks/s: ${r.throughput.medianToksPerS}`);
+  out.push(`steps reached: ${r.stepsReached}   ranks: ${r.ranks.length > 0 ? r.ranks.join(',') : '-'}`);
+  if (r.exitCode !== null) out.push(`exit status: ${r.exitCode}${r.killed ? ' (killed)' : ''}`);
+  if (r.throughput) out.push(`median toks/s: ${rateText(r.throughput.medianToksPerS)}`);
   if (r.memory) out.push(`peak reserved: ${r.memory.peakReservedMiB} MiB`);
-  for (const d of r.dumps) {
+  for (const g of slow.groups) out.push(`slow steps: ${slowGroupText(g)}`);
+  for (const g of groupDumps(r.dumps)) {
+    const d = g.first;
     const name = d.signal === undefined ? undefined : signalName(d.signal);
     const sig = d.signal === undefined ? '' : `, signal ${d.signal}${name ? ` ${name}` : ''}`;
     const user =
       d.mainThreadUserTop && d.mainThreadUserTop !== d.mainThreadTop
         ? `; your code: ${fmtFrame(d.mainThreadUserTop)}`
         : '';
-    out.push(`dump: ${d.file} (${d.kind} dump${sig}) main thread in ${fmtFrame(d.mainThreadTop)}${user}`);
+    out.push(`${dumpHead(g)} (${d.kind} dump${sig}) main thread in ${fmtFrame(d.mainThreadTop)}${user}`);
   }
   for (const s of r.signatures) out.push(`signature: ${s.name} ×${s.count} — ${s.meaning}`);
   for (const m of r.missingGrads)

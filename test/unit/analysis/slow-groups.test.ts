@@ -1,0 +1,126 @@
+/**
+ * `analyze` puts the finding first: slow steps of one cause (the output said they evaluated) or on
+ * one grid become one line, identical dumps one line with a count. On real captures: nanoGPT
+ * evaluating every 50 iterations with one 17.7 s iteration (test/fixtures/nanogpt-evals), and the
+ * demo's step-5 hang sampled 16 times (test/fixtures/demo-hang).
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { analyzeDir } from '../../../src/analysis/analyze-dir.js';
+import {
+  groupDumps,
+  periodOf,
+  slowGroupText,
+  summariseSlowSteps,
+} from '../../../src/analysis/slow-groups.js';
+import type { SlowStep } from '../../../src/analysis/step-stats.js';
+import { formatReport } from '../../../src/cli/commands/analyze.js';
+
+const FIX = join(import.meta.dirname, '..', '..', 'fixtures');
+
+describe('slow steps of nanoGPT evaluating every 50 iterations (real run)', () => {
+  it('finds the evaluations in the output and groups them; the long iteration is the finding', async () => {
+    const r = await analyzeDir(join(FIX, 'nanogpt-evals'));
+    const causes = r.digest?.excerpts.causes ?? {};
+    // every evaluation step the output announced, none of the ordinary ones
+    expect(Object.values(causes).every((c) => c === 'evaluation')).toBe(true);
+    expect(Object.keys(causes).map(Number)).toEqual(
+      r.slowSteps.map((s) => s.step).filter((s) => s % 50 === 0),
+    );
+    const { findings, groups } = summariseSlowSteps(r.slowSteps, causes);
+    expect(findings[0]).toMatchObject({ step: 572, ranks: [0] });
+    expect(findings[0]!.seconds).toBeGreaterThan(10);
+    expect(findings.map((f) => f.step)).not.toContain(50);
+    expect(groups).toHaveLength(1);
+    expect(groups[0]).toMatchObject({ cause: 'evaluations', every: 50, ranks: [0] });
+    expect(groups[0]!.steps.length).toBe(r.slowSteps.filter((s) => s.step % 50 === 0).length);
+    expect(slowGroupText(groups[0]!)).toMatch(
+      /^\d+ evaluations, 0\.\d–0\.\d s, every 50 steps \(steps 0–600, rank 0\)$/,
+    );
+  });
+
+  it('analyze prints the long step first and the evaluations as one line', async () => {
+    const text = formatReport(await analyzeDir(join(FIX, 'nanogpt-evals')));
+    const lines = text.split('\n');
+    const slow = lines.filter((l) => l.startsWith('slow step'));
+    expect(slow[0]).toMatch(/^slow step: rank 0, step 572: 17\.7 s \(median 0\.1 s\)$/);
+    expect(lines.filter((l) => / step (50|100|150): /.test(l))).toEqual([]);
+    expect(lines.filter((l) => l.startsWith('slow steps: '))).toEqual([
+      expect.stringMatching(/^slow steps: \d+ evaluations, .*every 50 steps/),
+    ]);
+    // the finding comes before the run's numbers and the routine
+    expect(lines.indexOf(slow[0]!)).toBeLessThan(lines.findIndex((l) => l.startsWith('steps reached')));
+  });
+});
+
+describe('the demo hang sampled again and again (real run)', () => {
+  it('collapses identical dumps into one line per kind, with a count', async () => {
+    const r = await analyzeDir(join(FIX, 'demo-hang'));
+    expect(r.dumps.length).toBe(16);
+    const groups = groupDumps(r.dumps);
+    expect(groups.map((g) => [g.first.kind, g.count])).toEqual([
+      ['faulthandler', 8],
+      ['signal', 8],
+    ]);
+    const text = formatReport(r);
+    const dumpLines = text.split('\n').filter((l) => l.startsWith('dump'));
+    expect(dumpLines).toHaveLength(2);
+    expect(dumpLines[1]).toMatch(
+      /^dumps ×8: stackdump_1795688445\.txt … stackdump_1795688475\.txt \(signal dump, signal 10 SIGUSR1\) main thread in _forward_prefill_sequential/,
+    );
+  });
+
+  it('keeps dumps of different places apart', async () => {
+    const r = await analyzeDir(join(FIX, 'demo-hang'));
+    const moved = { ...r.dumps[3]!, mainThreadTop: { ...r.dumps[3]!.mainThreadTop!, line: 1 } };
+    const groups = groupDumps([...r.dumps.slice(0, 3), moved, ...r.dumps.slice(4)]);
+    expect(groups.map((g) => g.count)).toEqual([7, 1, 8]);
+  });
+});
+
+describe('summariseSlowSteps without words from the output', () => {
+  const at = (step: number, seconds: number, rank = 0): SlowStep => ({
+    rank,
+    step,
+    seconds,
+    medianSeconds: 0.1,
+  });
+
+  it('groups steps on one grid (same interval, same offset); a step off it stays a finding', () => {
+    const slow = [100, 200, 300, 400, 500].map((s) => at(s, 0.5));
+    const { findings, groups } = summariseSlowSteps([...slow, at(237, 0.6)]);
+    expect(groups).toEqual([
+      { cause: null, steps: [100, 200, 300, 400, 500], ranks: [0], minS: 0.5, maxS: 0.5, every: 100 },
+    ]);
+    expect(findings.map((f) => f.step)).toEqual([237]);
+    expect(slowGroupText(groups[0]!)).toBe('5 slow steps, 0.5 s, every 100 steps (steps 100–500, rank 0)');
+  });
+
+  it('a stall that falls on the grid is still the finding, not one more routine step', () => {
+    const slow = [50, 100, 150, 200].map((s) => at(s, 0.4));
+    const { findings, groups } = summariseSlowSteps([...slow, at(250, 78.6)], {
+      50: 'evaluation',
+      100: 'evaluation',
+      150: 'evaluation',
+      200: 'evaluation',
+      250: 'evaluation',
+    });
+    expect(findings.map((f) => [f.step, f.seconds])).toEqual([[250, 78.6]]);
+    expect(groups[0]).toMatchObject({ cause: 'evaluations', steps: [50, 100, 150, 200], every: 50 });
+  });
+
+  it('merges the ranks of one step; two scattered slow steps are no pattern', () => {
+    const { findings, groups } = summariseSlowSteps([at(7, 3, 0), at(7, 4, 1), at(19, 2, 0)]);
+    expect(groups).toEqual([]);
+    expect(findings).toEqual([
+      { step: 7, seconds: 4, medianSeconds: 0.1, ranks: [0, 1] },
+      { step: 19, seconds: 2, medianSeconds: 0.1, ranks: [0] },
+    ]);
+  });
+
+  it('periodOf: the common divisor of the gaps, none below 2', () => {
+    expect(periodOf([0, 50, 100, 250, 600])).toBe(50);
+    expect(periodOf([3, 4, 9])).toBeNull();
+    expect(periodOf([5])).toBeNull();
+  });
+});
