@@ -59,7 +59,7 @@ export function cellSection(r: ReportRow): string[] {
   const s = c.summary;
   const out = [`### ${r.configuration} ${BADGE[r.status]}`, ''];
   out.push(`- **Lane**: ${r.ran}`);
-  if (c.parent && !c.bisect) out.push(`- **From**: ${c.link ?? 'linked'} of ${c.parent}`);
+  if (r.origin) out.push(`- **From**: ${r.origin}`);
   out.push(`- **Verdict**: ${c.verdict ?? c.state}${s ? ` — ${s.line}` : ''}`);
   if (c.reasons?.length) out.push(`- **${c.go ? 'Note' : 'Acceptance'}**: ${c.reasons.join('; ')}`);
   const stop = stopLine(c);

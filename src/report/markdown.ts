@@ -22,7 +22,7 @@ function performance(m: ReportModel): string[] {
     '| --- | --- | --- | --- | --- |',
     ...p.rows.map(
       (r) =>
-        `| ${cellText(r.configuration)} | ${rateOrDash(r.toksPerS)} | ${r.slowerBy === null ? '–' : r.slowerBy >= 1.05 ? `${times(r.slowerBy)} slower` : r.slowerBy <= 0.95 ? `${times(1 / r.slowerBy)} faster` : 'same'} | ${r.stepS ?? '–'} | ${r.target === null ? '–' : `${r.target} toks/s`} |`,
+        `| ${cellText(r.configuration)} | ${rateOrDash(r.toksPerS)} | ${r.unfinished ? 'not ranked: did not finish' : r.slowerBy === null ? '–' : r.slowerBy >= 1.05 ? `${times(r.slowerBy)} slower` : r.slowerBy <= 0.95 ? `${times(1 / r.slowerBy)} faster` : 'same'} | ${r.stepS ?? '–'} | ${r.target === null ? '–' : `${r.target} toks/s`} |`,
     ),
   ];
   return [

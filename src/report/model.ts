@@ -11,6 +11,7 @@ import {
   failureOf,
   frameFn,
   judged,
+  originOf,
   slowGo,
   stepsOf,
   stoppedByUser,
@@ -39,6 +40,8 @@ export interface ReportRow {
   configuration: string;
   /** what ran: the lane and its description, or a bisection trial's lane plus its changes */
   ran: string;
+  /** a cell made from another: how ("NSA_FOO=bar set on c1"), else null */
+  origin: string | null;
   status: CellStatus;
   stepsReached: string;
   hangPoint: string;
@@ -140,6 +143,7 @@ export function buildReport(
       cell: c,
       configuration: nameOf(c),
       ran: ranOf(c, nb),
+      origin: originOf(c, nb),
       status: statusOf(c),
       stepsReached: c.summary ? `${c.summary.stepsReached}${total ? ` / ${total}` : ''}` : '–',
       hangPoint: hangPoint(c),
