@@ -6,6 +6,7 @@
 import type { Cell } from '../notebook/model.js';
 import { rateOrDash } from '../util/rate.js';
 import { shQuote } from '../util/sh-quote.js';
+import { cellDumps, slowStepsLine } from './cell-findings.js';
 import { stoppedByUser } from './cells.js';
 import type { CellStatus, ReportRow } from './model.js';
 
@@ -54,6 +55,15 @@ function stopLine(c: Cell): string | null {
   return null;
 }
 
+/** " (the same place in all 9 dumps of the run)": a hang sampled again and again is one dump */
+function sameDumps(c: Cell, file: string | undefined): string {
+  const g = cellDumps(c).find((d) => d.first.file === file || d.last.file === file);
+  if (!g || g.count < 2) return '';
+  return g.count === cellDumps(c).reduce((n, d) => n + d.count, 0)
+    ? ` (the same place in all ${g.count} dumps of the run)`
+    : ` (the same place in ${g.count} of the run's dumps)`;
+}
+
 export function cellSection(r: ReportRow): string[] {
   const c = r.cell;
   const s = c.summary;
@@ -68,6 +78,8 @@ export function cellSection(r: ReportRow): string[] {
     `- **Ran on**: ${c.target}; started ${c.started ?? c.created}${c.ended ? `, ended ${c.ended}${duration(c)}` : ''}`,
   );
   if (c.git) out.push(`- **Trainer commit**: ${c.git.sha}${c.git.dirty ? ' (dirty work tree)' : ''}`);
+  const slow = slowStepsLine(c);
+  if (slow) out.push(`- **Slow steps**: ${slow}`);
   if (s)
     out.push(
       `- **Loss**: first ${num(s.firstLoss)}, last ${num(s.lastLoss)}, min ${num(s.minLoss)}; **median toks/s** ${rateOrDash(s.medianToksPerS)}; **peak reserved** ${num(s.peakMemMiB, ' MiB')}; **exit status** ${num(s.exitCode)}`,
@@ -94,7 +106,7 @@ export function cellSection(r: ReportRow): string[] {
   if (x?.dumpTop.length)
     bulk.push(
       '',
-      `**Stack dump** \`${x.dumpFile}\`, main thread, innermost first:`,
+      `**Stack dump** \`${x.dumpFile}\`, main thread, innermost first${sameDumps(c, x.dumpFile)}:`,
       '',
       ...fence('', x.dumpTop),
     );

@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { analyzeDir } from '../../../src/analysis/analyze-dir.js';
 import type { Cell } from '../../../src/notebook/model.js';
 import { parseNotebook } from '../../../src/notebook/store.js';
 import { renderMarkdown } from '../../../src/report/markdown.js';
@@ -15,7 +16,8 @@ import { buildReport } from '../../../src/report/model.js';
 import { renderSvg } from '../../../src/report/svg.js';
 import { notebookRef, writeReport } from '../../../src/report/write.js';
 
-const NB = join(import.meta.dirname, '..', '..', 'fixtures', 'report', 'notebook.json');
+const FIX = join(import.meta.dirname, '..', '..', 'fixtures');
+const NB = join(FIX, 'report', 'notebook.json');
 const notebook = () => parseNotebook(readFileSync(NB, 'utf8'), NB);
 const dir = mkdtempSync(join(tmpdir(), 'nsa-report-details-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -140,5 +142,29 @@ describe("a bisection's chart", () => {
       expect(legend.find((l) => l.startsWith(`${id} `))).toMatch(/ · same curve as c1$/);
     expect(legend.find((l) => l.startsWith('c8 '))).toMatch(/ · same curve as c2$/);
     expect(legend.find((l) => l.startsWith('c1 '))).not.toContain('same curve');
+  });
+});
+
+describe("a cell's slow steps and dumps, summarised like analyze does", () => {
+  it('the long step first, the evaluations as one group (the real nanoGPT run as a cell)', async () => {
+    const r = await analyzeDir(join(FIX, 'nanogpt-evals'));
+    const nb = notebook();
+    const c2 = nb.cells.find((c) => c.id === 'c2')!;
+    c2.analysis = { ...c2.analysis, slowSteps: r.slowSteps };
+    c2.excerpts = { ...c2.excerpts!, causes: r.digest!.excerpts.causes! };
+    const md = renderMarkdown(buildReport(nb, { subject: 'x', cells: ['c2'] }), { notebook: 'n.json' });
+    const line = md.split('\n').find((l) => l.startsWith('- **Slow steps**: '))!;
+    expect(line).toMatch(/^- \*\*Slow steps\*\*: rank 0, step 572: 17\.7 s \(median 0\.1 s\); /);
+    expect(line).toMatch(/; \d+ evaluations, 0\.\d–0\.\d s, every 50 steps \(steps 0–600, rank 0\)$/);
+    expect(line).not.toMatch(/step 50:/);
+  });
+
+  it("a hang's stack dump says it is the same place as the run's other dumps", () => {
+    const md = renderMarkdown(buildReport(notebook(), { subject: 'x', cells: ['c1'] }), {
+      notebook: 'n.json',
+    });
+    expect(md).toContain(
+      '**Stack dump** `stackdump_1795464206.txt`, main thread, innermost first (the same place in all 9 dumps of the run):',
+    );
   });
 });
