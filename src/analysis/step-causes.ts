@@ -29,8 +29,12 @@ const CAUSES: Array<Cause & { pattern: RegExp }> = [
 /** steps remembered at most: beyond, the oldest are dropped (a run evaluating every step) */
 const MAX_STEPS = 4096;
 
+/** every pattern above needs one of these: most lines are turned away by this one cheap test */
+const MAYBE = /val|checkpoint|sav/i;
+
 /** the cause a printed line names, if any */
 export function causeOfLine(text: string): Cause | null {
+  if (!MAYBE.test(text)) return null;
   const c = CAUSES.find((x) => x.pattern.test(text));
   return c ? { one: c.one, many: c.many } : null;
 }
