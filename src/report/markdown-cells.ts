@@ -96,7 +96,7 @@ export function cellSection(r: ReportRow): string[] {
     bulk.push(
       '',
       s?.stall
-        ? `**Last output before the stall at step ${s.stall.step}**:`
+        ? `**Last output before the hang at step ${s.stall.step}**:`
         : '**Last output before the stop**:',
       '',
       ...fence('', x.tail),
