@@ -167,26 +167,28 @@ export interface DumpGroup {
   first: DumpReport;
   last: DumpReport;
   count: number;
+  /** how they were taken (nsa-dbg's faulthandler hook, the trainer's SIGUSR1 handler, …) */
+  kinds: Array<{ kind: DumpReport['kind']; signal?: number; count: number }>;
 }
 
 const frameKey = (f: Frame | null | undefined) => (f ? `${f.file}:${f.line}:${f.function}` : '');
 
-/** identical dumps (same kind, signal, rank and place) collapsed, with how many there were */
+/**
+ * Dumps of one place (same rank, same innermost frame and user frame) collapsed, with how many
+ * there were and how they were taken: a hang checked for 30 s leaves a dump from nsa-dbg's hook and
+ * one from the trainer's handler at each check, all of the same line.
+ */
 export function groupDumps(dumps: DumpReport[]): DumpGroup[] {
   const by = new Map<string, DumpGroup>();
   for (const d of dumps) {
-    const key = [
-      d.kind,
-      d.signal ?? '',
-      d.rank ?? '',
-      frameKey(d.mainThreadTop),
-      frameKey(d.mainThreadUserTop),
-    ].join('\u0000');
-    const g = by.get(key);
-    if (g) {
-      g.count++;
-      g.last = d;
-    } else by.set(key, { first: d, last: d, count: 1 });
+    const key = [d.rank ?? '', frameKey(d.mainThreadTop), frameKey(d.mainThreadUserTop)].join('\u0000');
+    const g = by.get(key) ?? { first: d, last: d, count: 0, kinds: [] };
+    g.count++;
+    g.last = d;
+    const k = g.kinds.find((x) => x.kind === d.kind && x.signal === d.signal);
+    if (k) k.count++;
+    else g.kinds.push({ kind: d.kind, ...(d.signal === undefined ? {} : { signal: d.signal }), count: 1 });
+    by.set(key, g);
   }
   return [...by.values()];
 }

@@ -24,9 +24,20 @@ interface AnalyzeArgs {
 const fmtFrame = (f: { file: string; line: number; function: string } | null | undefined) =>
   f ? `${f.function} (${f.file}:${f.line})` : '?';
 
-/** "dump: stackdump_1.txt", or "dumps ×8: stackdump_1.txt … stackdump_8.txt" for one place sampled 8 times */
-const dumpHead = (g: DumpGroup) =>
-  g.count === 1 ? `dump: ${g.first.file}` : `dumps ×${g.count}: ${g.first.file} … ${g.last.file}`;
+/** "faulthandler dump" / "signal dump, signal 10 SIGUSR1", with a count when there are several */
+function kindText(k: { kind: string; signal?: number; count: number }, counted: boolean): string {
+  const name = k.signal === undefined ? undefined : signalName(k.signal);
+  const sig = k.signal === undefined ? '' : `, signal ${k.signal}${name ? ` ${name}` : ''}`;
+  return counted ? `${k.count} ${k.kind} dump${k.count === 1 ? '' : 's'}${sig}` : `${k.kind} dump${sig}`;
+}
+
+/** "dump: FILE (signal dump, …)", or "dumps ×16: FIRST … LAST (8 faulthandler dumps, 8 signal dumps, …)" */
+function dumpHead(g: DumpGroup): string {
+  const how = g.kinds.map((k) => kindText(k, g.count > 1)).join('; ');
+  return g.count === 1
+    ? `dump: ${g.first.file} (${how})`
+    : `dumps ×${g.count}: ${g.first.file} … ${g.last.file} (${how})`;
+}
 
 /**
  * The short human report: the verdict, then what stands out (the stall, the crash, the slow step
@@ -70,13 +81,11 @@ export function formatReport(r: AnalysisResult): string {
   for (const g of slow.groups) out.push(`slow steps: ${slowGroupText(g)}`);
   for (const g of groupDumps(r.dumps)) {
     const d = g.first;
-    const name = d.signal === undefined ? undefined : signalName(d.signal);
-    const sig = d.signal === undefined ? '' : `, signal ${d.signal}${name ? ` ${name}` : ''}`;
     const user =
       d.mainThreadUserTop && d.mainThreadUserTop !== d.mainThreadTop
         ? `; your code: ${fmtFrame(d.mainThreadUserTop)}`
         : '';
-    out.push(`${dumpHead(g)} (${d.kind} dump${sig}) main thread in ${fmtFrame(d.mainThreadTop)}${user}`);
+    out.push(`${dumpHead(g)} main thread in ${fmtFrame(d.mainThreadTop)}${user}`);
   }
   for (const s of r.signatures) out.push(`signature: ${s.name} ×${s.count} — ${s.meaning}`);
   for (const m of r.missingGrads)
