@@ -48,7 +48,8 @@ export function formatReport(r: AnalysisResult): string {
   const out: string[] = [];
   out.push(`verdict: ${r.verdict.toUpperCase()} — ${r.summary}`);
   if (r.stall) out.push(`stall: rank ${r.stall.rank}, step ${r.stall.step}, ${r.stall.where}`);
-  else if (r.lastPosition && r.verdict !== 'pass') {
+  // a run that finished (pass, slow) stopped nowhere: where its evidence ends says nothing
+  else if (r.lastPosition && r.verdict !== 'pass' && r.verdict !== 'slow') {
     out.push(
       `evidence stops: rank ${r.lastPosition.rank}, step ${r.lastPosition.step}, ${r.lastPosition.where}`,
     );

@@ -44,6 +44,8 @@ describe('slow steps of nanoGPT evaluating every 50 iterations (real run)', () =
     const lines = text.split('\n');
     const slow = lines.filter((l) => l.startsWith('slow step'));
     expect(slow[0]).toMatch(/^slow step: rank 0, step 572: 17\.7 s \(median 0\.1 s\)$/);
+    // right under the verdict: nothing before it (this run finished: no 'evidence stops' line)
+    expect(lines[1]).toBe(slow[0]);
     expect(lines.filter((l) => / step (50|100|150): /.test(l))).toEqual([]);
     expect(lines.filter((l) => l.startsWith('slow steps: '))).toEqual([
       expect.stringMatching(/^slow steps: \d+ evaluations, .*every 50 steps/),
