@@ -153,6 +153,14 @@ export function slowStepText(s: SlowAt): string {
   return `${ranksText(s.ranks)}, step ${s.step}: ${secs(s.seconds)} s (median ${secs(s.medianSeconds)} s)${during}`;
 }
 
+/** "12 more slow steps, 0.3–0.9 s": the findings past those spelled out (they are sorted longest first) */
+export function moreText(rest: SlowAt[]): string {
+  const s = rest.map((x) => x.seconds);
+  const lo = secs(Math.min(...s));
+  const hi = secs(Math.max(...s));
+  return `${rest.length} more slow step${rest.length === 1 ? '' : 's'}, ${lo === hi ? lo : `${lo}–${hi}`} s`;
+}
+
 /** "19 evaluations, 0.3–0.6 s, every 50 steps (steps 0–900, rank 0)" */
 export function slowGroupText(g: SlowGroup): string {
   const n = g.steps.length;

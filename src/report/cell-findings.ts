@@ -7,12 +7,16 @@ import type { DumpReport } from '../analysis/result.js';
 import {
   type DumpGroup,
   groupDumps,
+  moreText,
   slowGroupText,
   slowStepText,
   summariseSlowSteps,
 } from '../analysis/slow-groups.js';
 import type { SlowStep } from '../analysis/step-stats.js';
 import type { Cell } from '../notebook/model.js';
+
+/** slow steps a cell's line spells out, the longest first; the rest are counted */
+const MAX_SLOW = 3;
 
 const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
@@ -33,7 +37,11 @@ function slowStepsOf(c: Cell): SlowStep[] {
 /** "step 572 … 17.7 s (median 0.1 s); 7 evaluations, 0.3–0.4 s, every 50 steps (…)", or null */
 export function slowStepsLine(c: Cell): string | null {
   const { findings, groups } = summariseSlowSteps(slowStepsOf(c), c.excerpts?.causes);
-  const parts = [...findings.map(slowStepText), ...groups.map(slowGroupText)];
+  const parts = [
+    ...findings.slice(0, MAX_SLOW).map(slowStepText),
+    ...(findings.length > MAX_SLOW ? [moreText(findings.slice(MAX_SLOW))] : []),
+    ...groups.map(slowGroupText),
+  ];
   return parts.length ? parts.join('; ') : null;
 }
 

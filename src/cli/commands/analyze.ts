@@ -8,6 +8,7 @@ import type { AnalysisResult } from '../../analysis/result.js';
 import {
   type DumpGroup,
   groupDumps,
+  moreText,
   slowGroupText,
   slowStepText,
   summariseSlowSteps,
@@ -20,6 +21,9 @@ interface AnalyzeArgs {
   log?: string[];
   json?: boolean;
 }
+
+/** slow steps spelled out, the longest first; the rest are counted */
+const MAX_SLOW = 10;
 
 const fmtFrame = (f: { file: string; line: number; function: string } | null | undefined) =>
   f ? `${f.function} (${f.file}:${f.line})` : '?';
@@ -69,7 +73,8 @@ export function formatReport(r: AnalysisResult): string {
     if (c.frame) out.push(`  at ${fmtFrame(c.frame)}`);
   }
   const slow = summariseSlowSteps(r.slowSteps, r.digest?.excerpts.causes);
-  for (const s of slow.findings) out.push(`slow step: ${slowStepText(s)}`);
+  for (const s of slow.findings.slice(0, MAX_SLOW)) out.push(`slow step: ${slowStepText(s)}`);
+  if (slow.findings.length > MAX_SLOW) out.push(`slow steps: ${moreText(slow.findings.slice(MAX_SLOW))}`);
   for (const p of r.pastStalls) {
     out.push(
       `stall-length gap: rank ${p.rank}, step ${p.step} (${p.where}): ${(p.silenceS ?? 0).toFixed(1)} s > ${(p.thresholdS ?? 0).toFixed(1)} s`,

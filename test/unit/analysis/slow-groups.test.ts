@@ -130,6 +130,18 @@ describe('summariseSlowSteps without words from the output', () => {
     ]);
   });
 
+  it('analyze spells out the ten longest scattered slow steps and counts the rest', async () => {
+    // no two gaps alike: no grid
+    const steps = [3, 8, 14, 21, 29, 38, 48, 59, 71, 84, 98, 113];
+    const slow = steps.map((s, i) => at(s, 1 + i / 10));
+    const { findings } = summariseSlowSteps(slow);
+    expect(findings.map((f) => f.step)).toEqual([...steps].reverse());
+    const r = { ...(await analyzeDir(join(FIX, 'nanogpt-evals'))), slowSteps: slow, digest: undefined };
+    const lines = formatReport(r).split('\n');
+    expect(lines.filter((l) => l.startsWith('slow step: '))).toHaveLength(10);
+    expect(lines).toContain('slow steps: 2 more slow steps, 1.0–1.1 s');
+  });
+
   it('periodOf: the common divisor of the gaps, none below 2', () => {
     expect(periodOf([0, 50, 100, 250, 600])).toBe(50);
     expect(periodOf([3, 4, 9])).toBeNull();
