@@ -394,9 +394,9 @@ export function summarize(r: AnalysisResult): string {
       return `stopped after step ${r.stepsReached}`;
     case 'slow': {
       const busy = r.suspects.length
-        ? `${r.suspects.length} silence(s) checked and found busy (step ${r.suspects.map((x) => x.step).join(', ')}), `
+        ? `${r.suspects.length} silence${r.suspects.length === 1 ? '' : 's'} checked and found busy (step${r.suspects.length === 1 ? '' : 's'} ${r.suspects.map((x) => x.step).join(', ')}), `
         : '';
-      return `slow: ${r.stepsReached} steps, ${busy}${r.slowSteps.length} slow steps, median ${r.throughput ? rateText(r.throughput.medianToksPerS) : '?'} toks/s`;
+      return `slow: ${r.stepsReached} steps, ${busy}${r.slowSteps.length} slow step${r.slowSteps.length === 1 ? '' : 's'}, median ${r.throughput ? rateText(r.throughput.medianToksPerS) : '?'} toks/s`;
     }
     default:
       return `pass: ${r.stepsReached} steps, median ${r.throughput ? rateText(r.throughput.medianToksPerS) : '?'} toks/s`;

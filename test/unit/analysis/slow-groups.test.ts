@@ -42,6 +42,11 @@ describe('slow steps of nanoGPT evaluating every 50 iterations (real run)', () =
   it('analyze prints the long step first and the evaluations as one line', async () => {
     const text = formatReport(await analyzeDir(join(FIX, 'nanogpt-evals')));
     const lines = text.split('\n');
+    // the verdict line agrees in number: "1 silence checked", not "1 silence(s)"
+    expect(lines[0]).toMatch(
+      /^verdict: SLOW — slow: 600 steps, 1 silence checked and found busy \(step 572\), /,
+    );
+    expect(lines[0]).not.toMatch(/\(s\)|\b1 slow steps\b/);
     const slow = lines.filter((l) => l.startsWith('slow step'));
     expect(slow[0]).toMatch(/^slow step: rank 0, step 572: 17\.7 s \(median 0\.1 s\)$/);
     // right under the verdict: nothing before it (this run finished: no 'evidence stops' line)
