@@ -27,10 +27,10 @@ describe("the report's Notebook line", () => {
     expect(notebookRef('/srv/r/x.report.md', '/srv/r/nb.json', '/home/u')).toBe('nb.json');
     expect(notebookRef('/srv/r/x.report.md', '/srv/r/sub/nb.json', '/home/u')).toBe('sub/nb.json');
     // the issue's `../root/.nsa-dbg/demo-notebook.json`: as it is typed, from the home folder
-    expect(notebookRef('/work/x.report.md', '/root/.nsa-dbg/demo-notebook.json', '/root')).toBe(
+    expect(notebookRef('/srv/reports/x.report.md', '/root/.nsa-dbg/demo-notebook.json', '/root')).toBe(
       '~/.nsa-dbg/demo-notebook.json',
     );
-    expect(notebookRef('/work/x.report.md', '/srv/nb.json', '/home/u')).toBe('/srv/nb.json');
+    expect(notebookRef('/srv/reports/x.report.md', '/srv/nb.json', '/home/u')).toBe('/srv/nb.json');
   });
 
   it('written elsewhere, the report names the notebook by a path that works from anywhere', () => {
