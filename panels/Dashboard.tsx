@@ -7,6 +7,7 @@ import { Box, Text } from 'ink';
 import { BINDINGS, type Command } from '../src/session/keymap.js';
 import type { DashboardState, LaneSummary } from '../src/session/state.js';
 import type { UiState } from '../src/session/ui-reducer.js';
+import { rateText } from '../src/util/rate.js';
 import { DumpPane } from './DumpPane.js';
 import { GpuPanel } from './GpuPanel.js';
 import { Header } from './Header.js';
@@ -52,7 +53,6 @@ export function dashboardLayout(state: DashboardState, columns: number, rows: nu
 }
 
 const formatLoss = (v: number) => v.toFixed(4);
-const formatRate = (v: number) => v.toFixed(Math.abs(v) >= 100 ? 0 : 1);
 
 function keyOf(command: Command): string {
   return BINDINGS.find((b) => b.command === command)?.keys[0] ?? '';
@@ -114,7 +114,7 @@ function Panels({
             height={charts.height}
             color={color}
             accent="info"
-            format={formatRate}
+            format={rateText}
           />
         </Box>
       ) : null}

@@ -1,7 +1,8 @@
 /**
  * One row per rank: phase, step, how long since its last beat against what the stall detector
  * expects, and a sparkline of recent gaps. A stalled rank also gets a banner at the top that says
- * STALL, where (step + localisation) and how long it has been silent.
+ * HANG (the verdict's own word, as the header's banner says it), where (step + localisation) and how
+ * long it has been silent.
  */
 import { Text } from 'ink';
 import type { RankView } from '../src/session/state.js';
@@ -20,14 +21,15 @@ export interface HeartbeatPanelProps {
 }
 
 /**
- * The banner's phrases, e.g. STALL rank 0 · step 6 · in-step · 14s silent · CPU busy. Silence alone
+ * The banner's phrases, e.g. HANG rank 0 · step 6 · in-step · 14s silent · CPU busy. Silence alone
  * is SUSPECT while the rank is checked; BUSY when it was found alive (a warning, not a stall);
- * STALL only once the evidence confirmed a hang (stuck or blocked-native).
+ * HANG only once the evidence confirmed a hang (stuck or blocked-native). One word per state
+ * everywhere (header, this banner, the notebook's status line, the README): the verdict's.
  */
 export function stallPhrases(rank: RankView): string[] {
   const s = rank.stall;
   if (!s) return [];
-  const head = s.hang ? 'STALL' : s.state === 'busy' ? 'BUSY' : 'SUSPECT';
+  const head = s.hang ? 'HANG' : s.state === 'busy' ? 'BUSY' : 'SUSPECT';
   const state = s.hang && s.state ? ` (${s.state})` : '';
   const phrases = [
     `${head} rank ${rank.rank}${state}`,

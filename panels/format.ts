@@ -33,7 +33,7 @@ export function baseName(file: string): string {
 
 /**
  * Greedy line packing of phrases joined by `sep`: phrases never split unless one alone is wider
- * than `width`, in which case it is hard-cut. Used where a message must be read whole (the STALL
+ * than `width`, in which case it is hard-cut. Used where a message must be read whole (the HANG
  * banner) and the layout must know its height in advance.
  */
 export function wrapPhrases(phrases: readonly string[], width: number, sep = ' · '): string[] {

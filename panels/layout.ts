@@ -9,7 +9,7 @@ export interface LayoutInput {
   columns: number;
   rows: number;
   rankCount: number;
-  /** the STALL banner phrases of each stalled rank (their wrapped height is reserved) */
+  /** the HANG/SUSPECT banner phrases of each stalled rank (their wrapped height is reserved) */
   stallBanners: readonly (readonly string[])[];
   gpuCount: number;
   processCount: number;
@@ -87,7 +87,7 @@ export function computeLayout(input: LayoutInput): Layout {
   const footerHeight = frameHeight >= 10 ? take(1) : 0;
   const bodyHeight = left;
 
-  // Heartbeats first: the STALL banner is the most important thing on screen.
+  // Heartbeats first: the HANG banner is the most important thing on screen.
   const table = input.rankTableRows;
   const statusSide = table === undefined && columns >= PAIR_MIN_COLUMNS;
   const [hbWidth, gpuWidth] = statusSide ? split(columns, 0.5) : [columns, columns];

@@ -5,6 +5,7 @@
 import type { ManyRanks, RankRow } from '../src/analysis/rank-table.js';
 import type { Frame } from '../src/ingest/events.js';
 import type { RankView } from '../src/session/state.js';
+import { rateText } from '../src/util/rate.js';
 import { formatSeconds, shortenPath } from './format.js';
 import { stallPhrases } from './HeartbeatPanel.js';
 
@@ -60,7 +61,7 @@ export function stackLetters(many: ManyRanks): Map<number, { letter: string; odd
 const fmtNum = (v: number | null, digits: number) => (v === null ? '–' : v.toFixed(digits));
 function fmtToks(v: number | null): string {
   if (v === null) return '–';
-  return v >= 10_000 ? `${(v / 1000).toFixed(1)}k` : v.toFixed(v >= 100 ? 0 : 1);
+  return v >= 10_000 ? `${(v / 1000).toFixed(1)}k` : rateText(v);
 }
 
 /** one row's columns before the stack letter (the trainer-supplied parts are numbers only) */
@@ -131,7 +132,7 @@ export function diffLines(many: ManyRanks): DiffLine[] {
 /** most stack diff lines the table shows (the rest are summarised in the last one) */
 export const MAX_DIFF_LINES = 3;
 
-/** the banner under the header: the root cause, else the first silent rank's STALL phrases */
+/** the banner under the header: the root cause, else the first silent rank's HANG/SUSPECT phrases */
 export function bannerOf(many: ManyRanks, ranks: readonly RankView[]): string[] | null {
   if (many.rootCause) {
     const node = many.rows.find((r) => r.rank === many.rootCause?.rank)?.node;

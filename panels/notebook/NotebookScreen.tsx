@@ -9,6 +9,7 @@ import type { NotebookViewState } from '../../src/notebook/controller-types.js';
 import type { KnownFlag } from '../../src/notebook/flags.js';
 import { ENV_BINDINGS, NOTEBOOK_BINDINGS, paletteWords } from '../../src/notebook/keymap.js';
 import type { NotebookUi } from '../../src/notebook/view-reducer.js';
+import { rateOrDash } from '../../src/util/rate.js';
 import { useClean } from '../display.js';
 import { padCut } from '../format.js';
 import { tone } from '../theme.js';
@@ -184,7 +185,7 @@ function Detail({ state, ui }: { state: NotebookViewState; ui: NotebookUi }) {
       {s ? (
         <Text wrap="truncate-end">
           steps {s.stepsReached} · loss {s.firstLoss ?? '–'} → {s.lastLoss ?? '–'} (min {s.minLoss ?? '–'}) ·{' '}
-          {s.medianToksPerS ?? '–'} toks/s · peak {s.peakMemMiB ?? '–'} MiB
+          {rateOrDash(s.medianToksPerS)} toks/s · peak {s.peakMemMiB ?? '–'} MiB
         </Text>
       ) : null}
       {verdict ? <Text wrap="truncate-end">{clean(verdict)}</Text> : null}
@@ -284,7 +285,7 @@ export function NotebookScreen({
         {body}
       </Box>
       {state.live ? (
-        <Text wrap="truncate-end" color={tone(color, /· (SUSPECT|STALL):/.test(state.live) ? 'bad' : 'info')}>
+        <Text wrap="truncate-end" color={tone(color, /· (SUSPECT|HANG):/.test(state.live) ? 'bad' : 'info')}>
           ▶ {clean(state.live)}
           {state.queued.length ? <Text dimColor> · {state.queued.length} queued</Text> : null}
         </Text>

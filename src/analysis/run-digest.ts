@@ -11,6 +11,7 @@ import type { ReaderView } from '../ingest/run-folder.js';
 import { mainThread, mainThreadTop } from '../ingest/stackdump.js';
 import { Series, type SeriesPoint } from './chart-series.js';
 import type { AnalysisResult } from './result.js';
+import { StepCauses } from './step-causes.js';
 import { userFrame } from './user-frame.js';
 
 /** points kept of each series in a digest (a chart of a whole run, not a step log) */
@@ -42,6 +43,8 @@ export interface RunExcerpts {
   dumpFile?: string;
   /** the crash's innermost frames and exception line */
   crash: string[];
+  /** what slow steps were busy with, where the output said so: `{ "50": "evaluation" }` */
+  causes?: Record<string, string>;
 }
 
 export interface RunDigest {
@@ -78,10 +81,12 @@ export class DigestCollector implements ReaderView {
   private stopped = false;
   private readonly tracebacks: Array<{ rank: number | undefined; exception: string; lines: string[] }> = [];
   private env: string | null = null;
+  private readonly causes = new StepCauses();
   private envPath: string | null = null;
 
   outputLine(text: string): void {
     if (text.trim() === '') return;
+    this.causes.line(text);
     // the first traceback after the last step line: what came before it is where the run was
     if (this.beforeTraceback === null && text.includes('Traceback (most recent call last):'))
       this.beforeTraceback = [...this.recent];
@@ -91,6 +96,7 @@ export class DigestCollector implements ReaderView {
 
   event(e: IngestEvent, line?: string): void {
     if (e.kind === 'step') {
+      this.causes.step(e.step);
       this.step = Math.max(this.step, e.step);
       this.done = Math.max(this.done, e.step);
       // the lowest rank's value, a step line's over a heartbeat's
@@ -176,7 +182,7 @@ export class DigestCollector implements ReaderView {
    * the digest at the end, from the verdict: its crash's traceback is the one excerpted, and its
    * hang's rank the one whose stack is (`dumps` says which rank wrote which dump)
    */
-  digest(r: Pick<AnalysisResult, 'crash' | 'stall' | 'dumps'>): RunDigest {
+  digest(r: Pick<AnalysisResult, 'crash' | 'stall' | 'dumps' | 'slowSteps'>): RunDigest {
     const { crash } = r;
     const pairs = (s: Series) => downsample(s.points().map((p): [number, number] => [p.step, p.value]));
     const tb =
@@ -206,6 +212,7 @@ export class DigestCollector implements ReaderView {
                 .map((f) => `${f.file}:${f.line} in ${f.function}${f.code ? `: ${f.code}` : ''}`),
         ...(d === null ? {} : { dumpFile }),
         crash: tb?.lines ?? [],
+        ...causesOf(this.causes, r.slowSteps),
       },
       platform: platformOf(this.env),
     };
@@ -271,6 +278,14 @@ export function downsample<T>(points: T[], max = DIGEST_POINTS): T[] {
   const out: T[] = [];
   for (let i = 0; i < max; i++) out.push(points[Math.round((i * (points.length - 1)) / (max - 1))]!);
   return out;
+}
+
+function causesOf(
+  causes: StepCauses,
+  slow: AnalysisResult['slowSteps'],
+): { causes?: Record<string, string> } {
+  const of = causes.of(slow.map((s) => s.step));
+  return Object.keys(of).length ? { causes: of } : {};
 }
 
 function tracebackLines(e: TracebackEvent): string[] {

@@ -4,6 +4,7 @@
  * interval), and the note for output in which no step line was recognised.
  */
 import type { OutputShapes } from '../ingest/step-shape-learner.js';
+import { rateText } from '../util/rate.js';
 import type { EvidenceState } from './evidence-state.js';
 import type { Throughput } from './result.js';
 
@@ -31,8 +32,8 @@ export function throughputOf(s: EvidenceState): Throughput | null {
 }
 
 /** the run's rate in words: toks/s where the trainer prints it, else the step time */
-export function rateText(t: Throughput | null): string {
-  if (t?.medianToksPerS !== undefined) return `median ${t.medianToksPerS} toks/s`;
+export function rateSummary(t: Throughput | null): string {
+  if (t?.medianToksPerS !== undefined) return `median ${rateText(t.medianToksPerS)} toks/s`;
   if (t?.medianStepS !== undefined) return `median ${stepTimeText(t.medianStepS)}/step`;
   return 'no rate known';
 }

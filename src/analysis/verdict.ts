@@ -29,7 +29,7 @@ import { type EvidenceState, ranksOf, type SignatureState } from './evidence-sta
 import { headlineStall, stackDiffOf } from './rank-stacks.js';
 import type { AnalysisResult, CrashReport, DumpReport, StallReport } from './result.js';
 import { isConsequence, isLauncherTraceback, isStopOrSummary, rootCauseOf } from './root-cause.js';
-import { rateText, throughputOf, unrecognisedNote } from './run-rates.js';
+import { rateSummary, throughputOf, unrecognisedNote } from './run-rates.js';
 import type { Verdict } from './signatures.js';
 import { currentSilences, hotFramesOf, rankOfDump, suspectsOf, whereIn } from './silences.js';
 import type { SlowStep } from './step-stats.js';
@@ -405,11 +405,11 @@ export function summarize(r: AnalysisResult): string {
       return `stopped after step ${r.stepsReached}`;
     case 'slow': {
       const busy = r.suspects.length
-        ? `${r.suspects.length} silence(s) checked and found busy (step ${r.suspects.map((x) => x.step).join(', ')}), `
+        ? `${r.suspects.length} silence${r.suspects.length === 1 ? '' : 's'} checked and found busy (step${r.suspects.length === 1 ? '' : 's'} ${r.suspects.map((x) => x.step).join(', ')}), `
         : '';
-      return `slow: ${r.stepsReached} steps, ${busy}${r.slowSteps.length} slow steps, ${rateText(r.throughput)}`;
+      return `slow: ${r.stepsReached} steps, ${busy}${r.slowSteps.length} slow step${r.slowSteps.length === 1 ? '' : 's'}, ${rateSummary(r.throughput)}`;
     }
     default:
-      return `pass: ${r.stepsReached} steps, ${rateText(r.throughput)}`;
+      return `pass: ${r.stepsReached} steps, ${rateSummary(r.throughput)}`;
   }
 }

@@ -170,6 +170,7 @@ export function finishedPatch(
       dumpTop: x.dumpTop,
       ...(x.dumpFile === undefined ? {} : { dumpFile: x.dumpFile }),
       crash: x.crash.map(mask),
+      ...(x.causes === undefined ? {} : { causes: x.causes }),
     },
     platform: {
       ...digest.platform,

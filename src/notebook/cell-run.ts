@@ -48,7 +48,7 @@ export class CellRun {
   added = false;
   /** the notebook could not be written when the cell was to be added or finished: why */
   unsaved: string | null = null;
-  /** the status line: step, loss, toks/s, SUSPECT/STALL */
+  /** the status line: step, loss, toks/s, SUSPECT/HANG */
   live: string | null = null;
   /** dashboards open on this session */
   private views = 0;

@@ -1,4 +1,6 @@
 /** Two cells side by side: what differs in env and command, and their summaries in one table. */
+
+import { rateOrDash } from '../util/rate.js';
 import type { Cell } from './model.js';
 
 export interface Comparison {
@@ -31,7 +33,7 @@ export function compareCells(a: Cell, b: Cell): Comparison {
       row('steps reached', (c) => v(c.summary?.stepsReached)),
       row('first / last loss', (c) => `${v(c.summary?.firstLoss)} / ${v(c.summary?.lastLoss)}`),
       row('min loss', (c) => v(c.summary?.minLoss)),
-      row('median toks/s', (c) => v(c.summary?.medianToksPerS)),
+      row('median toks/s', (c) => rateOrDash(c.summary?.medianToksPerS)),
       row('peak reserved', (c) => v(c.summary?.peakMemMiB, ' MiB')),
       row('hang / NaN / crash', (c) => {
         const s = c.summary;

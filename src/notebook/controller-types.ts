@@ -53,7 +53,7 @@ export interface NotebookViewState {
   stale: string[];
   /** the cell whose run is in progress */
   running: string | null;
-  /** the running cell's status line: step, loss, toks/s, SUSPECT/STALL */
+  /** the running cell's status line: step, loss, toks/s, SUSPECT/HANG */
   live: string | null;
   /** cells asked for while another runs, in the order they will run */
   queued: QueuedView[];

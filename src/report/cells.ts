@@ -7,6 +7,7 @@ import { describeChange } from '../bisect/delta.js';
 import type { BisectionRecord, BisectTrialRecord } from '../bisect/model.js';
 import { envDiff } from '../notebook/env-diff.js';
 import type { Cell, Notebook } from '../notebook/model.js';
+import { rateText } from '../util/rate.js';
 
 export interface Trial {
   b: BisectionRecord;
@@ -45,6 +46,27 @@ export function configurationOf(cell: Cell, nb: Pick<Notebook, 'cells' | 'bisect
   return `${cell.id} ${cell.lane.name}${diff.length ? ` (${diff.join(', ')} vs ${parent!.id})` : ''}`;
 }
 
+/**
+ * Where a cell made from another came from, in words: "re-run of c1", "phase 2 after c1", and for
+ * an env edit what was set ("NSA_FOO=bar set on c1", "NSA_USE_FA2 unset on c1"): the one-key toggle
+ * and a typed value are both recorded as `toggle`, and "toggle of c1" says neither which nor what.
+ */
+export function originOf(cell: Cell, nb: Pick<Notebook, 'cells'>): string | null {
+  if (!cell.parent || cell.bisect) return null;
+  if (cell.link === 'rerun') return `re-run of ${cell.parent}`;
+  if (cell.link === 'phase') return `phase ${(cell.phase ?? 0) + 1} after ${cell.parent}`;
+  const parent = nb.cells.find((c) => c.id === cell.parent);
+  if (!parent) return `made from ${cell.parent}`;
+  const diff = envDiff(parent.env, cell.env);
+  const set = diff.filter((d) => !d.startsWith('-'));
+  const unset = diff.filter((d) => d.startsWith('-')).map((d) => d.slice(1));
+  const what = [
+    ...(set.length ? [`${set.join(', ')} set`] : []),
+    ...(unset.length ? [`${unset.join(', ')} unset`] : []),
+  ];
+  return what.length ? `${what.join(' and ')} on ${cell.parent}` : `the env of ${cell.parent}, unchanged`;
+}
+
 /** stopped by the user before it had a verdict: not judged either way */
 export const stoppedByUser = (c: Cell) => c.state === 'done' && c.verdict === 'stopped';
 
@@ -66,7 +88,7 @@ export function slowGo(c: Cell): string | null {
   if (c.verdict === 'slow')
     parts.push(shortPaths(c.reasons?.join('; ') || c.summary?.line || 'slow').replace(/^slow:\s*/, ''));
   const below = belowTarget(c);
-  if (below) parts.push(`${below.toks} toks/s, below its lane's target of ${below.target}`);
+  if (below) parts.push(`${rateText(below.toks)} toks/s, below its lane's target of ${below.target}`);
   return parts.length ? parts.join('; ') : null;
 }
 

@@ -4,7 +4,9 @@
  * files) in collapsible `<details>` blocks, so a long notebook stays readable.
  */
 import type { Cell } from '../notebook/model.js';
+import { rateOrDash } from '../util/rate.js';
 import { shQuote } from '../util/sh-quote.js';
+import { cellDumps, slowStepsLine } from './cell-findings.js';
 import { stoppedByUser } from './cells.js';
 import type { CellStatus, ReportRow } from './model.js';
 
@@ -53,12 +55,21 @@ function stopLine(c: Cell): string | null {
   return null;
 }
 
+/** " (the same place in all 9 dumps of the run)": a hang sampled again and again is one dump */
+function sameDumps(c: Cell, file: string | undefined): string {
+  const g = cellDumps(c).find((d) => d.first.file === file || d.last.file === file);
+  if (!g || g.count < 2) return '';
+  return g.count === cellDumps(c).reduce((n, d) => n + d.count, 0)
+    ? ` (the same place in all ${g.count} dumps of the run)`
+    : ` (the same place in ${g.count} of the run's dumps)`;
+}
+
 export function cellSection(r: ReportRow): string[] {
   const c = r.cell;
   const s = c.summary;
   const out = [`### ${r.configuration} ${BADGE[r.status]}`, ''];
   out.push(`- **Lane**: ${r.ran}`);
-  if (c.parent && !c.bisect) out.push(`- **From**: ${c.link ?? 'linked'} of ${c.parent}`);
+  if (r.origin) out.push(`- **From**: ${r.origin}`);
   out.push(`- **Verdict**: ${c.verdict ?? c.state}${s ? ` — ${s.line}` : ''}`);
   if (c.reasons?.length) out.push(`- **${c.go ? 'Note' : 'Acceptance'}**: ${c.reasons.join('; ')}`);
   const stop = stopLine(c);
@@ -67,9 +78,11 @@ export function cellSection(r: ReportRow): string[] {
     `- **Ran on**: ${c.target}; started ${c.started ?? c.created}${c.ended ? `, ended ${c.ended}${duration(c)}` : ''}`,
   );
   if (c.git) out.push(`- **Trainer commit**: ${c.git.sha}${c.git.dirty ? ' (dirty work tree)' : ''}`);
+  const slow = slowStepsLine(c);
+  if (slow) out.push(`- **Slow steps**: ${slow}`);
   if (s)
     out.push(
-      `- **Loss**: first ${num(s.firstLoss)}, last ${num(s.lastLoss)}, min ${num(s.minLoss)}; **median toks/s** ${num(s.medianToksPerS)}; **peak reserved** ${num(s.peakMemMiB, ' MiB')}; **exit status** ${num(s.exitCode)}`,
+      `- **Loss**: first ${num(s.firstLoss)}, last ${num(s.lastLoss)}, min ${num(s.minLoss)}; **median toks/s** ${rateOrDash(s.medianToksPerS)}; **peak reserved** ${num(s.peakMemMiB, ' MiB')}; **exit status** ${num(s.exitCode)}`,
     );
   out.push(
     `- **Evidence**: \`${c.evidenceDir}/\` (${c.evidence.length} file${c.evidence.length === 1 ? '' : 's'})`,
@@ -83,7 +96,7 @@ export function cellSection(r: ReportRow): string[] {
     bulk.push(
       '',
       s?.stall
-        ? `**Last output before the stall at step ${s.stall.step}**:`
+        ? `**Last output before the hang at step ${s.stall.step}**:`
         : '**Last output before the stop**:',
       '',
       ...fence('', x.tail),
@@ -93,7 +106,7 @@ export function cellSection(r: ReportRow): string[] {
   if (x?.dumpTop.length)
     bulk.push(
       '',
-      `**Stack dump** \`${x.dumpFile}\`, main thread, innermost first:`,
+      `**Stack dump** \`${x.dumpFile}\`, main thread, innermost first${sameDumps(c, x.dumpFile)}:`,
       '',
       ...fence('', x.dumpTop),
     );

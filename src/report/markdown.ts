@@ -4,6 +4,8 @@
  * GO/NO-GO decision with its conditions and rationale; then an appendix with one section per cell
  * whose bulk (commands, env, excerpts) folds away.
  */
+
+import { rateOrDash } from '../util/rate.js';
 import { cellSection, details } from './markdown-cells.js';
 import { DECISION_EMOJI, type ReportModel } from './model.js';
 import { times } from './performance.js';
@@ -20,7 +22,7 @@ function performance(m: ReportModel): string[] {
     '| --- | --- | --- | --- | --- |',
     ...p.rows.map(
       (r) =>
-        `| ${cellText(r.configuration)} | ${r.toksPerS ?? '–'} | ${r.slowerBy === null ? '–' : r.slowerBy >= 1.05 ? `${times(r.slowerBy)} slower` : r.slowerBy <= 0.95 ? `${times(1 / r.slowerBy)} faster` : 'same'} | ${r.stepS ?? '–'} | ${r.target === null ? '–' : `${r.target} toks/s`} |`,
+        `| ${cellText(r.configuration)} | ${rateOrDash(r.toksPerS)} | ${r.unfinished ? 'not ranked: did not finish' : r.slowerBy === null ? '–' : r.slowerBy >= 1.05 ? `${times(r.slowerBy)} slower` : r.slowerBy <= 0.95 ? `${times(1 / r.slowerBy)} faster` : 'same'} | ${r.stepS ?? '–'} | ${r.target === null ? '–' : `${r.target} toks/s`} |`,
     ),
   ];
   return [

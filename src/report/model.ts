@@ -5,11 +5,13 @@
  */
 import type { Cell, Notebook } from '../notebook/model.js';
 import { maskArgv, maskEnv } from '../notebook/secrets.js';
+import { rateText } from '../util/rate.js';
 import {
   configurationOf,
   failureOf,
   frameFn,
   judged,
+  originOf,
   slowGo,
   stepsOf,
   stoppedByUser,
@@ -38,6 +40,8 @@ export interface ReportRow {
   configuration: string;
   /** what ran: the lane and its description, or a bisection trial's lane plus its changes */
   ran: string;
+  /** a cell made from another: how ("NSA_FOO=bar set on c1"), else null */
+  origin: string | null;
   status: CellStatus;
   stepsReached: string;
   hangPoint: string;
@@ -97,7 +101,7 @@ function keyFinding(c: Cell): string {
   if (s.stall && c.excerpts?.dumpTop[0]) return `hang; main thread in ${frameFn(c.excerpts.dumpTop[0])}`;
   if (s.crash) return `${s.crash.exception}: ${s.crash.message}`;
   if (s.nan) return `non-finite loss at step ${s.nan.step}`;
-  const toks = s.medianToksPerS != null ? `, median ${s.medianToksPerS} toks/s` : '';
+  const toks = s.medianToksPerS != null ? `, median ${rateText(s.medianToksPerS)} toks/s` : '';
   const slow = slowGo(c);
   if (c.go) return `passed ${s.stepsReached} steps${toks}${slow ? `; slow: ${slow}` : ''}`;
   return failureOf(c);
@@ -139,6 +143,7 @@ export function buildReport(
       cell: c,
       configuration: nameOf(c),
       ran: ranOf(c, nb),
+      origin: originOf(c, nb),
       status: statusOf(c),
       stepsReached: c.summary ? `${c.summary.stepsReached}${total ? ` / ${total}` : ''}` : '–',
       hangPoint: hangPoint(c),

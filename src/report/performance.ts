@@ -4,7 +4,8 @@
  * notebook where one lane runs at 14.5 toks/s beside another's 88.8 must say it too.
  */
 import type { Cell } from '../notebook/model.js';
-import { belowTarget, judged } from './cells.js';
+import { rateOrDash, rateText } from '../util/rate.js';
+import { belowTarget, judged, stepsOf } from './cells.js';
 
 /** slower than the fastest by at least this factor is worth a line */
 export const SLOW_RATIO = 1.5;
@@ -15,8 +16,10 @@ export interface PerfRow {
   cell: Cell;
   configuration: string;
   toksPerS: number | null;
-  /** the fastest cell's toks/s over this one's (1 for the fastest) */
+  /** the fastest cell's toks/s over this one's (1 for the fastest); null when not compared */
   slowerBy: number | null;
+  /** it did not run to its last step (hang, crash, NaN, short): its rate is not ranked */
+  unfinished: boolean;
   /** wall time per step reached, start-up included; null when the run did not end by itself */
   stepS: number | null;
   target: number | null;
@@ -39,8 +42,20 @@ function wallStep(c: Cell): number | null {
   return Number.isFinite(ms) && ms > 0 ? round(ms / 1000 / s.stepsReached, 2) : null;
 }
 
+/**
+ * It ran every step it was asked for. A run that hung after 5 steps has the rate of its first
+ * steps (warm-up, no evaluation, no checkpoint): ranked beside a finished run it reads "1.1×
+ * faster" than the cell that passed, which says nothing.
+ */
+export function finished(c: Cell): boolean {
+  const s = c.summary;
+  if (!s || s.stall || s.crash || s.nan) return false;
+  const total = c.lane.acceptance.steps ?? stepsOf(c);
+  return total === undefined || s.stepsReached >= total;
+}
+
 export function performanceOf(cells: Cell[], nameOf: (c: Cell) => string): Performance {
-  const measured = cells.filter((c) => judged(c) && c.summary?.medianToksPerS != null);
+  const measured = cells.filter((c) => judged(c) && finished(c) && c.summary?.medianToksPerS != null);
   // the reference is the fastest GO: "slower than a run that hung" says little
   // and a plain run before a bisection's trial: the same configuration reads better by its lane
   const plain = measured.filter((c) => c.go && !c.bisect);
@@ -54,11 +69,13 @@ export function performanceOf(cells: Cell[], nameOf: (c: Cell) => string): Perfo
     .filter((c) => judged(c) && (c.summary?.medianToksPerS != null || c.lane.target?.toksPerS !== undefined))
     .map((c) => {
       const toks = c.summary?.medianToksPerS ?? null;
+      const done = finished(c);
       return {
         cell: c,
         configuration: nameOf(c),
         toksPerS: toks,
-        slowerBy: toks && top ? round(top / toks, 2) : null,
+        slowerBy: done && toks && top ? round(top / toks, 2) : null,
+        unfinished: !done,
         stepS: wallStep(c),
         target: c.lane.target?.toksPerS ?? null,
       };
@@ -69,17 +86,18 @@ export function performanceOf(cells: Cell[], nameOf: (c: Cell) => string): Perfo
     .sort((a, b) => (b.slowerBy ?? 0) - (a.slowerBy ?? 0));
   for (const r of slow.slice(0, MAX_FINDINGS))
     findings.push(
-      `${r.configuration} ran at ${r.toksPerS} toks/s, ${times(r.slowerBy!)} slower than ${nameOf(fastest!)} (${top} toks/s)${r.stepS !== null ? `; ${seconds(r.stepS)} a step` : ''}.`,
+      `${r.configuration} ran at ${rateOrDash(r.toksPerS)} toks/s, ${times(r.slowerBy!)} slower than ${nameOf(fastest!)} (${rateOrDash(top)} toks/s)${r.stepS !== null ? `; ${seconds(r.stepS)} a step` : ''}.`,
     );
   if (slow.length > MAX_FINDINGS)
     findings.push(
       `${slow.length - MAX_FINDINGS} more cells ran ≥ ${SLOW_RATIO}× slower than the fastest (table above).`,
     );
   for (const r of rows) {
-    const below = belowTarget(r.cell);
+    // a run that stopped early is not measured against a target either
+    const below = r.unfinished ? null : belowTarget(r.cell);
     if (below)
       findings.push(
-        `${r.configuration}: ${below.toks} toks/s, below its lane's target of ${below.target} toks/s (${Math.round((below.toks / below.target) * 100)} % of it).`,
+        `${r.configuration}: ${rateText(below.toks)} toks/s, below its lane's target of ${below.target} toks/s (${Math.round((below.toks / below.target) * 100)} % of it).`,
       );
     else if (r.target !== null && r.toksPerS === null)
       findings.push(
@@ -88,7 +106,7 @@ export function performanceOf(cells: Cell[], nameOf: (c: Cell) => string): Perfo
   }
   if (findings.length === 0 && measured.length > 1)
     findings.push(
-      `Throughput is within ${SLOW_RATIO}× of ${nameOf(fastest!)} (${top} toks/s) in all ${measured.length} cells that measured it.`,
+      `Throughput is within ${SLOW_RATIO}× of ${nameOf(fastest!)} (${rateOrDash(top)} toks/s) in all ${measured.length} cells that measured it.`,
     );
   return { rows, findings };
 }

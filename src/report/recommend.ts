@@ -71,7 +71,12 @@ function fromBisection(b: BisectionRecord): string | null {
       const proof = r.proven
         ? ''
         : ' (best found within the budget, not proven minimal: a larger `--budget` settles it)';
-      return `Keep ${minimal.map(keepOf).join(' and ')} (bisection ${b.id}, ${r.runs} run${r.runs === 1 ? '' : 's'}): of the ${b.changes.length} changes between ${sides}, ${what} ${alone} for its ${b.verdictClass ?? 'failure'}${proof}.${rest}`;
+      // "of the 1 changes" reads wrong: a single change is named as the only one
+      const among =
+        b.changes.length === 1
+          ? `${what}, the one change between ${sides},`
+          : `of the ${b.changes.length} changes between ${sides}, ${what}`;
+      return `Keep ${minimal.map(keepOf).join(' and ')} (bisection ${b.id}, ${r.runs} run${r.runs === 1 ? '' : 's'}): ${among} ${alone} for its ${b.verdictClass ?? 'failure'}${proof}.${rest}`;
     }
     case 'not-reproduced':
       return b.verdictClass === 'pass'
@@ -160,7 +165,7 @@ export function adviceFor(cells: Cell[], bisections: BisectionRecord[], nameOf: 
   const openItems = open.map((c) => {
     const closest = closestOf.get(c);
     const near = closest
-      ? ` No passing cell differs from it in one change (closest: ${nameOf(closest.good)}, ${closest.changes.length} changes: ${closest.changes.map((x) => x.name).join(', ')}): make one with the env editor (\`e\`) to test a fix.`
+      ? ` No passing cell differs from it in one change (closest: ${nameOf(closest.good)}, ${closest.changes.length} change${closest.changes.length === 1 ? '' : 's'}: ${closest.changes.map((x) => x.name).join(', ')}): make one with the env editor (\`e\`) to test a fix.`
       : ' No passing cell is comparable to it: make one with the env editor (`e`).';
     const what = c.summary?.nan
       ? ' Keep this precision/config out of production.'

@@ -1,7 +1,10 @@
 /**
  * The report's chart: loss and toks/s per step, one line per shown cell on shared axes, each cell
  * its own colour (and dash pattern past the palette), a marker where a run hung, crashed, went NaN
- * or was stopped, nice ticks, axis titles, one legend. When the runs differ in length by 10× or
+ * or was stopped, nice ticks, axis titles, one legend under the panels that names what each cell
+ * ran (a bisection's trials share a lane: their changes tell them apart). Runs with the same
+ * numbers (a bisection's trials that hung alike) would draw one curve over the other: each repeat is
+ * dashed and lifted a little, and the legend says whose curve it repeats. When the runs differ in length by 10× or
  * more the step axis is logarithmic, so a 5-step run is not squeezed into 2 % of a 200-step axis.
  * Plain SVG text with fixed number formatting: the same notebook gives the same bytes.
  */
@@ -24,17 +27,26 @@ export const SVG_COLOURS = [
 ];
 /** past the palette the lines are told apart by dashes */
 const DASHES = ['', '6 3', '2 2', '8 3 2 3'];
+/** a curve that repeats another's numbers: dashed so the one under it shows through */
+const REPEAT_DASHES = ['6 3', '2 2', '8 3 2 3', '4 2 1 2'];
+/** and lifted this many pixels per repeat, so it does not sit exactly on the one under it */
+const REPEAT_LIFT = 1.5;
 /** runs whose lengths differ by this much get a log step axis */
 const LOG_RATIO = 10;
 
 const W = 820;
 const PANEL_H = 240;
 const LEFT = 70;
-const LEGEND_W = 230;
+const RIGHT = 20;
 const TOP = 30;
 const BOTTOM = 46;
-const PLOT_W = W - LEFT - LEGEND_W;
+const PLOT_W = W - LEFT - RIGHT;
 const PLOT_H = PANEL_H - TOP - BOTTOM;
+const LEGEND_ROW = 16;
+/** legend rows at most; past them one row counts the rest */
+const LEGEND_ROWS = 24;
+/** characters of a legend label (about the width of the chart at 11 px) */
+const LABEL_CHARS = 110;
 
 const f1 = (v: number) => (Math.round(v * 10) / 10).toFixed(1);
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -43,8 +55,14 @@ export type EndKind = 'hang' | 'crash' | 'NaN' | 'stopped';
 
 interface Line {
   cell: Cell;
+  /** what the legend calls it */
+  label: string;
   colour: string;
   dash: string;
+  /** pixels the curve is lifted by (a repeat of another's numbers) */
+  lift: number;
+  /** whose curve this one repeats: "same curve as c1" */
+  same: string | null;
   end: { kind: EndKind; step: number } | null;
 }
 
@@ -120,6 +138,8 @@ function panel(
   // throughput reads against zero; loss against its own range
   const yAxis = niceAxis(fromZero ? Math.min(0, lo) : lo, hi, 5);
   const sy = (y: number) => plotTop + PLOT_H - fraction(yAxis, y) * PLOT_H;
+  // a repeat is drawn lifted, its marker too, so both curves and both markers show
+  const syOf = (l: Line) => (y: number) => sy(y) - l.lift;
   for (const t of yAxis.ticks)
     out.push(
       `<line x1="${LEFT}" y1="${f1(sy(t))}" x2="${LEFT + PLOT_W}" y2="${f1(sy(t))}" stroke="#eee"/>`,
@@ -129,24 +149,25 @@ function panel(
   const boxes: Array<[number, number, number]> = [];
   for (const l of lines) {
     const pts = finite(pick(l.cell));
+    const ly0 = syOf(l);
     if (pts.length === 1)
-      out.push(`<circle cx="${f1(sx(pts[0]![0]))}" cy="${f1(sy(pts[0]![1]))}" r="3" fill="${l.colour}"/>`);
+      out.push(`<circle cx="${f1(sx(pts[0]![0]))}" cy="${f1(ly0(pts[0]![1]))}" r="3" fill="${l.colour}"/>`);
     else if (pts.length > 1)
       out.push(
-        `<polyline fill="none" stroke="${l.colour}" stroke-width="1.6"${dashAttr(l)} points="${pts.map(([x, y]) => `${f1(sx(x))},${f1(sy(y))}`).join(' ')}"/>`,
+        `<polyline fill="none" stroke="${l.colour}" stroke-width="1.6"${dashAttr(l)} points="${pts.map(([x, y]) => `${f1(sx(x))},${f1(ly0(y))}`).join(' ')}"/>`,
       );
     if (!l.end) continue;
     // the marker sits at the step the run ended in, level with its last value (on the axis without one)
     const last = pts[pts.length - 1];
     const x = sx(Math.max(l.end.step, xAxis.log ? 1 : xAxis.lo));
-    const y = last ? sy(last[1]) : plotTop + PLOT_H;
+    const y = last ? ly0(last[1]) : plotTop + PLOT_H - l.lift;
     if (last && l.end.step > last[0])
       out.push(
         `<line x1="${f1(sx(last[0]))}" y1="${f1(y)}" x2="${f1(x)}" y2="${f1(y)}" stroke="${l.colour}" stroke-width="1" stroke-dasharray="2 2"/>`,
       );
     out.push(marker(l.end.kind, x, y, l.colour));
     // one label per place: identical runs (a bisection's trials) would print it on top of itself
-    const at = `${Math.round(x)},${Math.round(y)},${l.end.kind}`;
+    const at = `${Math.round(x)},${Math.round(y + l.lift)},${l.end.kind}`;
     if (!labelled.has(at)) {
       labelled.add(at);
       // a label that would cover another one moves down a line (a stop and a hang a step apart)
@@ -165,37 +186,79 @@ function panel(
   return out;
 }
 
-function legend(lines: Line[], height: number): string[] {
-  const x0 = W - LEGEND_W + 14;
-  const room = Math.floor((height - 40) / 16);
-  const out = [`<text x="${x0}" y="${TOP - 12}" font-weight="bold">cells</text>`];
-  const shown = lines.length > room ? lines.slice(0, room - 1) : lines;
+/** a label cut to the legend's width, the cut marked */
+const cut = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n - 1)}…`);
+
+/** the legend under the panels: one row a cell, what it ran, how it ended, whose curve it repeats */
+function legend(lines: Line[], y0: number): string[] {
+  const x0 = LEFT;
+  const out = [`<text x="${x0}" y="${y0 + 14}" font-weight="bold">cells</text>`];
+  const shown = lines.length > LEGEND_ROWS ? lines.slice(0, LEGEND_ROWS - 1) : lines;
   shown.forEach((l, i) => {
-    const y = TOP + 4 + i * 16;
+    const y = y0 + 34 + i * LEGEND_ROW;
     const data = l.cell.series.loss.length + l.cell.series.toks.length > 0;
     const end = l.end ? ` · ${l.end.kind} @${l.end.step}` : data ? '' : ' · no steps';
+    const same = l.same ? ` · ${l.same}` : '';
+    const tail = `${end}${same}`;
     out.push(
       `<line x1="${x0}" y1="${y - 4}" x2="${x0 + 22}" y2="${y - 4}" stroke="${l.colour}" stroke-width="3"${dashAttr(l)}/>`,
       ...(l.end ? [marker(l.end.kind, x0 + 11, y - 4, l.colour)] : []),
-      `<text x="${x0 + 30}" y="${y}" font-size="11">${esc(`${l.cell.id} ${l.cell.lane.name}`.slice(0, 26))}${esc(end)}</text>`,
+      `<text x="${x0 + 30}" y="${y}" font-size="11">${esc(cut(l.label, LABEL_CHARS - tail.length))}${esc(tail)}</text>`,
     );
   });
   if (shown.length < lines.length)
     out.push(
-      `<text x="${x0}" y="${TOP + 4 + shown.length * 16}" font-size="11" fill="#666">+${lines.length - shown.length} more cells</text>`,
+      `<text x="${x0}" y="${y0 + 34 + shown.length * LEGEND_ROW}" font-size="11" fill="#666">+${lines.length - shown.length} more cells</text>`,
     );
   return out;
 }
 
-export function renderSvg(cells: Cell[], title: string): string {
-  const h = PANEL_H * 2 + 10;
-  // colours by position among the cells shown, so no two of them share one
-  const lines: Line[] = cells.map((cell, i) => ({
-    cell,
-    colour: SVG_COLOURS[i % SVG_COLOURS.length]!,
-    dash: DASHES[Math.floor(i / SVG_COLOURS.length) % DASHES.length]!,
-    end: endOf(cell),
-  }));
+/** the legend's height for `n` cells */
+const legendHeight = (n: number) => 30 + Math.min(n, LEGEND_ROWS) * LEGEND_ROW;
+
+/** the same numbers, point for point */
+const sameSeries = (a: Series, b: Series) =>
+  a.length === b.length && a.every((p, i) => p[0] === b[i]![0] && p[1] === b[i]![1]);
+
+/**
+ * Lines of the shown cells. Colours by position among them, so no two share one. A cell whose loss
+ * and toks/s are an earlier one's throughout (a bisection's trials that hung alike) would hide it:
+ * it is that curve's repeat, dashed and lifted a little (each repeat its own dash and height), and
+ * the legend says whose curve it is.
+ */
+function linesOf(cells: Cell[], labels: string[] | undefined): Line[] {
+  const repeats = new Map<string, number>();
+  return cells.map((cell, i) => {
+    const data = cell.series.loss.length + cell.series.toks.length > 0;
+    const first = data
+      ? cells
+          .slice(0, i)
+          .find(
+            (p) => sameSeries(p.series.loss, cell.series.loss) && sameSeries(p.series.toks, cell.series.toks),
+          )
+      : undefined;
+    const k = first ? (repeats.get(first.id) ?? 0) + 1 : 0;
+    if (first) repeats.set(first.id, k);
+    return {
+      cell,
+      label: labels?.[i] ?? `${cell.id} ${cell.lane.name}`,
+      colour: SVG_COLOURS[i % SVG_COLOURS.length]!,
+      dash:
+        k > 0
+          ? REPEAT_DASHES[(k - 1) % REPEAT_DASHES.length]!
+          : DASHES[Math.floor(i / SVG_COLOURS.length) % DASHES.length]!,
+      lift: k * REPEAT_LIFT,
+      same: first ? `same curve as ${first.id}` : null,
+      end: endOf(cell),
+    };
+  });
+}
+
+/** `labels`: what the legend calls each cell (the report's configuration names); default id and lane */
+export function renderSvg(cells: Cell[], title: string, labels?: string[]): string {
+  const lines = linesOf(cells, labels);
+  const legendTop = PANEL_H * 2 + 10;
+  const h = legendTop + legendHeight(lines.length);
   const xAxis = stepAxis(lines);
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${h}" viewBox="0 0 ${W} ${h}" font-family="sans-serif" font-size="12">`,
@@ -203,7 +266,7 @@ export function renderSvg(cells: Cell[], title: string): string {
     `<rect width="${W}" height="${h}" fill="#fff"/>`,
     ...panel('loss', 0, lines, (c) => c.series.loss, xAxis, false),
     ...panel('toks/s', PANEL_H + 10, lines, (c) => c.series.toks, xAxis, true),
-    ...legend(lines, h),
+    ...legend(lines, legendTop),
     '</svg>',
     '',
   ].join('\n');

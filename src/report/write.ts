@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
-import { basename, dirname, relative } from 'node:path';
+import { homedir } from 'node:os';
+import { basename, dirname, isAbsolute, relative, resolve } from 'node:path';
 import { markdownSection } from '../bisect/table.js';
 import { writeFileAtomic } from '../notebook/atomic.js';
 import { readNotebook } from '../notebook/store.js';
@@ -26,6 +27,26 @@ export interface ReportOutput {
 
 const stem = (f: string) => f.replace(/\.(json|md)$/i, '');
 
+/** `to` seen from `from` when it lies inside it ("a/b.json"), else null */
+function inside(from: string, to: string): string | null {
+  const rel = relative(from, to);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : null;
+}
+
+/**
+ * How the report names its notebook: relative when it lies beside or below the report (the two
+ * travel together), else as a person would type it, `~/…` under the home folder or absolute. A
+ * relative path that climbs out (`../root/.nsa-dbg/demo-notebook.json`) is right only from the one
+ * folder the report was written in.
+ */
+export function notebookRef(reportFile: string, notebookFile: string, home = homedir()): string {
+  const nb = resolve(notebookFile);
+  const near = inside(dirname(resolve(reportFile)), nb);
+  if (near !== null) return near;
+  const inHome = home && home !== '/' ? inside(resolve(home), nb) : null;
+  return inHome !== null ? `~/${inHome}` : nb;
+}
+
 /**
  * Read the notebook (no lock: writers replace it atomically, so a read sees a whole version) and
  * write the report plus, for Markdown, the SVG chart beside it, linked by a relative path.
@@ -43,9 +64,7 @@ export function writeReport(o: ReportOptions): ReportOutput {
   const out = o.out ?? `${stem(o.notebookFile)}.report.${format}`;
   const toStdout = out === '-';
   if (!toStdout) mkdirSync(dirname(out), { recursive: true });
-  const notebookRef = toStdout
-    ? o.notebookFile
-    : relative(dirname(out), o.notebookFile) || basename(o.notebookFile);
+  const notebook = toStdout ? o.notebookFile : notebookRef(out, o.notebookFile);
   if (format === 'json') {
     const text = `${JSON.stringify({ ...model, rows: model.rows.map(({ cell, ...r }) => ({ cellId: cell.id, ...r })), cells: model.rows.map((r) => r.cell) }, null, 2)}\n`;
     if (!toStdout) writeFileAtomic(out, text);
@@ -56,14 +75,15 @@ export function writeReport(o: ReportOptions): ReportOutput {
     .flatMap((b) => markdownSection(nb, b));
   // to stdout nothing is written: the chart is a file, so that report goes without it (writing it
   // beside the notebook would re-point an earlier report's chart at another set of cells)
-  if (toStdout) return { text: renderMarkdown(model, { notebook: notebookRef, bisections }), files: [] };
+  if (toStdout) return { text: renderMarkdown(model, { notebook, bisections }), files: [] };
   const svgFile = `${stem(out)}.svg`;
-  const text = renderMarkdown(model, { notebook: notebookRef, chart: basename(svgFile), bisections });
+  const text = renderMarkdown(model, { notebook, chart: basename(svgFile), bisections });
   writeFileAtomic(
     svgFile,
     renderSvg(
       model.rows.map((r) => r.cell),
       model.title.replace(/^# /, ''),
+      model.rows.map((r) => r.configuration),
     ),
   );
   writeFileAtomic(out, text);

@@ -215,13 +215,13 @@ describe('App', () => {
     expect(t.frame()).not.toContain('step 0063');
   });
 
-  it('shows the STALL banner when a rank stalls', async () => {
+  it('shows the HANG banner when a rank stalls', async () => {
     const t = app();
     await t.until('step 17/40');
-    expect(t.frame()).not.toContain('STALL');
+    expect(t.frame()).not.toContain('HANG rank');
     t.controller.push({ ranks: [STALLED, rank0({ rank: 1 })] });
     // The heartbeat pane is half of 100 columns, so the banner wraps at a phrase boundary.
-    await t.until('STALL rank 0 · step 6 · in-step · 14s silent');
+    await t.until('HANG rank 0 · step 6 · in-step · 14s silent');
     expect(t.frame()).toMatch(/\n *CPU busy/);
   });
 

@@ -60,7 +60,7 @@ describe.each([
   it.each([true, false])('dashboard and every overlay are printable ASCII (color %s)', async (color) => {
     const ctl = new FakeController(state(), { lanes, consequence: 'The run’s PTY closes → stopped' });
     const r = renderAt(<App controller={ctl} onExit={() => {}} color={color} ascii />, columns, rows);
-    await waitFor(() => stripAnsi(r.lastFrame()).includes('STALL'));
+    await waitFor(() => stripAnsi(r.lastFrame()).includes('HANG rank'));
 
     const dashboard = expectAsciiFrame(r);
     expect(dashboard).toMatch(/loss 5\.7019 \| ema/); // "·" folded
@@ -92,7 +92,7 @@ describe('Unicode mode (the default) for comparison', () => {
   it('draws braille charts and block bars, which ASCII mode replaces', async () => {
     const ctl = new FakeController(state());
     const r = renderAt(<App controller={ctl} onExit={() => {}} color={false} />, 120, 40);
-    await waitFor(() => stripAnsi(r.lastFrame()).includes('STALL'));
+    await waitFor(() => stripAnsi(r.lastFrame()).includes('HANG rank'));
     const frame = stripAnsi(r.lastFrame());
     expect(frame).toMatch(/[\u2801-\u28ff]/);
     expect(frame).toMatch(/[█░]/);

@@ -20,18 +20,18 @@ describe('HeartbeatPanel', () => {
     expect(row).toMatch(/[▁▂▃▄▅▆▇█]{5,}/);
   });
 
-  it('shows a STALL banner with the step number and the localisation', () => {
+  it('shows a HANG banner with the step number and the localisation', () => {
     const lines = panel([STALLED]);
-    expect(lines[1]).toBe('STALL rank 0 · step 6 · in-step · 14s silent · CPU busy');
+    expect(lines[1]).toBe('HANG rank 0 · step 6 · in-step · 14s silent · CPU busy');
   });
 
   it('wraps the banner at phrase boundaries in a narrow pane instead of cutting it', () => {
     const lines = panel([STALLED], 39, 6);
-    expect(lines[1]).toBe('STALL rank 0 · step 6 · in-step');
+    expect(lines[1]).toBe('HANG rank 0 · step 6 · in-step');
     expect(lines[2]).toBe('14s silent · CPU busy');
   });
 
-  it('says SUSPECT while a silent rank is checked, BUSY when found alive, STALL (stuck) once confirmed', () => {
+  it('says SUSPECT while a silent rank is checked, BUSY when found alive, HANG (stuck) once confirmed', () => {
     const at = (stall: Partial<NonNullable<RankView['stall']>>) => ({
       ...STALLED,
       stall: { step: 2, where: 'in-step' as const, silenceS: 21, cpuBusy: true, hang: false, ...stall },
@@ -45,10 +45,10 @@ describe('HeartbeatPanel', () => {
       '1 sample(s), CPU 99%',
     ]);
     expect(stallPhrases(at({ state: 'busy', why: 'busy, not stuck: frames move' }))[0]).toBe('BUSY rank 0');
-    expect(stallPhrases(at({ state: 'stuck', hang: true }))[0]).toBe('STALL rank 0 (stuck)');
+    expect(stallPhrases(at({ state: 'stuck', hang: true }))[0]).toBe('HANG rank 0 (stuck)');
     const busy = panel([at({ state: 'busy', why: 'busy, not stuck' })]);
     expect(busy[1]).toContain('BUSY rank 0');
-    expect(busy.join('\n')).not.toContain('STALL');
+    expect(busy.join('\n')).not.toContain('HANG rank');
   });
 
   it('omits CPU state when unknown and says idle when known idle', () => {
@@ -56,7 +56,7 @@ describe('HeartbeatPanel', () => {
       ...STALLED,
       stall: { step: 6, where: 'end-of-step' as const, silenceS: 9.6, cpuBusy: null, hang: true },
     };
-    expect(stallPhrases(unknown)).toEqual(['STALL rank 0', 'step 6', 'end-of-step', '10s silent']);
+    expect(stallPhrases(unknown)).toEqual(['HANG rank 0', 'step 6', 'end-of-step', '10s silent']);
     const idle = {
       ...STALLED,
       stall: { step: 2, where: 'rollover' as const, silenceS: 30, cpuBusy: false, hang: true },

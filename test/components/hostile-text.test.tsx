@@ -85,7 +85,7 @@ describe('remote text with escapes, controls and bidi overrides', () => {
     });
     const r = renderAt(<App controller={ctl} onExit={() => {}} color={false} />, 160, 50);
     await waitFor(
-      () => stripAnsi(r.lastFrame()).includes('STALL'),
+      () => stripAnsi(r.lastFrame()).includes('HANG rank'),
       () => stripAnsi(r.lastFrame()),
     );
     expectNothingLeaked(r);

@@ -49,7 +49,7 @@ describe('computeLayout', () => {
       for (const extra of [
         {},
         { rankCount: 8, gpuCount: 8, processCount: 8, hasDump: true },
-        { stallBanners: [['STALL rank 0', 'step 6', 'in-step', '14s silent', 'CPU busy']] },
+        { stallBanners: [['HANG rank 0', 'step 6', 'in-step', '14s silent', 'CPU busy']] },
       ]) {
         const l = computeLayout({ ...base, ...extra, columns, rows });
         expect(l.frameHeight, `${columns}x${rows}`).toBeLessThanOrEqual(rows - 1);
@@ -74,8 +74,8 @@ describe('computeLayout', () => {
     expect(tiny.charts.sideBySide).toBe(false);
   });
 
-  it('reserves two lines for a STALL banner that does not fit a half-width pane', () => {
-    const banner = ['STALL rank 0', 'step 6', 'in-step', '14s silent', 'CPU busy'];
+  it('reserves two lines for a HANG banner that does not fit a half-width pane', () => {
+    const banner = ['HANG rank 0', 'step 6', 'in-step', '14s silent', 'CPU busy'];
     const one = computeLayout({ ...base, columns: 160, rows: 40, stallBanners: [banner] });
     const two = computeLayout({ ...base, columns: 80, rows: 24, stallBanners: [banner] });
     expect(one.status.hbHeight).toBeGreaterThanOrEqual(3);
@@ -117,16 +117,16 @@ describe('Dashboard frame height', () => {
 });
 
 describe('App at a real terminal size', () => {
-  it('keeps the STALL banner, both charts, GPU and log usable at 80x24', async () => {
+  it('keeps the HANG banner, both charts, GPU and log usable at 80x24', async () => {
     const ctl = new FakeController(crowded());
     const r = renderAt(<App controller={ctl} onExit={() => {}} color={false} />, 80, 24);
-    await waitFor(() => r.lastFrame().includes('STALL'));
+    await waitFor(() => r.lastFrame().includes('HANG rank'));
     const text = r.lines().join('\n');
     expect(r.lines().length).toBeLessThanOrEqual(23);
     for (const needle of [
-      'STALL rank 0 · step 6 · in-step',
+      'HANG rank 0 · step 6 · in-step',
       'loss 5.7019',
-      'toks/s 72.0',
+      'toks/s 72 ·',
       'GPU',
       'log · 500 lines',
       'step 0499',

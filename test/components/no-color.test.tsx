@@ -22,7 +22,7 @@ const COLOR_SGR = /\u001b\[(?:[0-9;]*;)?(?:3[0-9]|4[0-9]|9[0-7]|10[0-7])(?:;[0-9
 async function frameWith(color: boolean): Promise<string> {
   const ctl = new FakeController(runningState({ ranks: [STALLED], simulated: true, notice: 'SIGUSR1 sent' }));
   const r = render(<App controller={ctl} onExit={() => {}} color={color} />);
-  await waitFor(() => (r.lastFrame() ?? '').includes('STALL'));
+  await waitFor(() => (r.lastFrame() ?? '').includes('HANG rank'));
   const frame = r.lastFrame() ?? '';
   r.unmount();
   return frame;
@@ -40,11 +40,11 @@ describe('NO_COLOR', () => {
     expect(await frameWith(true)).toMatch(COLOR_SGR);
   });
 
-  it('emits no colour codes with color=false, but keeps the STALL banner inverse', async () => {
+  it('emits no colour codes with color=false, but keeps the HANG banner inverse', async () => {
     const frame = await frameWith(false);
     expect(frame).not.toMatch(COLOR_SGR);
     expect(frame).toContain('\u001b[7m');
-    expect(frame).toContain('STALL rank 0');
+    expect(frame).toContain('HANG rank 0');
   });
 
   it('App defaults to the environment', async () => {
@@ -53,7 +53,7 @@ describe('NO_COLOR', () => {
     try {
       const ctl = new FakeController(runningState({ ranks: [STALLED] }));
       const r = render(<App controller={ctl} onExit={() => {}} />);
-      await waitFor(() => (r.lastFrame() ?? '').includes('STALL'));
+      await waitFor(() => (r.lastFrame() ?? '').includes('HANG rank'));
       expect(r.lastFrame()).not.toMatch(COLOR_SGR);
       r.unmount();
     } finally {

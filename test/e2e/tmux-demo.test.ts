@@ -15,7 +15,7 @@ describe.each([
   [80, 24],
   [120, 40],
 ])('the one-minute story in real tmux at %i×%i', (cols, rows) => {
-  it('silence after step 5: SUSPECT → checked → STALL (stuck) → s hot frames → d dump → l batched-prefill → passes step 5 → q', async () => {
+  it('silence after step 5: SUSPECT → checked → HANG (stuck) → s hot frames → d dump → l batched-prefill → passes step 5 → q', async () => {
     expect(TmuxSession.available(), 'tmux is required: apt-get install -y tmux').toBe(true);
     tmux = new TmuxSession(`demo${cols}`, cols, rows);
     const runs = mkdtempSync(join(tmpdir(), 'nsa-e2e-'));
@@ -25,14 +25,10 @@ describe.each([
     // silence alone makes the rank suspect; nsa-dbg checks it on the box before calling it a hang
     const suspect = await tmux.waitFor((s) => /SUSPECT/.test(s), 'SUSPECT banner', 30_000);
     expect(suspect).toMatch(/SUSPECT[^\n]*step 6/);
-    expect(suspect).not.toMatch(/STALL rank/);
+    expect(suspect).not.toMatch(/HANG rank/);
     // the demo spins on one line: stuck once the samples agree for 30 s
-    const stalled = await tmux.waitFor(
-      (s) => /STALL rank 0 \(stuck\)/.test(s),
-      'STALL (stuck) banner',
-      60_000,
-    );
-    expect(stalled).toMatch(/STALL[^\n]*step 6/);
+    const stalled = await tmux.waitFor((s) => /HANG rank 0 \(stuck\)/.test(s), 'HANG (stuck) banner', 60_000);
+    expect(stalled).toMatch(/HANG[^\n]*step 6/);
     expect(stalled).toMatch(/in-step/);
 
     tmux.key('s');
@@ -57,11 +53,11 @@ describe.each([
     await tmux.waitFor((s) => /\by\/n\b|\[y\]/i.test(s), 'lane confirm');
     tmux.key('y');
     const passed = await tmux.waitFor(
-      (s) => /batched-prefill/.test(s) && /step 0*(?:[7-9]|1[0-2])\b/.test(s) && !/STALL/.test(s),
+      (s) => /batched-prefill/.test(s) && /step 0*(?:[7-9]|1[0-2])\b/.test(s) && !/HANG rank/.test(s),
       'new run past step 5',
       40_000,
     );
-    expect(passed).not.toMatch(/STALL/);
+    expect(passed).not.toMatch(/HANG rank/);
 
     tmux.key('q');
     const confirm = await tmux.waitFor((s) => /quit/i.test(s) && /\by\/n\b|\[y\]/i.test(s), 'quit confirm');

@@ -29,7 +29,7 @@ describe('the dashboard over SSH in real tmux', () => {
     await tmux.waitFor((s) => s.includes('@target') && /DEMO/.test(s), 'remote dashboard');
     // silence makes the rank suspect at once; the remote checks run over the same connection
     await tmux.waitFor(
-      (s) => /(SUSPECT|STALL)[^\n]*step 6/.test(s),
+      (s) => /(SUSPECT|HANG)[^\n]*step 6/.test(s),
       'stall suspected at step 6 over ssh',
       40_000,
     );

@@ -6,7 +6,16 @@ import type { CommandModule } from 'yargs';
 import { analyzeDir, UnusableInputError } from '../../analysis/analyze-dir.js';
 import type { AnalysisResult } from '../../analysis/result.js';
 import { stepTimeText } from '../../analysis/run-rates.js';
+import {
+  type DumpGroup,
+  groupDumps,
+  moreText,
+  slowGroupText,
+  slowStepText,
+  summariseSlowSteps,
+} from '../../analysis/slow-groups.js';
 import { signalName } from '../../runs/signals.js';
+import { rateText } from '../../util/rate.js';
 
 interface AnalyzeArgs {
   dir: string;
@@ -14,17 +23,38 @@ interface AnalyzeArgs {
   json?: boolean;
 }
 
+/** slow steps spelled out, the longest first; the rest are counted */
+const MAX_SLOW = 10;
+
 const fmtFrame = (f: { file: string; line: number; function: string } | null | undefined) =>
   f ? `${f.function} (${f.file}:${f.line})` : '?';
 
-/** The short human report. */
+/** "faulthandler dump" / "signal dump, signal 10 SIGUSR1", with a count when there are several */
+function kindText(k: { kind: string; signal?: number; count: number }, counted: boolean): string {
+  const name = k.signal === undefined ? undefined : signalName(k.signal);
+  const sig = k.signal === undefined ? '' : `, signal ${k.signal}${name ? ` ${name}` : ''}`;
+  return counted ? `${k.count} ${k.kind} dump${k.count === 1 ? '' : 's'}${sig}` : `${k.kind} dump${sig}`;
+}
+
+/** "dump: FILE (signal dump, …)", or "dumps ×16: FIRST … LAST (8 faulthandler dumps, 8 signal dumps, …)" */
+function dumpHead(g: DumpGroup): string {
+  const how = g.kinds.map((k) => kindText(k, g.count > 1)).join('; ');
+  return g.count === 1
+    ? `dump: ${g.first.file} (${how})`
+    : `dumps ×${g.count}: ${g.first.file} … ${g.last.file} (${how})`;
+}
+
+/**
+ * The short human report: the verdict, then what stands out (the stall, the crash, the slow step
+ * that is no routine), then the run's numbers, then the routine (periodic slow steps as one line,
+ * identical dumps as one line with a count), so the finding is never buried.
+ */
 export function formatReport(r: AnalysisResult): string {
   const out: string[] = [];
   out.push(`verdict: ${r.verdict.toUpperCase()} — ${r.summary}`);
-  out.push(`steps reached: ${r.stepsReached}   ranks: ${r.ranks.length > 0 ? r.ranks.join(',') : '-'}`);
-  if (r.exitCode !== null) out.push(`exit status: ${r.exitCode}${r.killed ? ' (killed)' : ''}`);
   if (r.stall) out.push(`stall: rank ${r.stall.rank}, step ${r.stall.step}, ${r.stall.where}`);
-  else if (r.lastPosition && r.verdict !== 'pass') {
+  // a run that finished (pass, slow) stopped nowhere: where its evidence ends says nothing
+  else if (r.lastPosition && r.verdict !== 'pass' && r.verdict !== 'slow') {
     out.push(
       `evidence stops: rank ${r.lastPosition.rank}, step ${r.lastPosition.step}, ${r.lastPosition.where}`,
     );
@@ -43,17 +73,18 @@ export function formatReport(r: AnalysisResult): string {
     );
     if (c.frame) out.push(`  at ${fmtFrame(c.frame)}`);
   }
-  for (const s of r.slowSteps) {
-    out.push(
-      `slow step: rank ${s.rank}, step ${s.step}: ${s.seconds.toFixed(1)} s (median ${s.medianSeconds.toFixed(1)} s)`,
-    );
-  }
+  const slow = summariseSlowSteps(r.slowSteps, r.digest?.excerpts.causes);
+  for (const s of slow.findings.slice(0, MAX_SLOW)) out.push(`slow step: ${slowStepText(s)}`);
+  if (slow.findings.length > MAX_SLOW) out.push(`slow steps: ${moreText(slow.findings.slice(MAX_SLOW))}`);
   for (const p of r.pastStalls) {
     out.push(
       `stall-length gap: rank ${p.rank}, step ${p.step} (${p.where}): ${(p.silenceS ?? 0).toFixed(1)} s > ${(p.thresholdS ?? 0).toFixed(1)} s`,
     );
   }
-  if (r.throughput?.medianToksPerS !== undefined) out.push(`median toks/s: ${r.throughput.medianToksPerS}`);
+  out.push(`steps reached: ${r.stepsReached}   ranks: ${r.ranks.length > 0 ? r.ranks.join(',') : '-'}`);
+  if (r.exitCode !== null) out.push(`exit status: ${r.exitCode}${r.killed ? ' (killed)' : ''}`);
+  if (r.throughput?.medianToksPerS !== undefined)
+    out.push(`median toks/s: ${rateText(r.throughput.medianToksPerS)}`);
   if (r.throughput?.medianStepS !== undefined)
     out.push(
       `step time: median ${stepTimeText(r.throughput.medianStepS)}, p95 ${stepTimeText(r.throughput.p95StepS!)}`,
@@ -65,14 +96,14 @@ export function formatReport(r: AnalysisResult): string {
     );
   }
   if (r.memory) out.push(`peak reserved: ${r.memory.peakReservedMiB} MiB`);
-  for (const d of r.dumps) {
-    const name = d.signal === undefined ? undefined : signalName(d.signal);
-    const sig = d.signal === undefined ? '' : `, signal ${d.signal}${name ? ` ${name}` : ''}`;
+  for (const g of slow.groups) out.push(`slow steps: ${slowGroupText(g)}`);
+  for (const g of groupDumps(r.dumps)) {
+    const d = g.first;
     const user =
       d.mainThreadUserTop && d.mainThreadUserTop !== d.mainThreadTop
         ? `; your code: ${fmtFrame(d.mainThreadUserTop)}`
         : '';
-    out.push(`dump: ${d.file} (${d.kind} dump${sig}) main thread in ${fmtFrame(d.mainThreadTop)}${user}`);
+    out.push(`${dumpHead(g)} main thread in ${fmtFrame(d.mainThreadTop)}${user}`);
   }
   for (const s of r.signatures) out.push(`signature: ${s.name} ×${s.count} — ${s.meaning}`);
   for (const m of r.missingGrads)

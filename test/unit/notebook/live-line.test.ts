@@ -28,14 +28,14 @@ describe('the notebook status line of a running cell', () => {
     );
   });
 
-  it('adds SUSPECT while a silence is checked, STALL once it is confirmed, BUSY when found alive', () => {
+  it('adds SUSPECT while a silence is checked, HANG once it is confirmed, BUSY when found alive', () => {
     const at = (verdict: 'suspect' | 'hang' | 'busy', summary: string) =>
       liveLine('c1', 'baseline', { ...running, verdict: { verdict, summary } });
     expect(at('suspect', 'suspect: silent 3 s at step 5 (in-step), rank 0; checking — R, 99% CPU')).toBe(
       'c1 baseline · step 4/8 · loss 5.6825 · 84.2 toks/s · SUSPECT: silent 3 s at step 5 (in-step), rank 0; checking — R, 99% CPU',
     );
     expect(at('hang', 'hang at step 5 (in-step), rank 0 — stuck: spinning')).toBe(
-      'c1 baseline · step 4/8 · loss 5.6825 · 84.2 toks/s · STALL: hang at step 5 (in-step), rank 0 — stuck: spinning',
+      'c1 baseline · step 4/8 · loss 5.6825 · 84.2 toks/s · HANG: hang at step 5 (in-step), rank 0 — stuck: spinning',
     );
     expect(at('busy', 'frames moving — step 1 (in-step), rank 0, still running')).toMatch(
       / · BUSY: frames moving/,

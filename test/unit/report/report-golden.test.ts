@@ -48,6 +48,7 @@ describe('report from a notebook of real demo runs', () => {
       renderSvg(
         m.rows.map((r) => r.cell),
         m.title.slice(2),
+        m.rows.map((r) => r.configuration),
       ),
     );
   });

@@ -1,0 +1,55 @@
+/**
+ * A cell's slow steps and dumps as the report says them, summarised like `analyze` says them
+ * (src/analysis/slow-groups.ts): the routine grouped, the finding first. Read from the analysis
+ * the cell keeps, which a newer or older nsa-dbg may have written: anything malformed is left out.
+ */
+import type { DumpReport } from '../analysis/result.js';
+import {
+  type DumpGroup,
+  groupDumps,
+  moreText,
+  slowGroupText,
+  slowStepText,
+  summariseSlowSteps,
+} from '../analysis/slow-groups.js';
+import type { SlowStep } from '../analysis/step-stats.js';
+import type { Cell } from '../notebook/model.js';
+
+/** slow steps a cell's line spells out, the longest first; the rest are counted */
+const MAX_SLOW = 3;
+
+const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+function slowStepsOf(c: Cell): SlowStep[] {
+  const list = c.analysis?.slowSteps;
+  if (!Array.isArray(list)) return [];
+  return list.filter(
+    (s): s is SlowStep =>
+      typeof s === 'object' &&
+      s !== null &&
+      isNum(s.rank) &&
+      isNum(s.step) &&
+      isNum(s.seconds) &&
+      isNum(s.medianSeconds),
+  );
+}
+
+/** "step 572 … 17.7 s (median 0.1 s); 7 evaluations, 0.3–0.4 s, every 50 steps (…)", or null */
+export function slowStepsLine(c: Cell): string | null {
+  const { findings, groups } = summariseSlowSteps(slowStepsOf(c), c.excerpts?.causes);
+  const parts = [
+    ...findings.slice(0, MAX_SLOW).map(slowStepText),
+    ...(findings.length > MAX_SLOW ? [moreText(findings.slice(MAX_SLOW))] : []),
+    ...groups.map(slowGroupText),
+  ];
+  return parts.length ? parts.join('; ') : null;
+}
+
+/** the cell's dumps, identical ones together */
+export function cellDumps(c: Cell): DumpGroup[] {
+  const list = c.analysis?.dumps;
+  if (!Array.isArray(list)) return [];
+  return groupDumps(
+    list.filter((d): d is DumpReport => typeof d === 'object' && d !== null && typeof d.file === 'string'),
+  );
+}
