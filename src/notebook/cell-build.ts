@@ -2,10 +2,12 @@
  * Turning a run into a cell: the lane snapshot when it starts, the summary when it ends. Pure apart
  * from reading the lane file (for its hash), the trainer's git commit and the run's evidence folder.
  */
+
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { RunDigest } from '../analysis/run-digest.js';
+import { type StepFormatReport, stepFormatText } from '../analysis/step-cadence.js';
 import { isPersonFacingFile } from '../ingest/run-files.js';
 import type { Preset } from '../presets/preset.js';
 import type { RunSpec } from '../runs/launcher.js';
@@ -104,6 +106,9 @@ export function evidenceFiles(dir: string): string[] {
     .sort();
 }
 
+/** the header's words for the run's step format (analysis/step-cadence.ts), from the outcome's JSON */
+const stepFormatOf = (v: unknown): string | null =>
+  obj(v) === null ? null : stepFormatText(v as StepFormatReport);
 const n = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const obj = (v: unknown) => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : null);
 
@@ -130,6 +135,11 @@ export function finishedPatch(
     lastLoss: losses[losses.length - 1] ?? null,
     minLoss: losses.length ? Math.min(...losses) : null,
     medianToksPerS: n(obj(outcome.throughput)?.medianToksPerS),
+    medianStepS: n(obj(outcome.throughput)?.medianStepS),
+    ...(stepFormatOf(outcome.stepFormat) ? { stepFormat: stepFormatOf(outcome.stepFormat)! } : {}),
+    ...(typeof obj(outcome.target)?.reached === 'boolean'
+      ? { targetReached: obj(outcome.target)!.reached as boolean }
+      : {}),
     peakMemMiB: n(obj(outcome.memory)?.peakReservedMiB),
     stall: stall
       ? {

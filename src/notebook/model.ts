@@ -34,6 +34,12 @@ export interface CellSummary {
   lastLoss: number | null;
   minLoss: number | null;
   medianToksPerS: number | null;
+  /** the median step time (s): the trainer's own printed time, else arrivals over the interval */
+  medianStepS?: number | null;
+  /** which step lines were read: "mingpt, every 10 from 0", a learned shape */
+  stepFormat?: string;
+  /** the run reached its step target (a trainer logging every k steps never prints the last) */
+  targetReached?: boolean;
   peakMemMiB: number | null;
   stall: { step: number; rank: number; where: string; silenceS?: number; thresholdS?: number } | null;
   nan: { step: number; rank: number } | null;

@@ -82,7 +82,7 @@ export function cellSection(r: ReportRow): string[] {
   if (slow) out.push(`- **Slow steps**: ${slow}`);
   if (s)
     out.push(
-      `- **Loss**: first ${num(s.firstLoss)}, last ${num(s.lastLoss)}, min ${num(s.minLoss)}; **median toks/s** ${rateOrDash(s.medianToksPerS)}; **peak reserved** ${num(s.peakMemMiB, ' MiB')}; **exit status** ${num(s.exitCode)}`,
+      `- **Loss**: first ${num(s.firstLoss)}, last ${num(s.lastLoss)}, min ${num(s.minLoss)}; **median toks/s** ${rateOrDash(s.medianToksPerS)}; **peak reserved** ${num(s.peakMemMiB, ' MiB')}; **exit status** ${num(s.exitCode)}${s.stepFormat ? `; **step lines** ${s.stepFormat}` : ''}`,
     );
   out.push(
     `- **Evidence**: \`${c.evidenceDir}/\` (${c.evidence.length} file${c.evidence.length === 1 ? '' : 's'})`,

@@ -5,6 +5,7 @@
  * whose bulk (commands, env, excerpts) folds away.
  */
 
+import { stepTimeText } from '../analysis/run-rates.js';
 import { rateOrDash } from '../util/rate.js';
 import { cellSection, details } from './markdown-cells.js';
 import { DECISION_EMOJI, type ReportModel } from './model.js';
@@ -18,11 +19,11 @@ function performance(m: ReportModel): string[] {
   const p = m.performance;
   if (p.rows.length === 0) return [];
   const table = [
-    '| Configuration | Median toks/s | vs fastest GO | Wall s/step | Lane target |',
-    '| --- | --- | --- | --- | --- |',
+    '| Configuration | Median toks/s | vs fastest GO | Median step | Wall s/step | Lane target |',
+    '| --- | --- | --- | --- | --- | --- |',
     ...p.rows.map(
       (r) =>
-        `| ${cellText(r.configuration)} | ${rateOrDash(r.toksPerS)} | ${r.unfinished ? 'not ranked: did not finish' : r.slowerBy === null ? '–' : r.slowerBy >= 1.05 ? `${times(r.slowerBy)} slower` : r.slowerBy <= 0.95 ? `${times(1 / r.slowerBy)} faster` : 'same'} | ${r.stepS ?? '–'} | ${r.target === null ? '–' : `${r.target} toks/s`} |`,
+        `| ${cellText(r.configuration)} | ${rateOrDash(r.toksPerS)} | ${r.unfinished ? 'not ranked: did not finish' : r.slowerBy === null ? '–' : r.slowerBy >= 1.05 ? `${times(r.slowerBy)} slower` : r.slowerBy <= 0.95 ? `${times(1 / r.slowerBy)} faster` : 'same'} | ${r.medianStepS === null ? '–' : stepTimeText(r.medianStepS)} | ${r.stepS ?? '–'} | ${r.target === null ? '–' : `${r.target} toks/s`} |`,
     ),
   ];
   return [
@@ -33,7 +34,7 @@ function performance(m: ReportModel): string[] {
     ...(p.rows.length > FOLD_ROWS
       ? details(`Throughput of all ${p.rows.length} cells`, table)
       : [...table, '']),
-    'Wall s/step: the run from launch to exit over the steps it reached (start-up included), for runs that ended by themselves.',
+    "Median step: the trainer's own printed step time where it prints one, else its step lines' arrivals over the logging interval. Wall s/step: the run from launch to exit over the steps it reached (start-up included), for runs that ended by themselves.",
     '',
   ];
 }

@@ -20,6 +20,8 @@ export interface PerfRow {
   slowerBy: number | null;
   /** it did not run to its last step (hang, crash, NaN, short): its rate is not ranked */
   unfinished: boolean;
+  /** the median step time: the trainer's own printed time, else step lines' arrivals over the interval */
+  medianStepS: number | null;
   /** wall time per step reached, start-up included; null when the run did not end by itself */
   stepS: number | null;
   target: number | null;
@@ -50,6 +52,8 @@ function wallStep(c: Cell): number | null {
 export function finished(c: Cell): boolean {
   const s = c.summary;
   if (!s || s.stall || s.crash || s.nan) return false;
+  // the judge's word where it gave one (every-k logging from 0 never prints the last step)
+  if (s.targetReached !== undefined) return s.targetReached;
   const total = c.lane.acceptance.steps ?? stepsOf(c);
   return total === undefined || s.stepsReached >= total;
 }
@@ -66,7 +70,13 @@ export function performanceOf(cells: Cell[], nameOf: (c: Cell) => string): Perfo
   );
   const top = fastest?.summary?.medianToksPerS ?? null;
   const rows: PerfRow[] = cells
-    .filter((c) => judged(c) && (c.summary?.medianToksPerS != null || c.lane.target?.toksPerS !== undefined))
+    .filter(
+      (c) =>
+        judged(c) &&
+        (c.summary?.medianToksPerS != null ||
+          c.summary?.medianStepS != null ||
+          c.lane.target?.toksPerS !== undefined),
+    )
     .map((c) => {
       const toks = c.summary?.medianToksPerS ?? null;
       const done = finished(c);
@@ -76,6 +86,7 @@ export function performanceOf(cells: Cell[], nameOf: (c: Cell) => string): Perfo
         toksPerS: toks,
         slowerBy: done && toks && top ? round(top / toks, 2) : null,
         unfinished: !done,
+        medianStepS: c.summary?.medianStepS ?? null,
         stepS: wallStep(c),
         target: c.lane.target?.toksPerS ?? null,
       };

@@ -47,7 +47,8 @@ async function headless(name: string, laneName: string, args: string[], command:
 
 describe('minGPT (unpatched chargpt, CPU): no parser, no lane regex', () => {
   it('a clean run is GO: steps and loss learned, logged every 10 from 0, a step time', async () => {
-    const o = await headless('clean', 't-min', ['--steps', '60'], minGptCommand());
+    const nb = join(dir, 'clean.nsa-dbg.json');
+    const o = await headless('clean', 't-min', ['--steps', '60', '--notebook', nb], minGptCommand());
     expect(o.code).toBe(0);
     expect(o.live).toMatchObject({ verdict: 'pass', go: true, stepsReached: 50, reasons: [] });
     expect(o.live.stepFormat).toMatchObject({ name: 'inferred', every: 10, base: 0 });
@@ -65,6 +66,20 @@ describe('minGPT (unpatched chargpt, CPU): no parser, no lane regex', () => {
       expect(o.offline[k], k).toEqual(o.live[k]);
     const script = readFileSync(join(o.live.localDir, 'run.sh'), 'utf8');
     expect(script).toMatch(/ --trainer\.max_iters=60[; ]/);
+    // the report: the cell's step lines, its step time in the performance table, and it finished
+    const rep = await runCli(['report', nb, '-o', '-'], {
+      cwd: dir,
+      env: { NSA_DBG_HOME: join(dir, 'home') },
+    });
+    expect(rep.code).toBe(0);
+    expect(rep.stdout).toContain(
+      '**step lines** learned "iter_dt #ms; iter #: train loss #", every 10 from 0',
+    );
+    const perf = rep.stdout.slice(rep.stdout.indexOf('## Performance'));
+    const row = perf.split('\n').find((l) => l.startsWith('| c1'));
+    expect(row, rep.stdout).toBeDefined();
+    expect(row).not.toContain('not ranked');
+    expect(row).toMatch(/\| [\d.]+ ms \| [\d.]+ \|/);
   });
 
   it('the command’s own count wins: the lane’s steps only set the acceptance', async () => {

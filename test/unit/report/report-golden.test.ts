@@ -169,7 +169,7 @@ describe('report from a notebook of real demo runs', () => {
     expect(perf).toContain(
       "- c5 demo-slow-prefill: 2 toks/s, below its lane's target of 50 toks/s (4 % of it).",
     );
-    expect(perf).toMatch(/^\| c5 demo-slow-prefill \| 2 \| 41× slower \| 20\.\d\d \| 50 toks\/s \|$/m);
+    expect(perf).toMatch(/^\| c5 demo-slow-prefill \| 2 \| 41× slower \| – \| 20\.\d\d \| 50 toks\/s \|$/m);
     expect(section(md, 'Executive Summary')).toContain(
       '- Performance: c5 demo-slow-prefill ran at 2 toks/s, 41× slower',
     );
