@@ -13,6 +13,7 @@ import { DisplayMode } from './display.js';
 import { type InkKeyFlags, type KeyContext, type KeyEffect, routeKey } from './key-router.js';
 import { logTextRows, maxLogScroll } from './layout.js';
 import { splitKeys } from './split-keys.js';
+import { statusLines } from './status-line.js';
 import { colorFromEnv } from './theme.js';
 import { useTransientNotice } from './use-notice.js';
 import { useTerminalSize } from './use-terminal-size.js';
@@ -54,7 +55,11 @@ export function App({
   const lanes = useMemo(() => controller.lanes(), [controller]);
   const [notice, showNotice] = useTransientNotice();
   const [quitting, setQuitting] = useState(false);
-  const layout = useMemo(() => dashboardLayout(state, columns, rows), [state, columns, rows]);
+  const shownNotice = notice ?? state.notice;
+  const layout = useMemo(
+    () => dashboardLayout(state, columns, rows, statusLines(shownNotice, Math.max(20, columns))),
+    [state, columns, rows, shownNotice],
+  );
   const keys: KeyState = {
     ended: state.runState === 'exited',
     laneLocked: controller.laneLocked?.() ?? null,
