@@ -29,6 +29,8 @@ export interface AppProps {
   onTerminal?: () => void;
   /** a line to show first (e.g. why the terminal hand-over could not happen) */
   initialNotice?: string;
+  /** Ctrl+Z: give the terminal back and stop until `fg` (the screen owner does it) */
+  onSuspend?: () => void;
 }
 
 const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
@@ -49,6 +51,7 @@ export function App({
   ascii = false,
   onTerminal,
   initialNotice,
+  onSuspend,
 }: AppProps) {
   const state = useSnapshot(controller);
   const { columns, rows } = useTerminalSize();
@@ -99,8 +102,16 @@ export function App({
     if (initialNotice) showNotice(initialNotice);
   }, [initialNotice, showNotice]);
 
-  const latest = useRef({ controller, onExit, onTerminal, keyContext, lane: state.lane, quitting });
-  latest.current = { controller, onExit, onTerminal, keyContext, lane: state.lane, quitting };
+  const latest = useRef({
+    controller,
+    onExit,
+    onTerminal,
+    onSuspend,
+    keyContext,
+    lane: state.lane,
+    quitting,
+  });
+  latest.current = { controller, onExit, onTerminal, onSuspend, keyContext, lane: state.lane, quitting };
 
   const runEffect = useCallback(
     (effect: KeyEffect) => {
@@ -132,6 +143,10 @@ export function App({
           return;
         case 'notice':
           showNotice(effect.text);
+          return;
+        case 'suspend':
+          if (latest.current.onSuspend) latest.current.onSuspend();
+          else showNotice('nothing to suspend to here');
           return;
         case 'cancelJob':
           if (!c.cancelJob) showNotice('not a Slurm run: no job to cancel');

@@ -57,6 +57,8 @@ export interface NotebookAppProps {
   resume?: NotebookResume;
   /** a line for the cell's dashboard to show first (the hand-over ended, or could not happen) */
   initialNotice?: string;
+  /** Ctrl+Z, here or in a cell's dashboard: give the terminal back and stop until `fg` */
+  onSuspend?: () => void;
 }
 
 const TEXT_MODES = new Set(['lanes', 'flags', 'value', 'palette']);
@@ -71,6 +73,7 @@ export function NotebookApp({
   onTerminal,
   resume,
   initialNotice,
+  onSuspend,
 }: NotebookAppProps) {
   const [state, setState] = useState<NotebookViewState>(() => controller.getState());
   useEffect(() => {
@@ -108,8 +111,8 @@ export function NotebookApp({
     queued: state.queued,
     bisections: state.notebook.bisections?.length ?? 0,
   };
-  const latest = useRef({ ctx, cellView, onExit });
-  latest.current = { ctx, cellView, onExit };
+  const latest = useRef({ ctx, cellView, onExit, onSuspend });
+  latest.current = { ctx, cellView, onExit, onSuspend };
 
   // a new cell goes after the others (before the queued ones): select it so Enter opens what just
   // started; a queued cell joins the end without moving the selection
@@ -163,6 +166,10 @@ export function NotebookApp({
             (err: unknown) => c.setNotice(`cannot open ${e.id}: ${errorText(err)}`),
           );
           return;
+        case 'suspend':
+          if (latest.current.onSuspend) latest.current.onSuspend();
+          else c.setNotice('nothing to suspend to here');
+          return;
         case 'quit':
           latest.current.onExit();
           return;
@@ -195,6 +202,7 @@ export function NotebookApp({
         ascii={ascii}
         color={color}
         onExit={() => setCellView(null)}
+        onSuspend={onSuspend}
         initialNotice={resume?.cellView === cellView ? initialNotice : undefined}
         onTerminal={onTerminal ? () => onTerminal({ ui: uiRef.current, cellView }) : undefined}
       />
