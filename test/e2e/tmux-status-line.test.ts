@@ -37,7 +37,9 @@ describe.each([
   [120, 40],
   [80, 24],
 ])('the status line under a long HANG banner at %i×%i', (cols, rows) => {
-  it('the plain dashboard: an unbound key says so, whole, and the banner stays', async () => {
+  it('the plain dashboard: an unbound key says so, whole, and the banner stays', {
+    timeout: 120_000,
+  }, async () => {
     expect(TmuxSession.available(), 'tmux is required: apt-get install -y tmux').toBe(true);
     const t = new TmuxSession(`status-${cols}`, cols, rows);
     tmux = t;
