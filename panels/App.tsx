@@ -13,6 +13,7 @@ import { DisplayMode } from './display.js';
 import { type InkKeyFlags, type KeyContext, type KeyEffect, routeKey } from './key-router.js';
 import { logTextRows, maxLogScroll } from './layout.js';
 import { splitKeys } from './split-keys.js';
+import { statusLines } from './status-line.js';
 import { colorFromEnv } from './theme.js';
 import { useTransientNotice } from './use-notice.js';
 import { useTerminalSize } from './use-terminal-size.js';
@@ -28,6 +29,8 @@ export interface AppProps {
   onTerminal?: () => void;
   /** a line to show first (e.g. why the terminal hand-over could not happen) */
   initialNotice?: string;
+  /** Ctrl+Z: give the terminal back and stop until `fg` (the screen owner does it) */
+  onSuspend?: () => void;
 }
 
 const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
@@ -48,13 +51,18 @@ export function App({
   ascii = false,
   onTerminal,
   initialNotice,
+  onSuspend,
 }: AppProps) {
   const state = useSnapshot(controller);
   const { columns, rows } = useTerminalSize();
   const lanes = useMemo(() => controller.lanes(), [controller]);
   const [notice, showNotice] = useTransientNotice();
   const [quitting, setQuitting] = useState(false);
-  const layout = useMemo(() => dashboardLayout(state, columns, rows), [state, columns, rows]);
+  const shownNotice = notice ?? state.notice;
+  const layout = useMemo(
+    () => dashboardLayout(state, columns, rows, statusLines(shownNotice, Math.max(20, columns))),
+    [state, columns, rows, shownNotice],
+  );
   const keys: KeyState = {
     ended: state.runState === 'exited',
     laneLocked: controller.laneLocked?.() ?? null,
@@ -94,8 +102,16 @@ export function App({
     if (initialNotice) showNotice(initialNotice);
   }, [initialNotice, showNotice]);
 
-  const latest = useRef({ controller, onExit, onTerminal, keyContext, lane: state.lane, quitting });
-  latest.current = { controller, onExit, onTerminal, keyContext, lane: state.lane, quitting };
+  const latest = useRef({
+    controller,
+    onExit,
+    onTerminal,
+    onSuspend,
+    keyContext,
+    lane: state.lane,
+    quitting,
+  });
+  latest.current = { controller, onExit, onTerminal, onSuspend, keyContext, lane: state.lane, quitting };
 
   const runEffect = useCallback(
     (effect: KeyEffect) => {
@@ -127,6 +143,10 @@ export function App({
           return;
         case 'notice':
           showNotice(effect.text);
+          return;
+        case 'suspend':
+          if (latest.current.onSuspend) latest.current.onSuspend();
+          else showNotice('nothing to suspend to here');
           return;
         case 'cancelJob':
           if (!c.cancelJob) showNotice('not a Slurm run: no job to cancel');

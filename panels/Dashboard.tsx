@@ -21,6 +21,8 @@ import { MetricChart } from './MetricChart.js';
 import { QuitConfirm } from './QuitConfirm.js';
 import { RankTable } from './RankTable.js';
 import { rankTableNeed } from './rank-table-text.js';
+import { statusLines } from './status-line.js';
+import { tone } from './theme.js';
 
 export interface DashboardProps {
   state: DashboardState;
@@ -28,7 +30,7 @@ export interface DashboardProps {
   columns: number;
   rows: number;
   color: boolean;
-  /** the App's own transient notice (dump outcome, lane switch), shown over the engine's */
+  /** the App's own transient notice (dump outcome, lane switch), shown over the engine's on the status line */
   notice?: string | null;
   lanes: readonly LaneSummary[];
   quitConsequence: string;
@@ -39,10 +41,16 @@ export interface DashboardProps {
   quitAsks?: boolean;
 }
 
-export function dashboardLayout(state: DashboardState, columns: number, rows: number): Layout {
+export function dashboardLayout(
+  state: DashboardState,
+  columns: number,
+  rows: number,
+  status: readonly string[] = [],
+): Layout {
   return computeLayout({
     columns,
     rows,
+    statusRows: status.length,
     rankCount: state.ranks.length,
     stallBanners: state.ranks.filter((r) => r.stall).map(stallPhrases),
     gpuCount: state.gpu.gpus.length,
@@ -67,11 +75,31 @@ export function footerHints(quitAsks = true): string {
   return hints.join('  ');
 }
 
-function Footer({ quitAsks }: { quitAsks: boolean }) {
+/** the bottom rows: what a key or the engine said, on rows of its own, else the key hints */
+function Footer({
+  quitAsks,
+  status,
+  color,
+}: {
+  quitAsks: boolean;
+  status: readonly string[];
+  color: boolean;
+}) {
+  if (status.length === 0)
+    return (
+      <Text dimColor wrap="truncate-end">
+        {footerHints(quitAsks)}
+      </Text>
+    );
   return (
-    <Text dimColor wrap="truncate-end">
-      {footerHints(quitAsks)}
-    </Text>
+    <Box flexDirection="column" flexShrink={0}>
+      {status.map((line, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: rows of one wrapped text, by position
+        <Text key={i} color={tone(color, 'info')} wrap="truncate-end">
+          {line}
+        </Text>
+      ))}
+    </Box>
   );
 }
 
@@ -204,10 +232,11 @@ function Overlay(p: DashboardProps & { layout: Layout }) {
 
 export function Dashboard(p: DashboardProps) {
   const { state, color } = p;
-  const layout = dashboardLayout(state, p.columns, p.rows);
+  const status = statusLines(p.notice ?? state.notice, Math.max(20, p.columns));
+  const layout = dashboardLayout(state, p.columns, p.rows, status);
   return (
     <Box flexDirection="column" width={layout.columns} height={layout.frameHeight} overflow="hidden">
-      <Header {...state} notice={p.notice ?? state.notice} width={layout.columns} color={color} />
+      <Header {...state} width={layout.columns} color={color} />
       {p.ui.overlay === 'none' ? (
         <Panels state={state} ui={p.ui} color={color} layout={layout} />
       ) : (
@@ -215,7 +244,9 @@ export function Dashboard(p: DashboardProps) {
           <Overlay {...p} layout={layout} />
         </Box>
       )}
-      {layout.footerHeight > 0 ? <Footer quitAsks={p.quitAsks ?? true} /> : null}
+      {layout.footerHeight > 0 ? (
+        <Footer quitAsks={p.quitAsks ?? true} status={status.slice(0, layout.footerHeight)} color={color} />
+      ) : null}
     </Box>
   );
 }

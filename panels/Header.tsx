@@ -1,6 +1,7 @@
 /**
  * Two fixed lines: who/what/where of the run, then whatever needs attention (connection outage,
- * demo marker, verdict, the transient notice, else the lane description).
+ * demo marker, verdict, else the lane description). What a key or the engine says has a status
+ * line of its own at the bottom (Dashboard's Footer), so a long banner never cuts it off.
  */
 import { Box, Text } from 'ink';
 import type { DashboardState } from '../src/session/state.js';
@@ -27,7 +28,7 @@ export type HeaderProps = Pick<
   | 'verdict'
   | 'launchLine'
   | 'stepFormat'
-> & { notice: string | null; width: number; color: boolean };
+> & { width: number; color: boolean };
 
 export const DEMO_MARKER = 'DEMO: simulated trainer and GPU';
 
@@ -50,7 +51,7 @@ export function Header(p: HeaderProps) {
   const elapsed = p.startedAt !== null ? formatDuration((p.endedAt ?? p.now) - p.startedAt) : '–';
   const step = stepText(p);
   const outage = p.connection && p.connection.state !== 'up' ? connectionText(p.connection, clean) : null;
-  const hasStatus = outage || p.simulated || p.verdict || p.notice;
+  const hasStatus = outage || p.simulated || p.verdict;
   return (
     <Box flexDirection="column" width={p.width} height={2} flexShrink={0}>
       <Text wrap="truncate-end">
@@ -105,7 +106,6 @@ export function Header(p: HeaderProps) {
             {'  '}
           </Text>
         ) : null}
-        {p.notice ? <Text color={tone(p.color, 'info')}>{clean(p.notice)}</Text> : null}
         {!hasStatus ? <Text dimColor>{clean(p.laneDescription)}</Text> : null}
       </Text>
     </Box>

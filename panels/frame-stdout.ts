@@ -49,6 +49,11 @@ export class FrameStdout extends EventEmitter {
     return true;
   }
 
+  /** the whole screen again, as the newest frame has it */
+  repaint(): void {
+    this.writer.repaint();
+  }
+
   /** the last frame out now, and no more 'resize' from the real terminal */
   dispose(): void {
     this.writer.dispose();

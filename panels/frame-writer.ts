@@ -145,6 +145,13 @@ export class FrameWriter {
     this.out.write(out);
   }
 
+  /** paint the whole screen again with the newest frame (back from a suspend: the shell wrote over it) */
+  repaint(): void {
+    this.pending ??= this.lines?.map((l) => l.raw).join('\n') ?? null;
+    this.lines = null;
+    this.flush();
+  }
+
   /** forget what the screen shows: the next frame repaints it whole (after a hand-over) */
   invalidate(): void {
     this.lines = null;

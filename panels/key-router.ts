@@ -28,6 +28,7 @@ export type KeyEffect =
   | { kind: 'quit' }
   | { kind: 'cancelJob' }
   | { kind: 'terminal' }
+  | { kind: 'suspend' }
   /** a key that cannot act now says why on the status line */
   | { kind: 'notice'; text: string };
 
@@ -77,6 +78,8 @@ function routeDashboard(command: Command | null, ctx: KeyContext, input: string,
       return { actions: [{ type: 'openLanes' }] };
     case 'terminal':
       return { actions: [], effect: { kind: 'terminal' } };
+    case 'suspend':
+      return { actions: [], effect: { kind: 'suspend' } };
     case 'quit':
       // a second `q` while the run is being stopped: no more waiting for SIGINT, SIGKILL now
       if (ctx.stopping) return { actions: [], effect: { kind: 'killNow' } };
@@ -133,6 +136,9 @@ function routePicker(input: string, key: InkKeyFlags, ui: UiState, ctx: KeyConte
 
 export function routeKey(input: string, key: InkKeyFlags, ui: UiState, ctx: KeyContext): Routed {
   const ch = singleKey(input);
+  // suspending leaves whatever is open as it is, to come back to
+  if (ui.overlay !== 'none' && commandForKey(input, key) === 'suspend')
+    return { actions: [], effect: { kind: 'suspend' } };
   switch (ui.overlay) {
     case 'none':
       return routeDashboard(commandForKey(input, key), ctx, input, key);

@@ -16,6 +16,8 @@ export interface LayoutInput {
   hasDump: boolean;
   /** many ranks: the rows the per-rank table wants (it spans the width, the GPU panel under it) */
   rankTableRows?: number;
+  /** the status line's rows while a notice shows (it takes the key hints' place, and more rows when long) */
+  statusRows?: number;
 }
 
 export interface Layout {
@@ -23,6 +25,7 @@ export interface Layout {
   /** total height of the live frame: never more than rows - 1 */
   frameHeight: number;
   headerHeight: number;
+  /** the key hints, or the status line while a notice shows */
   footerHeight: number;
   /** the area overlays replace (everything between header and footer) */
   bodyHeight: number;
@@ -84,7 +87,11 @@ export function computeLayout(input: LayoutInput): Layout {
   };
 
   const headerHeight = take(2);
-  const footerHeight = frameHeight >= 10 ? take(1) : 0;
+  // the key hints' row, or the status line's rows while it says something (whole, however short the
+  // terminal: a notice is what the user just asked for)
+  const status = input.statusRows ?? 0;
+  const footerHeight =
+    frameHeight >= 10 ? take(Math.max(1, status)) : take(Math.min(status, frameHeight - 2));
   const bodyHeight = left;
 
   // Heartbeats first: the HANG banner is the most important thing on screen.

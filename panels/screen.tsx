@@ -18,6 +18,7 @@ import type { SessionController } from '../src/session/state.js';
 import { FrameStdout } from './frame-stdout.js';
 import { handOver } from './hand-over.js';
 import { installFastOutput } from './ink-fast-output.js';
+import { Suspender } from './suspend.js';
 import { TerminalGuard } from './terminal.js';
 
 /** The shortest time between two terminal updates (a burst of keys or data is one update). */
@@ -35,6 +36,8 @@ export interface Round<R> {
   /** what the view was showing when it handed the terminal over */
   resume?: R;
   end: (how: RoundEnd<R>) => void;
+  /** Ctrl+Z: give the terminal back and stop, as `less` does; `fg` redraws the view */
+  suspend: () => void;
 }
 
 export async function runScreen<R>(o: {
@@ -48,7 +51,9 @@ export async function runScreen<R>(o: {
   const terminal = new TerminalGuard();
   let ink: { unmount(): void } | null = null;
   let screen: FrameStdout | null = null;
+  const suspender = new Suspender(terminal, () => screen);
   const giveBack = () => {
+    suspender.disarm();
     const current = ink;
     ink = null;
     current?.unmount();
@@ -83,7 +88,7 @@ export async function runScreen<R>(o: {
   // the signal or error handler owns the exit; nothing may take the terminal again (raw mode, a frame)
   const stopped = () => new Promise<never>(() => {});
 
-  let round: Omit<Round<R>, 'end'> = {};
+  let round: Omit<Round<R>, 'end' | 'suspend'> = {};
   try {
     for (;;) {
       let end: RoundEnd<R> = { kind: 'quit' };
@@ -100,6 +105,7 @@ export async function runScreen<R>(o: {
             end = how;
             finish();
           },
+          suspend: () => suspender.suspend(),
         }),
         {
           // debug: Ink writes each whole frame to `screen` unthrottled; the frame writer sends the
@@ -111,8 +117,11 @@ export async function runScreen<R>(o: {
         },
       );
       ink = instance;
+      suspender.arm();
       // a render error ends Ink with a rejected exit promise; done never resolves then
       await Promise.race([done, instance.waitUntilExit()]);
+      // the hand-over or the quit: a stop now is the shell's default one
+      suspender.disarm();
       instance.unmount();
       await instance.waitUntilExit();
       screen?.dispose();

@@ -28,6 +28,7 @@ export async function runTui(view: TuiView, options: TuiOptions = {}): Promise<v
           ascii={ascii}
           initialNotice={round.notice}
           onExit={() => round.end({ kind: 'quit' })}
+          onSuspend={round.suspend}
           onTerminal={() => round.end({ kind: 'terminal', session: controller })}
         />
       ),
@@ -47,6 +48,7 @@ export async function runTui(view: TuiView, options: TuiOptions = {}): Promise<v
         resume={round.resume}
         initialNotice={round.notice}
         onExit={() => round.end({ kind: 'quit' })}
+        onSuspend={round.suspend}
         onTerminal={(resume) => round.end({ kind: 'terminal', session: resume.cellView, resume })}
       />
     ),

@@ -8,6 +8,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { NotebookController } from '../../src/notebook/controller.js';
 import type { NotebookViewState } from '../../src/notebook/controller-types.js';
 import { knownFlags } from '../../src/notebook/flags.js';
+import { notebookCommandForKey } from '../../src/notebook/keymap.js';
 import {
   initialNotebookUi,
   type NotebookUi,
@@ -38,7 +39,7 @@ export type NotebookAppController = Pick<
   | 'openCell'
   | 'setNotice'
   | 'bisect'
-> & { report(): string } & Partial<Pick<NotebookController, 'commandFor'>>;
+> & { report(): string } & Partial<Pick<NotebookController, 'commandFor' | 'close' | 'killNow'>>;
 
 /** what the notebook showed when a cell's dashboard handed the terminal to its run (`t`) */
 export interface NotebookResume {
@@ -57,6 +58,8 @@ export interface NotebookAppProps {
   resume?: NotebookResume;
   /** a line for the cell's dashboard to show first (the hand-over ended, or could not happen) */
   initialNotice?: string;
+  /** Ctrl+Z, here or in a cell's dashboard: give the terminal back and stop until `fg` */
+  onSuspend?: () => void;
 }
 
 const TEXT_MODES = new Set(['lanes', 'flags', 'value', 'palette']);
@@ -71,6 +74,7 @@ export function NotebookApp({
   onTerminal,
   resume,
   initialNotice,
+  onSuspend,
 }: NotebookAppProps) {
   const [state, setState] = useState<NotebookViewState>(() => controller.getState());
   useEffect(() => {
@@ -108,8 +112,9 @@ export function NotebookApp({
     queued: state.queued,
     bisections: state.notebook.bisections?.length ?? 0,
   };
-  const latest = useRef({ ctx, cellView, onExit });
-  latest.current = { ctx, cellView, onExit };
+  const [quitting, setQuitting] = useState(false);
+  const latest = useRef({ controller, ctx, cellView, onExit, onSuspend, quitting });
+  latest.current = { controller, ctx, cellView, onExit, onSuspend, quitting };
 
   // a new cell goes after the others (before the queued ones): select it so Enter opens what just
   // started; a queued cell joins the end without moving the selection
@@ -163,9 +168,19 @@ export function NotebookApp({
             (err: unknown) => c.setNotice(`cannot open ${e.id}: ${errorText(err)}`),
           );
           return;
-        case 'quit':
-          latest.current.onExit();
+        case 'suspend':
+          if (latest.current.onSuspend) latest.current.onSuspend();
+          else c.setNotice('nothing to suspend to here');
           return;
+        case 'quit': {
+          // the view stays up (raw mode, the countdown, `q` again) while the running cell stops
+          setQuitting(true);
+          latest.current.quitting = true;
+          const exit = () => latest.current.onExit();
+          if (c.close) c.close().then(exit, exit);
+          else exit();
+          return;
+        }
       }
     },
     [controller],
@@ -175,6 +190,13 @@ export function NotebookApp({
     (input: string, key: InkKeyFlags) => {
       // the cell's dashboard owns the keys while it is open
       if (latest.current.cellView) return;
+      if (latest.current.quitting) {
+        // the stop ladder runs: a second q (or Ctrl+C) does not wait for SIGINT; Ctrl+Z still suspends
+        const command = notebookCommandForKey(input, key);
+        if (command === 'quit') latest.current.controller.killNow?.();
+        if (command === 'suspend') latest.current.onSuspend?.();
+        return;
+      }
       for (const [one, flags] of splitKeys(input, key, TEXT_MODES.has(uiRef.current.mode))) {
         const routed = routeNotebookKey(one, flags, uiRef.current, latest.current.ctx);
         apply(routed.actions);
@@ -195,6 +217,7 @@ export function NotebookApp({
         ascii={ascii}
         color={color}
         onExit={() => setCellView(null)}
+        onSuspend={onSuspend}
         initialNotice={resume?.cellView === cellView ? initialNotice : undefined}
         onTerminal={onTerminal ? () => onTerminal({ ui: uiRef.current, cellView }) : undefined}
       />
@@ -210,6 +233,7 @@ export function NotebookApp({
         rows={height}
         color={color}
         notice={state.notice}
+        quitting={quitting}
       />
     </DisplayMode>
   );

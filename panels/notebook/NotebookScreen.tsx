@@ -17,6 +17,7 @@ import { BisectView } from './BisectView.js';
 import { CompareView } from './CompareView.js';
 import { badge, detailVerdict, parentDiff, verdictText } from './cell-line.js';
 import { EnvEditor, ValueEntry } from './EnvEditor.js';
+import { quitPrompt, quittingLine } from './quit-line.js';
 import { filterByName, flagItems, selectedQueued } from './route.js';
 
 export interface NotebookScreenProps {
@@ -29,6 +30,8 @@ export interface NotebookScreenProps {
   rows: number;
   color: boolean;
   notice: string | null;
+  /** quit was confirmed: the running cell is being stopped */
+  quitting?: boolean;
 }
 
 function Help({ color }: { color: boolean }) {
@@ -196,15 +199,6 @@ function Detail({ state, ui }: { state: NotebookViewState; ui: NotebookUi }) {
   );
 }
 
-/** what quitting now ends: the running cell is stopped (its verdict kept), the queue dropped */
-function quitPrompt(state: NotebookViewState): string {
-  const parts: string[] = [];
-  if (state.running) parts.push(`stop ${state.running} (its verdict is kept)`);
-  const n = state.queued.length;
-  if (n) parts.push(`drop ${n} queued cell${n === 1 ? '' : 's'}`);
-  return `${parts.join(' and ')} and quit? y/N`;
-}
-
 export function NotebookScreen({
   state,
   ui,
@@ -214,6 +208,7 @@ export function NotebookScreen({
   rows,
   color,
   notice,
+  quitting = false,
 }: NotebookScreenProps) {
   const clean = useClean();
   const cells = state.notebook.cells;
@@ -264,8 +259,9 @@ export function NotebookScreen({
   }
   const cell = cells[ui.selected];
   const queued = selectedQueued({ cells, queued: state.queued }, ui);
-  const prompt =
-    ui.mode === 'confirmDelete' && queued
+  const prompt = quitting
+    ? quittingLine(state)
+    : ui.mode === 'confirmDelete' && queued
       ? `take ${queued.qid} ${queued.lane} off the queue? y/N`
       : ui.mode === 'confirmDelete' && cell
         ? `delete ${cell.id} ${cell.lane.name}? y/N (its evidence folder stays)`

@@ -29,6 +29,7 @@ export type NotebookEffect =
   | { kind: 'open'; id: string }
   | { kind: 'report' }
   | { kind: 'notice'; text: string }
+  | { kind: 'suspend' }
   | { kind: 'quit' };
 
 export interface NotebookKeyContext {
@@ -145,6 +146,8 @@ function command(
       return { actions: [{ type: 'open', mode: 'palette' }] };
     case 'help':
       return { actions: [{ type: ui.mode === 'help' ? 'close' : 'open', mode: 'help' } as NotebookUiAction] };
+    case 'suspend':
+      return { actions: [], effect: { kind: 'suspend' } };
     case 'quit':
       return ctx.running || ctx.queued?.length
         ? { actions: [{ type: 'open', mode: 'quit' }] }
@@ -225,6 +228,8 @@ export function routeNotebookKey(
   ui: NotebookUi,
   ctx: NotebookKeyContext,
 ): NotebookRouted {
+  // suspending leaves whatever is open (a picker, the env editor) as it is, to come back to
+  if (notebookCommandForKey(input, key) === 'suspend') return { actions: [], effect: { kind: 'suspend' } };
   switch (ui.mode) {
     case 'list':
       return command(notebookCommandForKey(input, key), ui, ctx);

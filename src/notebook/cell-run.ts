@@ -50,6 +50,8 @@ export class CellRun {
   unsaved: string | null = null;
   /** the status line: step, loss, toks/s, SUSPECT/HANG */
   live: string | null = null;
+  /** the stop ladder's countdown while the run is being stopped */
+  stopping: string | null = null;
   /** dashboards open on this session */
   private views = 0;
   private concluded = false;
@@ -76,8 +78,10 @@ export class CellRun {
       const run = this.session.currentRun();
       if (run) this.addCell(run.spec, run.spec.runDir);
       const line = liveLine(id, req.lane, s);
-      if (line !== this.live) {
+      const stopping = s.stopping ?? null;
+      if (line !== this.live || stopping !== this.stopping) {
         this.live = line;
+        this.stopping = stopping;
         hooks.changed();
       }
     });

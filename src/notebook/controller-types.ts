@@ -55,6 +55,8 @@ export interface NotebookViewState {
   running: string | null;
   /** the running cell's status line: step, loss, toks/s, SUSPECT/HANG */
   live: string | null;
+  /** the running cell's stop countdown while it is being stopped (quitting waits for it) */
+  stopping?: string | null;
   /** cells asked for while another runs, in the order they will run */
   queued: QueuedView[];
   notice: string | null;

@@ -32,6 +32,7 @@ export class NotebookController {
   private readonly shown = new Set<CellRun>();
   private readonly queue = new RunQueue<StartRequest>();
   private closing = false;
+  private closed: Promise<void> | null = null;
   private notice: string | null = null;
   private readonly listeners = new Set<(s: NotebookViewState) => void>();
   private state: NotebookViewState;
@@ -52,6 +53,7 @@ export class NotebookController {
       stale: nb.cells.filter((c) => c.state !== 'running' && isStale(c)).map((c) => c.id),
       running: this.active?.id ?? null,
       live: this.active?.live ?? null,
+      stopping: this.active?.stopping ?? null,
       queued: this.queue.list().map(({ qid, lane, what }) => ({ qid, lane, what })),
       notice: this.notice,
     };
@@ -303,8 +305,21 @@ export class NotebookController {
     bisectCells(this, this.store, o, a, b);
   }
 
-  /** drop the queue, stop a running cell (its verdict is still written), then release the notebook */
-  async close(): Promise<void> {
+  /**
+   * drop the queue, stop a running cell (its verdict is still written), then release the notebook.
+   * Once: the view calls it while it still shows the stop countdown, the screen's exit path again.
+   */
+  close(): Promise<void> {
+    this.closed ??= this.shutDown();
+    return this.closed;
+  }
+
+  /** `q` again while closing: the running cell's trainer is killed now, not at its ladder's end */
+  killNow(): void {
+    void this.active?.session.killNow().catch(() => undefined);
+  }
+
+  private async shutDown(): Promise<void> {
     this.closing = true;
     this.queue.clear();
     this.task?.abort.abort();

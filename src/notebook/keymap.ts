@@ -2,7 +2,7 @@
  * The notebook view's one table of commands: keys, `:` palette names and descriptions. Dispatch,
  * the palette and the `?` help all read it, so none of them can drift from the others.
  */
-import { ch, type KeyFlags } from '../session/keymap.js';
+import { ch, type KeyFlags, SUSPEND_KEY } from '../session/keymap.js';
 
 export type NotebookCommand =
   | 'down'
@@ -18,6 +18,7 @@ export type NotebookCommand =
   | 'report'
   | 'palette'
   | 'help'
+  | 'suspend'
   | 'quit';
 
 /** one row of a table: the command, its keys as the help shows them, and what it matches */
@@ -103,6 +104,7 @@ export const NOTEBOOK_BINDINGS: readonly Binding<NotebookCommand>[] = [
   },
   { command: 'palette', keys: [':'], description: 'command palette', matches: ch(':') },
   { command: 'help', keys: ['?'], palette: 'help', description: 'show / hide this help', matches: ch('?') },
+  { command: 'suspend', ...SUSPEND_KEY },
   {
     command: 'quit',
     keys: ['q', 'Ctrl+C'],

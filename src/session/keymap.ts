@@ -15,7 +15,8 @@ export type Command =
   | 'pageUp'
   | 'pageDown'
   | 'follow'
-  | 'cancelJob';
+  | 'cancelJob'
+  | 'suspend';
 
 /** The subset of Ink's `Key` we match on (kept structural so this file needs no Ink import). */
 export interface KeyFlags {
@@ -54,6 +55,17 @@ export interface Binding {
 }
 
 export const ch = (c: string) => (input: string, key: KeyFlags) => !key.ctrl && !key.meta && input === c;
+
+/**
+ * Ctrl+Z, as `less` takes it: raw mode turns off the terminal's own SIGTSTP, so the key arrives as
+ * input and the view suspends itself (terminal given back, then SIGTSTP; `fg` redraws it). Shared
+ * by the dashboard's and the notebook's tables.
+ */
+export const SUSPEND_KEY = {
+  keys: ['Ctrl+Z'],
+  description: 'suspend to the shell, as less does; fg comes back',
+  matches: (input: string, key: KeyFlags) => !!key.ctrl && input === 'z',
+};
 
 export const BINDINGS: readonly Binding[] = [
   {
@@ -129,6 +141,7 @@ export const BINDINGS: readonly Binding[] = [
     description: 'a Slurm run: cancel its job (scancel; asks first). Quitting never cancels it',
     matches: ch('K'),
   },
+  { command: 'suspend', ...SUSPEND_KEY },
   {
     command: 'quit',
     keys: ['q', 'Ctrl+C'],

@@ -394,6 +394,7 @@ export class Session implements SessionController {
       model: this.model,
       gpu: this.gpu,
       notice: this.pub ? this.pub.notice(now) : null,
+      stopping: this.stopping ? stopText(this.stopping, now) : null,
       connection: this.connection,
       result: this.lastResult,
       hotFrames: this.checks?.hotFrames() ?? null,

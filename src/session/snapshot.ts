@@ -29,6 +29,8 @@ export interface SnapshotInput {
   model: LiveModel;
   gpu: GpuUpdate;
   notice: string | null;
+  /** the stop ladder's countdown, while it runs */
+  stopping?: string | null;
   connection: LinkView | undefined;
   /** the verdict of the run once it has exited and every file was drained */
   result: AnalysisResult | null;
@@ -134,6 +136,7 @@ export function buildSnapshot(i: SnapshotInput): DashboardState {
     hotFrames: i.hotFrames,
     verdict: verdictView(i),
     notice: i.notice,
+    stopping: i.stopping ?? null,
     connection: i.connection && {
       state: i.connection.state,
       attempts: i.connection.attempts,

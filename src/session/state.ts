@@ -130,6 +130,11 @@ export interface DashboardState {
   verdict: VerdictView | null;
   /** a transient message for the status line ("SIGUSR1 sent to pid 4162") */
   notice: string | null;
+  /**
+   * the stop ladder's countdown while the run is being stopped ("stopping: wrote .HALT 3 s ago;
+   * SIGINT in 12 s (q again: kill now)"), for views that show it beside other notices (the notebook)
+   */
+  stopping?: string | null;
   connection?: { state: 'up' | 'down' | 'reconnecting'; outageS?: number; attempts?: number };
   /**
    * what the run's launch says of itself, in the header in place of the pid: a Slurm job's

@@ -6,9 +6,9 @@ import { jobLine } from '../../src/slurm/slurm-kind.js';
 import { frameLines } from '../helpers/render.js';
 import { runningState } from './sample-state.js';
 
-const header = (partial: Parameters<typeof runningState>[0] = {}, notice: string | null = null) => {
+const header = (partial: Parameters<typeof runningState>[0] = {}) => {
   const s = runningState(partial);
-  return frameLines(render(<Header {...s} notice={notice} width={100} color={false} />).lastFrame());
+  return frameLines(render(<Header {...s} width={100} color={false} />).lastFrame());
 };
 
 const job = (state: string, reason: string | null, nodes: string | null = null): JobState => ({
@@ -65,13 +65,13 @@ describe('Header', () => {
     expect(header({ connection: { state: 'up' } })[1]).not.toContain('connection');
   });
 
-  it('shows the verdict summary and the notice', () => {
-    const [, line2] = header(
-      { verdict: { verdict: 'hang', summary: 'hang at step 6 (in-step), rank 0' } },
-      'SIGUSR1 sent to pid 4162',
-    );
+  it('shows the verdict summary; the notice is not squeezed in after it (the status line has it)', () => {
+    const [, line2] = header({
+      verdict: { verdict: 'hang', summary: 'hang at step 6 (in-step), rank 0' },
+      notice: 'SIGUSR1 sent to pid 4162',
+    });
     expect(line2).toContain('HANG: at step 6 (in-step), rank 0');
-    expect(line2).toContain('SIGUSR1 sent to pid 4162');
+    expect(line2).not.toContain('SIGUSR1 sent to pid 4162');
   });
 
   it('says which step is in progress, and stops the clock when the run has ended', () => {

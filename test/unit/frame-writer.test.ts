@@ -164,4 +164,16 @@ describe('the frame writer', () => {
     w.frame('one\ntwo');
     expect(screen.text()[0]!.chars).toBe('one');
   });
+
+  it('repaints the newest frame whole on its own (back from Ctrl+Z: the shell wrote over the screen)', () => {
+    const screen = new Screen(20, 3);
+    const w = new FrameWriter(screen);
+    w.frame('one\ntwo');
+    w.frame('one\nthree');
+    for (const row of screen.cells) row.fill({ ch: '$', st: '' });
+    const before = w.bytes;
+    w.repaint();
+    expect(w.bytes).toBeGreaterThan(before);
+    expect(screen.text().map((l) => l.chars)).toEqual(['one', 'three', '']);
+  });
 });

@@ -28,6 +28,19 @@ describe('the binding table', () => {
     const confirm = routeKey('c', { ctrl: true }, { ...initialUiState, overlay: 'quit' }, ctx as never);
     expect(confirm.effect).toEqual({ kind: 'quit' });
   });
+
+  it('Ctrl+Z suspends, from the dashboard and from an overlay alike (the overlay stays open)', () => {
+    const ctx = { lanes: [], logPage: 10, maxScroll: 0 };
+    expect(commandForKey('z', { ctrl: true })).toBe('suspend');
+    expect(commandForKey('z', {})).toBeNull();
+    for (const overlay of ['none', 'help', 'lanes', 'quit'] as const)
+      expect(routeKey('z', { ctrl: true }, { ...initialUiState, overlay }, ctx as never)).toEqual({
+        actions: [],
+        effect: { kind: 'suspend' },
+      });
+    // in the lane filter a plain z is typed
+    expect(routeKey('z', {}, { ...initialUiState, overlay: 'lanes' }, ctx as never).effect).toBeUndefined();
+  });
 });
 
 describe('the lane picker under fast input', () => {

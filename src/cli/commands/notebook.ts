@@ -53,40 +53,42 @@ export function notebookCommand(deps: CliDeps): CommandModule<object, NotebookAr
       const usage = targetUsageError(a);
       if (usage) return usageError(usage);
       if (a.demo && !a.host) await requirePython();
-      const command = (a['--'] ?? []).map(String);
-      let store: NotebookStore | null = null;
-      // a broken lane file is said in the status line once (the terminal is the notebook's), and the
-      // other lanes work; the files are read again whenever lanes are listed, so edits show up
-      let told: string[] = [];
-      let controller: NotebookController | null = null;
-      const presets = lanesReporter((lines) => {
-        const text =
-          lines.length === 1 ? lines[0]! : `${lines.length} lane files skipped: ${lines.join(' · ')}`;
-        // never during a render of the view that asked for the lanes
-        if (controller) setImmediate(() => controller?.setNotice(text));
-        else told = [text];
+      await showNotebook(deps, async () => {
+        const command = (a['--'] ?? []).map(String);
+        let store: NotebookStore | null = null;
+        // a broken lane file is said in the status line once (the terminal is the notebook's), and the
+        // other lanes work; the files are read again whenever lanes are listed, so edits show up
+        let told: string[] = [];
+        let controller: NotebookController | null = null;
+        const presets = lanesReporter((lines) => {
+          const text =
+            lines.length === 1 ? lines[0]! : `${lines.length} lane files skipped: ${lines.join(' · ')}`;
+          // never during a render of the view that asked for the lanes
+          if (controller) setImmediate(() => controller?.setNotice(text));
+          else told = [text];
+        });
+        try {
+          // taken before connecting: a notebook held by another nsa-dbg fails fast
+          store = NotebookStore.open(notebookFileOf(a));
+          const opener = await openerFromArgs(a);
+          presets();
+          const o = { demo: !!a.demo, steps: a.steps, stepMs: a['step-ms'], command, cwd: a.cwd, presets };
+          controller = new NotebookController(store, notebookDeps(opener, o));
+        } catch (e) {
+          store?.close();
+          reportFailure(e);
+          // an SSH connection made before the failure must not keep the process alive
+          process.exit(process.exitCode ?? 1);
+        }
+        // cells a previous nsa-dbg left running and whose run has ended since get their verdict now
+        const recovered = await recoverCells(store).catch(() => []);
+        if (recovered.length)
+          controller.setNotice(
+            `verdicts for ${recovered.join(', ')}: their runs ended while the notebook was closed`,
+          );
+        for (const text of told) controller.setNotice(text);
+        return controller;
       });
-      try {
-        // taken before connecting: a notebook held by another nsa-dbg fails fast
-        store = NotebookStore.open(notebookFileOf(a));
-        const opener = await openerFromArgs(a);
-        presets();
-        const o = { demo: !!a.demo, steps: a.steps, stepMs: a['step-ms'], command, cwd: a.cwd, presets };
-        controller = new NotebookController(store, notebookDeps(opener, o));
-      } catch (e) {
-        store?.close();
-        reportFailure(e);
-        // an SSH connection made before the failure must not keep the process alive
-        process.exit(process.exitCode ?? 1);
-      }
-      // cells a previous nsa-dbg left running and whose run has ended since get their verdict now
-      const recovered = await recoverCells(store).catch(() => []);
-      if (recovered.length)
-        controller.setNotice(
-          `verdicts for ${recovered.join(', ')}: their runs ended while the notebook was closed`,
-        );
-      for (const text of told) controller.setNotice(text);
-      await showNotebook(deps, controller);
     },
   };
 }

@@ -28,6 +28,20 @@ function press(keys: Array<string | { [k: string]: boolean }>, ui: NotebookUi = 
 }
 
 describe('notebook keys and palette', () => {
+  it('Ctrl+Z suspends from the list and from a picker, which stays open to come back to', () => {
+    expect(routeNotebookKey('z', { ctrl: true }, initialNotebookUi, ctx)).toEqual({
+      actions: [],
+      effect: { kind: 'suspend' },
+    });
+    const picker = press(['n']).ui;
+    expect(picker.mode).toBe('lanes');
+    expect(routeNotebookKey('z', { ctrl: true }, picker, ctx)).toEqual({
+      actions: [],
+      effect: { kind: 'suspend' },
+    });
+    expect(press(['z'], picker).ui.pick.text).toBe('z');
+  });
+
   it('one table: every binding with a key dispatches, palette words resolve to the same commands', () => {
     for (const b of NOTEBOOK_BINDINGS) {
       for (const key of b.keys.filter((k) => /^[ -~]$/.test(k)))
