@@ -99,7 +99,7 @@ export class Evidence {
       case 'step': {
         s.ranks.add(e.rank);
         const r = this.record(e.rank, e.step);
-        setLoss(r, e.loss, SOURCE_PRIORITY.output);
+        if (e.loss !== undefined) setLoss(r, e.loss, SOURCE_PRIORITY.output);
         if (e.toksPerS !== undefined) setToks(r, e.toksPerS, SOURCE_PRIORITY.output);
         if (e.seconds !== undefined) r.seconds ??= e.seconds;
         this.progressed('output', e.rank, { done: e.step });
@@ -107,7 +107,7 @@ export class Evidence {
           setEnd(r, e.ts, END_PRIORITY.output);
           this.observe({ rank: e.rank, step: e.step, ts: e.ts, msg: 'step_end' }, 'output');
         }
-        if (!Number.isFinite(e.loss)) s.nanHits.push({ rank: e.rank, step: e.step, at });
+        if (e.loss !== undefined && !Number.isFinite(e.loss)) s.nanHits.push({ rank: e.rank, step: e.step, at });
         return;
       }
       case 'log':

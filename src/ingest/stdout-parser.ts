@@ -8,8 +8,9 @@
  * character before any regex runs.
  */
 import { stripTerminalEscapes } from '../util/ansi.js';
+import { BarSteps } from './bar-steps.js';
 import type { IngestEvent, LogLineEvent, StepEvent } from './events.js';
-import { truncatedLine } from './line-splitter.js';
+import { isRedraw, truncatedLine } from './line-splitter.js';
 import { parsePythonJson } from './python-json.js';
 import {
   type ParsedStep,
@@ -20,7 +21,16 @@ import {
   parseWithPresetRegex,
   type StepParse,
 } from './step-formats.js';
+import { mayBeBar } from './tqdm-bar.js';
 import { ROOT_CAUSE_HEADER, TracebackBuilder } from './traceback-parser.js';
+import {
+  parseDeepSpeedLog,
+  parseDeepSpeedPipe,
+  parseJsonLine,
+  parseLitGpt,
+  parseMegatron,
+  parseMinGpt,
+} from './trainer-formats.js';
 
 // torchrun's per-rank prefixes: `[rankN]:` (--local-ranks-filter / log_line_prefix_template) and
 // `[defaultN]:` (--tee / --redirects: role name + local rank, the rank on a single node); some
@@ -34,6 +44,8 @@ const TORCHRUN_FAILED = /failed \(exitcode: (-?\d+)\) local_rank: (\d+)/;
 const METRICS_LINE = /^\s+"[^"]*": /;
 const MAX_METRICS_LINES = 200;
 const CONTROL_OR_ESC = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+/** tqdm draws a bar below another (position > 0) and moves the cursor back up after it */
+const CURSOR_UP = '\u001b[A';
 
 /** `[tag]` → LogLineEvent tag. */
 const TAGS: Record<string, string> = {
@@ -85,8 +97,10 @@ export class StdoutParser {
   /** active traceback per rank (-1: lines without a rank prefix) */
   private readonly tracebacks = new Map<number, TracebackBuilder>();
   private metricsLines: string[] | null = null;
-  /** Hugging Face dict lines carry no step: the n-th training log dict is step n */
-  private hfSteps = 0;
+  /** tqdm bars, and the Hugging Face dicts that take their step from the bar */
+  private readonly bars = new BarSteps();
+  /** the line being handled is a bar drawn below another one */
+  private nested = false;
   private lastTag: string | null = null;
   /** nanoGPT's `tokens per iteration will be: N` (its step lines carry only the time) */
   private tokensPerIter: number | undefined;
@@ -117,7 +131,14 @@ export class StdoutParser {
     }
     // NUL or U+FFFD: bytes were lost or corrupted; fatal only for a structured record
     const corrupt = rawLine.indexOf('\u0000') >= 0 || rawLine.indexOf('\ufffd') >= 0;
-    let line = CONTROL_OR_ESC.test(rawLine) ? stripTerminalEscapes(rawLine) : rawLine;
+    const controls = CONTROL_OR_ESC.test(rawLine);
+    this.nested = controls && rawLine.includes(CURSOR_UP);
+    if (isRedraw(rawLine)) {
+      // a progress bar's redraw: progress or nothing, never a line of its own
+      this.barSteps(stripTerminalEscapes(rawLine.slice(1)), undefined, out);
+      return out;
+    }
+    let line = controls ? stripTerminalEscapes(rawLine) : rawLine;
     let rank: number | undefined;
     this.task = undefined;
     if (this.srunTasks !== undefined) {
@@ -160,6 +181,7 @@ export class StdoutParser {
 
   flush(): IngestEvent[] {
     const out: IngestEvent[] = [];
+    this.stepsOf(this.bars.flush, undefined, out);
     for (const tb of this.tracebacks.values()) out.push(tb.finish());
     this.tracebacks.clear();
     if (this.metricsLines !== null) {
@@ -171,14 +193,19 @@ export class StdoutParser {
 
   private dispatch(line: string, rank: number | undefined, out: IngestEvent[]): void {
     const c = line.charCodeAt(0);
-    if (c === 115 /* s */ && line.startsWith('step ')) {
-      if (this.emitStep(parseNsaStep(line), rank, out)) return;
+    if (c === 115 /* s */) {
+      if (line.startsWith('step ') && this.emitStep(parseNsaStep(line), rank, out)) return;
+      if (line.startsWith('steps: ') && this.emitStep(parseDeepSpeedPipe(line), rank, out)) return;
     } else if (c === 91 /* [ */) {
       const name = TAG.exec(line)?.[1];
       if (name !== undefined && TAGS[name] !== undefined) {
         this.emitTagged(line, name, rank, out);
         return;
       }
+      // DeepSpeed's logger: `[<date>] [INFO] [file:line:func] …`
+      const d = line.charCodeAt(1);
+      if (d >= 48 && d <= 57 && line.includes('step=') && this.emitStep(parseDeepSpeedLog(line), rank, out))
+        return;
     } else if (c === 84 /* T */ && line.startsWith('Traceback (most recent call last)')) {
       this.tracebacks.set(this.tbKey(rank), new TracebackBuilder(rank));
       return;
@@ -188,8 +215,15 @@ export class StdoutParser {
         return;
       }
       if (this.emitHfDict(line, rank, out)) return;
-    } else if (c === 105 /* i */ && line.startsWith('iter ')) {
-      if (this.emitStep(withToks(parseNanoGpt(line), this.tokensPerIter), rank, out)) return;
+      if (line.startsWith('{"') && this.emitStep(parseJsonLine(line), rank, out)) return;
+    } else if (c === 105 /* i */) {
+      if (line.startsWith('iter ')) {
+        if (this.emitStep(withToks(parseNanoGpt(line), this.tokensPerIter), rank, out)) return;
+      } else if (line.startsWith('iter_dt ') && this.emitStep(parseMinGpt(line), rank, out)) return;
+    } else if (c === 32 /* space */ && (line.startsWith(' [') || line.startsWith(' iteration'))) {
+      if (line.includes('iteration ') && this.emitStep(parseMegatron(line), rank, out)) return;
+    } else if (c === 69 /* E */ && line.startsWith('Epoch ') && line.includes(' | iter ')) {
+      if (this.emitStep(parseLitGpt(line), rank, out)) return;
     } else if (c === 82 /* R */ && line === ROOT_CAUSE_HEADER) {
       this.tracebacks.set(this.tbKey(rank), new TracebackBuilder(rank, true));
       return;
@@ -197,6 +231,7 @@ export class StdoutParser {
     if (line.includes('step:') && line.includes('loss:')) {
       if (this.emitStep(parseTorchtitan(line), rank, out)) return;
     }
+    if (mayBeBar(line) && this.barSteps(line, rank, out)) return;
     if (
       this.stepRegex !== undefined &&
       this.emitStep(parseWithPresetRegex(line, this.stepRegex), rank, out)
@@ -262,16 +297,35 @@ export class StdoutParser {
       return true;
     }
     if (typeof d.loss === 'number') {
-      this.hfSteps++;
-      const ev: StepEvent = { kind: 'step', rank: rank ?? 0, step: this.hfSteps, loss: d.loss, format: 'hf' };
-      if (typeof d.learning_rate === 'number') ev.lr = d.learning_rate;
-      out.push(ev);
+      this.stepsOf((steps) => this.bars.hfDict(d, steps), rank, out);
     } else if ('train_runtime' in d) {
+      this.stepsOf(this.bars.flush, rank, out);
       out.push({ kind: 'metrics', metrics: d });
     } else {
       out.push({ kind: 'log', rank, tag: 'other', text: line });
     }
     return true;
+  }
+
+  /** a bar's drawing (a line or a redraw): its steps; false when it is no bar */
+  private barSteps(line: string, rank: number | undefined, out: IngestEvent[]): boolean {
+    let isBar = false;
+    this.stepsOf(
+      (steps) => {
+        isBar = this.bars.bar(line, this.nested, steps);
+      },
+      rank,
+      out,
+    );
+    if (isBar) this.lastTag = 'step';
+    return isBar;
+  }
+
+  /** the steps `fill` finds, as events of `rank` */
+  private stepsOf(fill: (steps: ParsedStep[]) => void, rank: number | undefined, out: IngestEvent[]): void {
+    const steps: ParsedStep[] = [];
+    fill.call(this.bars, steps);
+    for (const p of steps) out.push(stepEvent(p, rank));
   }
 
   /** Inside the final metrics JSON. false: the line does not belong to it (re-dispatch it). */
@@ -304,7 +358,9 @@ export class StdoutParser {
 }
 
 function stepEvent(p: ParsedStep, rank: number | undefined): StepEvent {
-  const ev: StepEvent = { kind: 'step', rank: rank ?? 0, step: p.step, loss: p.loss, format: p.format };
+  const ev: StepEvent = { kind: 'step', rank: rank ?? 0, step: p.step, format: p.format };
+  if (p.loss !== undefined) ev.loss = p.loss;
+  if (p.total !== undefined) ev.total = p.total;
   if (p.lr !== undefined) ev.lr = p.lr;
   if (p.toksPerS !== undefined) ev.toksPerS = p.toksPerS;
   if (p.seconds !== undefined) ev.seconds = p.seconds;

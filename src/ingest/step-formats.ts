@@ -7,7 +7,7 @@ import type { StepEvent } from './events.js';
 export type ParsedStep = Omit<StepEvent, 'kind' | 'rank'>;
 export type StepParse = ParsedStep | null | 'malformed';
 
-const FLOAT = '-?\\d+(?:\\.\\d+)?(?:[eE][+-]?\\d+)?|nan|-?inf';
+export const FLOAT = '-?\\d+(?:\\.\\d+)?(?:[eE][+-]?\\d+)?|nan|-?inf';
 
 // nsa-vibe (reference §2.2): `step 0001 | loss 5.7014 | lr 2.00e-05 | toks/s 66[ | FSDP][ | grad_norm 0.00]
 // [ | fetch 12ms][ | fetch_p50 10ms | fetch_p95 30ms]`
@@ -17,7 +17,7 @@ const NSA_STEP = new RegExp(
 );
 const NSA_STEP_PREFIX = /^step \d+ \|/;
 
-function num(s: string | undefined): number | undefined {
+export function num(s: string | undefined): number | undefined {
   if (s === undefined) return undefined;
   if (s === 'nan') return Number.NaN;
   if (s === 'inf') return Number.POSITIVE_INFINITY;
@@ -48,11 +48,12 @@ export function parseNanoGpt(line: string): StepParse {
   return { step: Number(m[1]), loss: num(m[2])!, seconds: Number(m[3]) / 1000, format: 'nanogpt' };
 }
 
-// torchtitan (after its `[titan] <date> - root - INFO - ` prefix):
-// `step:  1  loss: 12.2453  [grad_norm: 1.2  ]memory: 15.01GiB(15.80%)  tps: 1,234  tflops: ...  mfu: 4.5%`
-// (older versions print `wps:` instead of `tps:`)
+// torchtitan (after its `[titan] <date> - root - INFO - ` prefix), torchtitan/components/metrics.py
+// at b5bcd76: `step: {step:2}  loss: {loss:8.5f}  grad_norm: {:7.4f}  memory: {:5.2f}GiB({:.2f}%)
+// tps: {round(tps):,}  tflops: {:,.2f}  mfu: {:.2f}%` (older versions print `wps:` instead of `tps:`).
+// Its `validate step: N  loss: …` line is an evaluation, not a training step.
 const TITAN = new RegExp(
-  `step:\\s*(\\d+)\\s+loss:\\s*(${FLOAT})(?:.*?grad_norm:\\s*(?:${FLOAT}))?(?:.*?\\b[tw]ps:\\s*([\\d,]+))?`,
+  `(?<!validate )step:\\s*(\\d+)\\s+loss:\\s*(${FLOAT})(?:.*?grad_norm:\\s*(?:${FLOAT}))?(?:.*?\\b[tw]ps:\\s*([\\d,]+))?`,
 );
 
 export function parseTorchtitan(line: string): StepParse {
