@@ -107,7 +107,8 @@ export class Evidence {
           setEnd(r, e.ts, END_PRIORITY.output);
           this.observe({ rank: e.rank, step: e.step, ts: e.ts, msg: 'step_end' }, 'output');
         }
-        if (e.loss !== undefined && !Number.isFinite(e.loss)) s.nanHits.push({ rank: e.rank, step: e.step, at });
+        if (e.loss !== undefined && !Number.isFinite(e.loss))
+          s.nanHits.push({ rank: e.rank, step: e.step, at });
         return;
       }
       case 'log':

@@ -51,17 +51,18 @@ export class BarSteps {
   private hfOrdinal = 0;
   private heldDict: Record<string, number | string> | null = null;
 
-  /** A drawing of a bar (a line or a redraw). false: it is no bar. */
-  bar(line: string, nested: boolean, out: ParsedStep[]): boolean {
+  /** A drawing of a bar (a line or a redraw): the steps it tells; null: it is no bar. */
+  bar(line: string, nested: boolean): ParsedStep[] | null {
     const b = parseTqdmBar(line);
-    if (b === null) return false;
-    if (nested || NOT_TRAINING.test(b.desc)) return true;
+    if (b === null) return null;
+    const out: ParsedStep[] = [];
+    if (nested || NOT_TRAINING.test(b.desc)) return out;
     const ep = LIGHTNING_EPOCH.exec(b.desc);
     if (ep !== null) this.lightning(b, Number(ep[1]), out);
     else this.plain(b, out);
     this.barSeen = true;
     if (this.heldDict !== null) this.releaseDict(out);
-    return true;
+    return out;
   }
 
   private lightning(b: TqdmBar, epoch: number, out: ParsedStep[]): void {
@@ -99,16 +100,19 @@ export class BarSteps {
   }
 
   /** A Trainer log dict with a loss: a step once its bar says which. */
-  hfDict(d: Record<string, number | string>, out: ParsedStep[]): void {
+  hfDict(d: Record<string, number | string>): ParsedStep[] {
     this.hfSeen = true;
-    if (this.heldDict !== null) this.releaseDict(out);
+    const out = this.flush();
     if (this.barSeen) this.heldDict = d;
     else out.push(hfStep(++this.hfOrdinal, d, undefined));
+    return out;
   }
 
   /** The end of the output (or a closing dict): a dict still waiting takes the last position. */
-  flush(out: ParsedStep[]): void {
+  flush(): ParsedStep[] {
+    const out: ParsedStep[] = [];
     if (this.heldDict !== null) this.releaseDict(out);
+    return out;
   }
 
   private releaseDict(out: ParsedStep[]): void {

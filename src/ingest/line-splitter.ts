@@ -106,7 +106,11 @@ export class LineSplitter {
       this.cutBytes += Buffer.byteLength(text);
       return;
     }
-    if (this.progress && text.indexOf('\r') >= 0) {
+    // a held trailing \r becomes a redraw's end once more text follows it
+    if (
+      this.progress &&
+      (text.indexOf('\r') >= 0 || this.pending.charCodeAt(this.pending.length - 1) === 13)
+    ) {
       const line = this.pending + text;
       const cut = lastRedrawEnd(line);
       if (cut > 0) {

@@ -9,9 +9,9 @@
  */
 import { stripTerminalEscapes } from '../util/ansi.js';
 import { BarSteps } from './bar-steps.js';
-import type { IngestEvent, LogLineEvent, StepEvent } from './events.js';
+import type { IngestEvent, LogLineEvent } from './events.js';
 import { isRedraw, truncatedLine } from './line-splitter.js';
-import { parsePythonJson } from './python-json.js';
+import { MetricsBlock } from './metrics-block.js';
 import {
   type ParsedStep,
   parseNanoGpt,
@@ -20,7 +20,10 @@ import {
   parseTorchtitan,
   parseWithPresetRegex,
   type StepParse,
+  stepEvent,
+  withTokensPerStep,
 } from './step-formats.js';
+import { knownTag, readTagged } from './tagged-lines.js';
 import { mayBeBar } from './tqdm-bar.js';
 import { ROOT_CAUSE_HEADER, TracebackBuilder } from './traceback-parser.js';
 import {
@@ -36,37 +39,11 @@ import {
 // `[defaultN]:` (--tee / --redirects: role name + local rank, the rank on a single node); some
 // versions add one space after the colon, others none
 const RANK_PREFIX = /^\[(?:rank|default)(\d+)\]:(?: (?=\S))?/;
-const TAG = /^\[([A-Za-z][\w-]*)\]/;
-const DEBUG_STEP = /^\[debug\] step (\d+):/;
-const GRAD_TRACE = /^\[GRAD-TRACE\] \S*?(\d*) arrived=\d+ missing=\d+/;
 const MISSING_GRAD = /^\s*(?:- )?MISSING: \S+$/;
 const TORCHRUN_FAILED = /failed \(exitcode: (-?\d+)\) local_rank: (\d+)/;
-const METRICS_LINE = /^\s+"[^"]*": /;
-const MAX_METRICS_LINES = 200;
 const CONTROL_OR_ESC = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 /** tqdm draws a bar below another (position > 0) and moves the cursor back up after it */
 const CURSOR_UP = '\u001b[A';
-
-/** `[tag]` → LogLineEvent tag. */
-const TAGS: Record<string, string> = {
-  boot: 'boot',
-  'env-guard': 'boot',
-  'env-policy': 'boot',
-  override: 'boot',
-  amp: 'boot',
-  opt: 'boot',
-  train: 'train',
-  fwe: 'train',
-  debug: 'debug',
-  warn: 'warn',
-  watch: 'warn',
-  error: 'error',
-  'GRAD-TRACE': 'grad-trace',
-  DDP: 'ddp',
-  ddp: 'ddp',
-  'ddp-safe': 'ddp',
-  trace: 'trace',
-};
 
 export interface StdoutParserOptions {
   /** a preset's step-line regex: named groups `step`, `loss`, optional `toks`, `lr` */
@@ -83,12 +60,6 @@ export interface StdoutParserOptions {
 const SRUN_LABEL = /^ *(\d+): /;
 const TOKENS_PER_ITER = 'tokens per iteration will be: ';
 
-/** a step that carries its duration gets toks/s from the tokens each step takes */
-function withToks(p: StepParse, tokensPerStep: number | undefined): StepParse {
-  if (p === null || p === 'malformed' || tokensPerStep === undefined || !p.seconds) return p;
-  return { ...p, toksPerS: Math.round((tokensPerStep / p.seconds) * 10) / 10 };
-}
-
 export class StdoutParser {
   private readonly stepRegex: RegExp | undefined;
   private readonly srunTasks: StdoutParserOptions['srunTasks'];
@@ -96,7 +67,8 @@ export class StdoutParser {
   private task: number | undefined;
   /** active traceback per rank (-1: lines without a rank prefix) */
   private readonly tracebacks = new Map<number, TracebackBuilder>();
-  private metricsLines: string[] | null = null;
+  /** inside the pretty-printed final metrics JSON */
+  private metrics: MetricsBlock | null = null;
   /** tqdm bars, and the Hugging Face dicts that take their step from the bar */
   private readonly bars = new BarSteps();
   /** the line being handled is a bar drawn below another one */
@@ -161,7 +133,7 @@ export class StdoutParser {
       } else if (!global) rank = this.globalOf(Number(m[1]));
       line = line.slice(m[0].length);
     }
-    if (this.metricsLines !== null && this.feedMetrics(line, out)) return out;
+    if (this.metrics !== null && this.feedMetrics(line, out)) return out;
     const key = this.tbKey(rank);
     const tb = this.tracebacks.get(key);
     if (tb !== undefined) {
@@ -181,11 +153,11 @@ export class StdoutParser {
 
   flush(): IngestEvent[] {
     const out: IngestEvent[] = [];
-    this.stepsOf(this.bars.flush, undefined, out);
+    this.pushSteps(this.bars.flush(), undefined, out);
     for (const tb of this.tracebacks.values()) out.push(tb.finish());
     this.tracebacks.clear();
-    if (this.metricsLines !== null) {
-      this.metricsLines = null;
+    if (this.metrics !== null) {
+      this.metrics = null;
       this.skippedLines++;
     }
     return out;
@@ -197,8 +169,8 @@ export class StdoutParser {
       if (line.startsWith('step ') && this.emitStep(parseNsaStep(line), rank, out)) return;
       if (line.startsWith('steps: ') && this.emitStep(parseDeepSpeedPipe(line), rank, out)) return;
     } else if (c === 91 /* [ */) {
-      const name = TAG.exec(line)?.[1];
-      if (name !== undefined && TAGS[name] !== undefined) {
+      const name = knownTag(line);
+      if (name !== undefined) {
         this.emitTagged(line, name, rank, out);
         return;
       }
@@ -211,14 +183,14 @@ export class StdoutParser {
       return;
     } else if (c === 123 /* { */) {
       if (line.trimEnd() === '{') {
-        this.metricsLines = ['{'];
+        this.metrics = new MetricsBlock();
         return;
       }
       if (this.emitHfDict(line, rank, out)) return;
       if (line.startsWith('{"') && this.emitStep(parseJsonLine(line), rank, out)) return;
     } else if (c === 105 /* i */) {
       if (line.startsWith('iter ')) {
-        if (this.emitStep(withToks(parseNanoGpt(line), this.tokensPerIter), rank, out)) return;
+        if (this.emitStep(withTokensPerStep(parseNanoGpt(line), this.tokensPerIter), rank, out)) return;
       } else if (line.startsWith('iter_dt ') && this.emitStep(parseMinGpt(line), rank, out)) return;
     } else if (c === 32 /* space */ && (line.startsWith(' [') || line.startsWith(' iteration'))) {
       if (line.includes('iteration ') && this.emitStep(parseMegatron(line), rank, out)) return;
@@ -269,23 +241,14 @@ export class StdoutParser {
   }
 
   private emitTagged(line: string, name: string, rank: number | undefined, out: IngestEvent[]): void {
-    let tag = TAGS[name] ?? 'other';
-    let step: number | undefined;
-    if (name === 'train' && line.startsWith('[train][FATAL]')) tag = 'fatal';
-    else if (tag === 'debug') {
-      const d = DEBUG_STEP.exec(line);
-      if (d !== null) step = Number(d[1]);
-    } else if (tag === 'grad-trace') {
-      const g = GRAD_TRACE.exec(line);
-      if (g === null) {
-        this.skippedLines++;
-        return;
-      }
-      if (g[1] !== '') step = Number(g[1]);
+    const t = readTagged(line, name);
+    if (t === 'malformed') {
+      this.skippedLines++;
+      return;
     }
-    const log: LogLineEvent = { kind: 'log', rank, tag, text: line };
-    if (step !== undefined) log.step = step;
-    this.lastTag = tag;
+    const log: LogLineEvent = { kind: 'log', rank, tag: t.tag, text: line };
+    if (t.step !== undefined) log.step = t.step;
+    this.lastTag = t.tag;
     out.push(log);
   }
 
@@ -297,9 +260,9 @@ export class StdoutParser {
       return true;
     }
     if (typeof d.loss === 'number') {
-      this.stepsOf((steps) => this.bars.hfDict(d, steps), rank, out);
+      this.pushSteps(this.bars.hfDict(d), rank, out);
     } else if ('train_runtime' in d) {
-      this.stepsOf(this.bars.flush, rank, out);
+      this.pushSteps(this.bars.flush(), rank, out);
       out.push({ kind: 'metrics', metrics: d });
     } else {
       out.push({ kind: 'log', rank, tag: 'other', text: line });
@@ -309,62 +272,26 @@ export class StdoutParser {
 
   /** a bar's drawing (a line or a redraw): its steps; false when it is no bar */
   private barSteps(line: string, rank: number | undefined, out: IngestEvent[]): boolean {
-    let isBar = false;
-    this.stepsOf(
-      (steps) => {
-        isBar = this.bars.bar(line, this.nested, steps);
-      },
-      rank,
-      out,
-    );
-    if (isBar) this.lastTag = 'step';
-    return isBar;
+    const steps = this.bars.bar(line, this.nested);
+    if (steps === null) return false;
+    this.pushSteps(steps, rank, out);
+    this.lastTag = 'step';
+    return true;
   }
 
-  /** the steps `fill` finds, as events of `rank` */
-  private stepsOf(fill: (steps: ParsedStep[]) => void, rank: number | undefined, out: IngestEvent[]): void {
-    const steps: ParsedStep[] = [];
-    fill.call(this.bars, steps);
+  private pushSteps(steps: ParsedStep[], rank: number | undefined, out: IngestEvent[]): void {
     for (const p of steps) out.push(stepEvent(p, rank));
   }
 
   /** Inside the final metrics JSON. false: the line does not belong to it (re-dispatch it). */
   private feedMetrics(line: string, out: IngestEvent[]): boolean {
-    const lines = this.metricsLines!;
-    if (line.trimEnd() === '}') {
-      lines.push('}');
-      this.metricsLines = null;
-      try {
-        const metrics = parsePythonJson(lines.join('\n'));
-        if (metrics !== null && typeof metrics === 'object' && !Array.isArray(metrics)) {
-          out.push({ kind: 'metrics', metrics: metrics as Record<string, unknown> });
-          return true;
-        }
-      } catch {
-        // fall through: counted below
-      }
-      this.skippedLines++;
-      return true;
-    }
-    if (METRICS_LINE.test(line) && lines.length < MAX_METRICS_LINES) {
-      lines.push(line);
-      return true;
-    }
-    // not the metrics JSON after all (a lone `{` in other output, or a cut-off write)
-    this.metricsLines = null;
-    this.skippedLines++;
-    return false;
+    const r = this.metrics!.feed(line);
+    if (r === 'more') return true;
+    this.metrics = null;
+    if (r === 'not-mine' || r === 'unreadable') this.skippedLines++;
+    else out.push({ kind: 'metrics', metrics: r });
+    return r !== 'not-mine';
   }
-}
-
-function stepEvent(p: ParsedStep, rank: number | undefined): StepEvent {
-  const ev: StepEvent = { kind: 'step', rank: rank ?? 0, step: p.step, format: p.format };
-  if (p.loss !== undefined) ev.loss = p.loss;
-  if (p.total !== undefined) ev.total = p.total;
-  if (p.lr !== undefined) ev.lr = p.lr;
-  if (p.toksPerS !== undefined) ev.toksPerS = p.toksPerS;
-  if (p.seconds !== undefined) ev.seconds = p.seconds;
-  return ev;
 }
 
 /** Would this line be a record (step line, tagged line, JSON, traceback) if it were intact? */

@@ -7,6 +7,17 @@ import type { StepEvent } from './events.js';
 export type ParsedStep = Omit<StepEvent, 'kind' | 'rank'>;
 export type StepParse = ParsedStep | null | 'malformed';
 
+/** a parsed step as the event of `rank` (0 where the line names none) */
+export function stepEvent(p: ParsedStep, rank: number | undefined): StepEvent {
+  const ev: StepEvent = { kind: 'step', rank: rank ?? 0, step: p.step, format: p.format };
+  if (p.loss !== undefined) ev.loss = p.loss;
+  if (p.total !== undefined) ev.total = p.total;
+  if (p.lr !== undefined) ev.lr = p.lr;
+  if (p.toksPerS !== undefined) ev.toksPerS = p.toksPerS;
+  if (p.seconds !== undefined) ev.seconds = p.seconds;
+  return ev;
+}
+
 export const FLOAT = '-?\\d+(?:\\.\\d+)?(?:[eE][+-]?\\d+)?|nan|-?inf';
 
 // nsa-vibe (reference §2.2): `step 0001 | loss 5.7014 | lr 2.00e-05 | toks/s 66[ | FSDP][ | grad_norm 0.00]
@@ -41,6 +52,12 @@ export function parseNsaStep(line: string): StepParse {
 // nanoGPT: `iter 100: loss 4.2345, time 123.45ms, mfu 12.34%`; toks/s comes from its
 // `tokens per iteration will be: 8,192` banner (stdout-parser.ts)
 const NANOGPT = new RegExp(`^iter (\\d+): loss (${FLOAT}), time ([\\d.]+)ms(?:, mfu (-?[\\d.]+)%)?`);
+
+/** a step that carries its duration gets toks/s from the tokens each step takes (nanoGPT's banner) */
+export function withTokensPerStep(p: StepParse, tokensPerStep: number | undefined): StepParse {
+  if (p === null || p === 'malformed' || tokensPerStep === undefined || !p.seconds) return p;
+  return { ...p, toksPerS: Math.round((tokensPerStep / p.seconds) * 10) / 10 };
+}
 
 export function parseNanoGpt(line: string): StepParse {
   const m = NANOGPT.exec(line);
