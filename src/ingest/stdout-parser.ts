@@ -103,13 +103,19 @@ export class StdoutParser {
     }
     // NUL or U+FFFD: bytes were lost or corrupted; fatal only for a structured record
     const corrupt = rawLine.indexOf('\u0000') >= 0 || rawLine.indexOf('\ufffd') >= 0;
-    const controls = CONTROL_OR_ESC.test(rawLine);
-    this.nested = controls && rawLine.includes(CURSOR_UP);
     if (isRedraw(rawLine)) {
       // a progress bar's redraw: progress or nothing, never a line of its own
-      this.barSteps(stripTerminalEscapes(rawLine.slice(1)), undefined, out);
+      let text = rawLine.slice(1);
+      this.nested = false;
+      if (CONTROL_OR_ESC.test(text)) {
+        this.nested = text.includes(CURSOR_UP);
+        text = stripTerminalEscapes(text);
+      }
+      if (mayBeBar(text)) this.barSteps(text, undefined, out);
       return out;
     }
+    const controls = CONTROL_OR_ESC.test(rawLine);
+    this.nested = controls && rawLine.includes(CURSOR_UP);
     let line = controls ? stripTerminalEscapes(rawLine) : rawLine;
     let rank: number | undefined;
     this.task = undefined;
