@@ -198,7 +198,7 @@ export class StdoutParser {
       if (line.startsWith('iter ')) {
         if (this.emitStep(withTokensPerStep(parseNanoGpt(line), this.tokensPerIter), rank, out)) return;
       } else if (line.startsWith('iter_dt ') && this.emitStep(parseMinGpt(line), rank, out)) return;
-    } else if (c === 32 /* space */ && (line.startsWith(' [') || line.startsWith(' iteration'))) {
+    } else if (c === 32 /* space */) {
       if (line.includes('iteration ') && this.emitStep(parseMegatron(line), rank, out)) return;
     } else if (c === 69 /* E */ && line.startsWith('Epoch ') && line.includes(' | iter ')) {
       if (this.emitStep(parseLitGpt(line), rank, out)) return;

@@ -24,11 +24,11 @@ export function parseMinGpt(line: string): StepParse {
 // Megatron-LM, megatron/training/training.py training_log(): ` [<date>] iteration {:8d}/{:8d} |`
 // then ` <name>: <value> |` fields: `elapsed time per iteration (ms)` (averaged over the log
 // interval), `learning rate`, `lm loss` (or another `<x> loss`), `loss scale`, … Older versions
-// print no date.
-const MEGATRON = /^ (?:\[[^\]]*\] )?iteration +(\d+)\/ *(\d+) \|/;
+// print no date. (A torchrun prefix with its own space before the line's leaves two spaces.)
+const MEGATRON = /^ +(?:\[[^\]]*\] )?iteration +(\d+)\/ *(\d+) \|/;
 const MEGATRON_FIELD = / ([^:|]+): ([^|]+?) \|/g;
 
-/** The caller has checked that the line starts with ` [` or ` iteration`. */
+/** The caller has checked that the line starts with a space and holds `iteration `. */
 export function parseMegatron(line: string): StepParse {
   const m = MEGATRON.exec(line);
   if (m === null) return null;

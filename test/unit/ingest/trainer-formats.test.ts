@@ -161,6 +161,31 @@ describe('trainer formats, out of the box', () => {
   });
 });
 
+describe('trainer formats: what is not a step', () => {
+  it('counts cut-off step lines as skipped, not as steps or text', () => {
+    const r = read(
+      Buffer.from(
+        [
+          'iter_dt 28.52ms; iter 30: train loss 3.7\ufffd', // minGPT, a byte lost
+          'Epoch 1 | iter 3 step 1 | loss train: 3.7', // litgpt, cut short
+          'steps: 10 loss: 2.9000 iter ti', // DeepSpeed, cut short
+          '{"step": 4, "loss": 2.5, "lr"', // a JSON record, cut short
+          'iter_dt 28.52ms; iter 40: train loss 3.60000',
+        ].join('\n'),
+      ),
+    );
+    expect(r.steps.map((s) => [s.step, s.loss, s.seconds])).toEqual([[40, 3.6, 0.02852]]);
+    expect(r.skipped).toBe(4);
+    expect(r.events.filter((e) => e.kind === 'log')).toEqual([]);
+  });
+
+  it("Megatron's line under a torchrun prefix that adds its own space", () => {
+    const line =
+      '[rank7]:  [2026-08-22 15:30:12.340000] iteration       10/      50 | elapsed time per iteration (ms): 1244.5 | lm loss: 9.500000E+00 |';
+    expect(read(Buffer.from(`${line}\n`)).steps).toMatchObject([{ rank: 7, step: 10, total: 50, loss: 9.5 }]);
+  });
+});
+
 describe('tqdm redraws are progress as they arrive', () => {
   const bar = (n: number, rate: string, post = '') =>
     `\r${String(n * 10).padStart(3)}%|#         | ${n}/10 [00:01<00:09, ${rate}${post}]`;
