@@ -4,7 +4,9 @@
  *
  * - A bar counts steps when it is the trainer's main bar: not one drawn below it (a nested bar moves
  *   the cursor back up: `nested`), not an evaluation bar (Lightning's `Validation DataLoader 0`,
- *   `Sanity Checking`, …). Each new position n is step n, its time 1/rate, `total` the bar's M.
+ *   `Sanity Checking`, …), and, when it has a description, one that names training (`Epoch 0`,
+ *   `Training`, `train step`): `Loading checkpoint shards: 2/2 […, 1.50s/it]` before a run starts is
+ *   no step 2 of 2. Each new position n is step n, its time 1/rate, `total` the bar's M.
  * - PyTorch Lightning's train bar (`Epoch E: …`) restarts each epoch: its steps go on from the last
  *   epoch's. Lightning draws each batch twice, the position first (the postfix still the last
  *   batch's) then the postfix (TQDMProgressBar.on_train_batch_end: _update_n, then set_postfix):
@@ -21,6 +23,7 @@ import type { ParsedStep } from './step-formats.js';
 import { parseTqdmBar, type TqdmBar } from './tqdm-bar.js';
 
 const NOT_TRAINING = /valid|sanity|test|predict|eval/i;
+const TRAINING = /train|step|iter|epoch|batch/i;
 const LIGHTNING_EPOCH = /^Epoch (\d+)$/;
 /** postfix keys that name the training loss, in order of preference */
 const LOSS_KEYS = ['train_loss', 'loss', 'train_loss_step'];
@@ -56,7 +59,7 @@ export class BarSteps {
     const b = parseTqdmBar(line);
     if (b === null) return null;
     const out: ParsedStep[] = [];
-    if (nested || NOT_TRAINING.test(b.desc)) return out;
+    if (nested || NOT_TRAINING.test(b.desc) || (b.desc !== '' && !TRAINING.test(b.desc))) return out;
     const ep = LIGHTNING_EPOCH.exec(b.desc);
     if (ep !== null) this.lightning(b, Number(ep[1]), out);
     else this.plain(b, out);

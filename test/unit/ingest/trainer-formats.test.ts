@@ -179,6 +179,17 @@ describe('trainer formats: what is not a step', () => {
     expect(r.events.filter((e) => e.kind === 'log')).toEqual([]);
   });
 
+  it('a bar that names no training (loading a checkpoint) is no step', () => {
+    const load = '\rLoading checkpoint shards:  50%|#####     | 1/2 [00:01<00:01, 1.50s/it]';
+    const r = read(
+      Buffer.from(`${load}\rLoading checkpoint shards: 100%|##########| 2/2 [00:03<00:00, 1.50s/it]\n`),
+    );
+    expect(r.steps).toEqual([]);
+    expect(r.lines).toHaveLength(1);
+    const train = read(Buffer.from('\rTraining:  50%|#####     | 1/2 [00:01<00:01, 1.50s/it]\n'));
+    expect(train.steps).toMatchObject([{ step: 1, total: 2, seconds: 1.5, format: 'tqdm' }]);
+  });
+
   it("Megatron's line under a torchrun prefix that adds its own space", () => {
     const line =
       '[rank7]:  [2026-08-22 15:30:12.340000] iteration       10/      50 | elapsed time per iteration (ms): 1244.5 | lm loss: 9.500000E+00 |';
