@@ -5,7 +5,7 @@
  * lines that looked like a structured record but could not be used.
  *
  * Hot path: most lines are step lines, `[tag]` banners or plain text, so dispatch is on the first
- * character before any regex runs.
+ * character before any regex runs (docs/trainer-formats.md has the table).
  */
 import { stripTerminalEscapes } from '../util/ansi.js';
 import { BarSteps } from './bar-steps.js';
@@ -23,7 +23,7 @@ import {
   stepEvent,
   withTokensPerStep,
 } from './step-formats.js';
-import { knownTag, readTagged } from './tagged-lines.js';
+import { knownTag, readTagged, untaggedLine } from './tagged-lines.js';
 import { mayBeBar } from './tqdm-bar.js';
 import { ROOT_CAUSE_HEADER, TracebackBuilder } from './traceback-parser.js';
 import {
@@ -39,8 +39,6 @@ import {
 // `[defaultN]:` (--tee / --redirects: role name + local rank, the rank on a single node); some
 // versions add one space after the colon, others none
 const RANK_PREFIX = /^\[(?:rank|default)(\d+)\]:(?: (?=\S))?/;
-const MISSING_GRAD = /^\s*(?:- )?MISSING: \S+$/;
-const TORCHRUN_FAILED = /failed \(exitcode: (-?\d+)\) local_rank: (\d+)/;
 const CONTROL_OR_ESC = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 /** tqdm draws a bar below another (position > 0) and moves the cursor back up after it */
 const CURSOR_UP = '\u001b[A';
@@ -221,14 +219,10 @@ export class StdoutParser {
       const n = Number(line.slice(TOKENS_PER_ITER.length).replace(/,/g, ''));
       if (Number.isFinite(n) && n > 0) this.tokensPerIter = n;
     }
-    if (line.startsWith('== ')) log.tag = 'capture';
-    else if (MISSING_GRAD.test(line) && this.lastTag === 'grad-trace') log.tag = 'grad-trace';
-    else if (c === 69 /* E */ || c === 87 /* W */) {
-      const m = TORCHRUN_FAILED.exec(line);
-      if (m !== null) {
-        log.tag = 'torchrun';
-        log.rank = this.globalOf(Number(m[2]));
-      }
+    const other = untaggedLine(line, c, this.lastTag);
+    if (other !== null) {
+      log.tag = other.tag;
+      if (other.localRank !== undefined) log.rank = this.globalOf(other.localRank);
     }
     this.lastTag = log.tag;
     out.push(log);

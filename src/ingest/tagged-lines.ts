@@ -1,11 +1,14 @@
 /**
  * The `[tag]` lines of nsa-vibe and its kin (`[boot] …`, `[warn] …`, `[GRAD-TRACE] …`): which log tag
- * each is, and the step the debug and grad-trace ones announce.
+ * each is, and the step the debug and grad-trace ones announce; and the few untagged lines that
+ * still get a tag.
  */
 
 const TAG = /^\[([A-Za-z][\w-]*)\]/;
 const DEBUG_STEP = /^\[debug\] step (\d+):/;
 const GRAD_TRACE = /^\[GRAD-TRACE\] \S*?(\d*) arrived=\d+ missing=\d+/;
+const MISSING_GRAD = /^\s*(?:- )?MISSING: \S+$/;
+const TORCHRUN_FAILED = /failed \(exitcode: (-?\d+)\) local_rank: (\d+)/;
 
 /** `[tag]` → LogLineEvent tag. */
 const TAGS: Record<string, string> = {
@@ -47,4 +50,23 @@ export function readTagged(line: string, name: string): { tag: string; step?: nu
     if (g[1] !== '') return { tag, step: Number(g[1]) };
   }
   return { tag };
+}
+
+/**
+ * A line with no `[tag]` that still is one of ours (`c`: its first character code): a capture
+ * script's `== …`, a grad-trace's `MISSING:` continuation, torchrun's `failed (exitcode: …)
+ * local_rank: N` (the agent's local rank); null for plain text.
+ */
+export function untaggedLine(
+  line: string,
+  c: number,
+  lastTag: string | null,
+): { tag: string; localRank?: number } | null {
+  if (line.startsWith('== ')) return { tag: 'capture' };
+  if (lastTag === 'grad-trace' && MISSING_GRAD.test(line)) return { tag: 'grad-trace' };
+  if (c === 69 /* E */ || c === 87 /* W */) {
+    const m = TORCHRUN_FAILED.exec(line);
+    if (m !== null) return { tag: 'torchrun', localRank: Number(m[2]) };
+  }
+  return null;
 }
