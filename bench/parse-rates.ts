@@ -4,7 +4,8 @@
  *   heartbeat: 1 M lines (nsa-vibe's beat / progress with aux stats / step_end mix) read from the
  *              file in chunks through HeartbeatReader
  *   stdout:    1 M lines (step lines, tagged banners, warnings, ANSI-coloured and \r progress lines)
- *              read from the file in chunks through LineSplitter + StdoutParser
+ *              read from the file in chunks through LineSplitter + StdoutParser, as a run's
+ *              stdout.log is read (its progress redraws parsed as they come)
  * Best of a few interleaved rounds each (the machine may be shared), one core.
  */
 import { spawnSync } from 'node:child_process';
@@ -13,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { READ_CHUNK } from '../src/analysis/analyze-dir.js';
 import { HeartbeatReader } from '../src/ingest/heartbeat.js';
-import { LineSplitter } from '../src/ingest/line-splitter.js';
+import { isRedraw, LineSplitter } from '../src/ingest/line-splitter.js';
 import { StdoutParser } from '../src/ingest/stdout-parser.js';
 
 const LINES = 1_000_000;
@@ -101,7 +102,7 @@ function heartbeatRate(path: string): number {
 }
 
 function stdoutRate(path: string): number {
-  const split = new LineSplitter();
+  const split = new LineSplitter({ progress: true });
   const parser = new StdoutParser();
   let lines = 0;
   let events = 0;
@@ -109,7 +110,7 @@ function stdoutRate(path: string): number {
     path,
     (b) => {
       for (const l of split.push(b)) {
-        lines++;
+        if (!isRedraw(l)) lines++;
         events += parser.push(l).length;
       }
       return 0;

@@ -107,7 +107,7 @@ export class Evidence {
         s.ranks.add(e.rank);
         s.cadence.add(e.rank, e.step, e.format, e.total);
         const r = this.record(e.rank, e.step);
-        setLoss(r, e.loss, SOURCE_PRIORITY.output);
+        if (e.loss !== undefined) setLoss(r, e.loss, SOURCE_PRIORITY.output);
         if (e.toksPerS !== undefined) setToks(r, e.toksPerS, SOURCE_PRIORITY.output);
         if (e.seconds !== undefined) r.seconds ??= e.seconds;
         this.progressed('output', e.rank, { done: e.step });
@@ -115,7 +115,8 @@ export class Evidence {
           setEnd(r, e.ts, END_PRIORITY.output);
           this.observe({ rank: e.rank, step: e.step, ts: e.ts, msg: 'step_end' }, 'output');
         }
-        if (!Number.isFinite(e.loss)) s.nanHits.push({ rank: e.rank, step: e.step, at });
+        if (e.loss !== undefined && !Number.isFinite(e.loss))
+          s.nanHits.push({ rank: e.rank, step: e.step, at });
         return;
       }
       case 'log':

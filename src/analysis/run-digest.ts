@@ -101,7 +101,7 @@ export class DigestCollector implements ReaderView {
       this.done = Math.max(this.done, e.step);
       // the lowest rank's value, a step line's over a heartbeat's
       const pri = SOURCE_PRIORITY.output * 1e6 - e.rank;
-      this.loss.set(e.step, e.loss, pri);
+      if (e.loss !== undefined) this.loss.set(e.step, e.loss, pri);
       if (e.toksPerS !== undefined) this.toks.set(e.step, e.toksPerS, pri);
       this.stepTime(e.rank, e.step, e.seconds, e.ts, pri);
       if (e.rank === 0 && line !== undefined) this.stepLine(line);

@@ -18,14 +18,24 @@ export interface StepEvent {
   kind: 'step';
   rank: number;
   step: number;
-  loss: number;
+  /**
+   * absent where the line tells progress but no loss (a tqdm bar without a loss in its postfix,
+   * DeepSpeed's `step=N, skipped=…` line): the step is done, its loss is not known
+   */
+  loss?: number;
   lr?: number;
   toksPerS?: number;
-  /** the step's duration as the trainer measured it (nanoGPT's `time Yms`) */
+  /**
+   * the step's duration as the trainer measured it (nanoGPT's `time Yms`, minGPT's `iter_dt`,
+   * Megatron's ms per iteration, a tqdm bar's 1/rate)
+   */
   seconds?: number;
-  /** the target step count where the line says it (`45/100`: step 45 of 100) */
+  /** "step N of M": the step count the trainer says it runs to, where it prints one (tqdm `45/100`) */
   total?: number;
-  /** which grammar matched: nsa-vibe, torchtitan, nanogpt, hf, preset-regex */
+  /**
+   * which grammar matched: nsa-vibe, nanogpt, mingpt, hf, lightning, torchtitan, megatron,
+   * deepspeed, litgpt, jsonl, tqdm, preset-regex
+   */
   format: string;
   /** when the line arrived (trainer clock, epoch seconds), where nsa-dbg recorded it */
   ts?: number;

@@ -7,6 +7,7 @@
  * placement. The view gets every line at once.
  */
 import type { IngestEvent } from './events.js';
+import { isRedraw } from './line-splitter.js';
 import type { NodeMap } from './node-map.js';
 import { StdoutParser } from './stdout-parser.js';
 
@@ -37,9 +38,12 @@ export class HeldOutput {
     this.parser = new StdoutParser({ stepRegex: o.stepRegex, srunTasks: o.nodes });
   }
 
-  /** a line, with its arrival time where the folder keeps one */
+  /**
+   * a line, with its arrival time where the folder keeps one; a redraw (isRedraw) is parsed for
+   * progress but is no line of the log: a bar that redraws all day adds one line, when it ends
+   */
   push(line: string, ts?: number): void {
-    this.o.onLine(line);
+    if (!isRedraw(line)) this.o.onLine(line);
     const item = { line, ts };
     if (this.held.length > this.head || this.waits(line)) {
       this.held.push(item);
@@ -71,11 +75,12 @@ export class HeldOutput {
   }
 
   private parse({ line, ts }: { line: string; ts: number | undefined }): void {
-    this.o.onParsed(line);
+    const redraw = isRedraw(line);
+    if (!redraw) this.o.onParsed(line);
     for (const e of this.parser.push(line, ts)) {
       // a step learned late (step-shape-learner.ts) keeps the time of its own line
       if (ts !== undefined && (e.kind === 'step' || e.kind === 'log')) e.ts ??= ts;
-      this.o.onEvent(e, line);
+      this.o.onEvent(e, redraw ? line.slice(1) : line);
     }
     this.syncSkipped();
   }

@@ -3,7 +3,11 @@
  * line anywhere, so bytes go through a StringDecoder and the unfinished tail is kept for the next push.
  *
  * Carriage returns: a `\r\n` ending is a plain newline; a bare `\r` inside a line is a progress bar
- * redrawing itself (`10%\r20%\r30%\n`), and only what is left on screen (the last segment) is kept.
+ * redrawing itself (`10%\r20%\r30%\n`), and the line is what is left on screen (the last segment).
+ * With `progress` on (a trainer's output), each redraw is also given as it arrives, marked by a
+ * leading `\r` (see `isRedraw`): a tqdm bar that redraws for an hour before its newline is progress
+ * all along, not one line at the end. A segment is a redraw once the character after its `\r`s is
+ * known and is not `\n`, so the same bytes give the same redraws however they are chunked.
  */
 import { StringDecoder } from 'node:string_decoder';
 
@@ -23,6 +27,11 @@ export function truncatedLine(line: string): { head: string; bytes: number } | n
   if (!m) return null;
   return { head: line.slice(0, line.length - m[0].length), bytes: Number(m[1]) };
 }
+
+/** A redraw of a progress line (`progress` splitters): the segment follows this mark. */
+export const REDRAW_MARK = '\r';
+/** a redraw, not a line: a terminal overwrites it (its text is `line.slice(1)`) */
+export const isRedraw = (line: string): boolean => line.charCodeAt(0) === 13;
 
 /** Keep what a terminal would show for a line that contains bare carriage returns. */
 function lastCrSegment(line: string): string {
@@ -46,11 +55,13 @@ export class LineSplitter {
   private cutHead = '';
   private cutBytes = 0;
   private readonly maxLineChars: number;
+  private readonly progress: boolean;
   /** lines that were longer than the cap and were emitted truncated */
   overlong = 0;
 
-  constructor(opts: { maxLineChars?: number } = {}) {
+  constructor(opts: { maxLineChars?: number; progress?: boolean } = {}) {
     this.maxLineChars = opts.maxLineChars ?? MAX_LINE_CHARS;
+    this.progress = opts.progress === true;
   }
 
   push(chunk: Buffer | string): string[] {
@@ -59,7 +70,7 @@ export class LineSplitter {
     if (text.length === 0) return out;
     let nl = text.indexOf('\n');
     if (nl < 0) {
-      this.absorb(text);
+      this.absorb(text, out);
       return out;
     }
     // first line completes whatever was pending
@@ -74,7 +85,7 @@ export class LineSplitter {
       start = nl + 1;
       nl = text.indexOf('\n', start);
     }
-    if (start < text.length) this.absorb(text.slice(start));
+    if (start < text.length) this.absorb(text.slice(start), out);
     return out;
   }
 
@@ -82,18 +93,31 @@ export class LineSplitter {
   flush(): string[] {
     const rest = this.decoder.end();
     const out: string[] = [];
-    if (rest.length > 0) this.absorb(rest);
+    if (rest.length > 0) this.absorb(rest, out);
     if (this.discarding) this.emitCut(0, out);
-    else if (this.pending.length > 0) out.push(lastCrSegment(this.pending));
+    else if (this.pending.length > 0) this.emit(this.pending, out);
     this.pending = '';
     return out;
   }
 
-  /** Text with no newline: hold it, unless the held line grows past the cap. */
-  private absorb(text: string): void {
+  /** Text with no newline: hold it, unless the held line grows past the cap (redraws go on). */
+  private absorb(text: string, out: string[]): void {
     if (this.discarding) {
       this.cutBytes += Buffer.byteLength(text);
       return;
+    }
+    // a held trailing \r becomes a redraw's end once more text follows it
+    if (
+      this.progress &&
+      (text.indexOf('\r') >= 0 || this.pending.charCodeAt(this.pending.length - 1) === 13)
+    ) {
+      const line = this.pending + text;
+      const cut = lastRedrawEnd(line);
+      if (cut > 0) {
+        pushRedraws(line.slice(0, cut), out);
+        this.pending = '';
+        text = line.slice(cut);
+      }
     }
     if (this.pending.length + text.length > this.maxLineChars) {
       const line = this.pending + text;
@@ -108,8 +132,14 @@ export class LineSplitter {
 
   /** a line seen whole (its newline in the same text): what a terminal shows of it, or cut when overlong */
   private emit(line: string, out: string[]): void {
-    if (line.length <= this.maxLineChars) out.push(line.indexOf('\r') < 0 ? line : lastCrSegment(line));
-    else {
+    if (line.length <= this.maxLineChars) {
+      if (line.indexOf('\r') < 0) out.push(line);
+      else {
+        // the segments before the one left on screen were redraws
+        if (this.progress) pushRedraws(line.slice(0, Math.max(0, lastRedrawEnd(line) - 1)), out);
+        out.push(lastCrSegment(line));
+      }
+    } else {
       this.overlong++;
       out.push(line.slice(0, this.maxLineChars) + truncationMark(Buffer.byteLength(line)));
     }
@@ -123,4 +153,20 @@ export class LineSplitter {
     this.cutBytes = 0;
     this.discarding = false;
   }
+}
+
+/**
+ * Where the redraws of an unfinished line end: just after its last run of `\r`s that some other
+ * character follows (0: none yet). A trailing run waits: a `\n` may come next (`\r\n` ends a line).
+ */
+function lastRedrawEnd(text: string): number {
+  let i = text.length - 1;
+  while (i >= 0 && text.charCodeAt(i) === 13) i--;
+  const cr = text.lastIndexOf('\r', i);
+  return cr < 0 ? 0 : cr + 1;
+}
+
+/** the segments of `text` (redraws, each ended by `\r`s) as marked redraws; blank ones (a bar's erase) left out */
+function pushRedraws(text: string, out: string[]): void {
+  for (const seg of text.split('\r')) if (seg.trim() !== '') out.push(REDRAW_MARK + seg);
 }

@@ -189,7 +189,9 @@ export class RunFolderReader {
   private lineStream(path: string, kind: RunFileKind): LineStream {
     let s = this.lines.get(path);
     if (s === undefined) {
-      const stream: LineStream = { kind, splitter: new LineSplitter(), seq: 0 };
+      // a trainer's output: its progress bars' redraws are progress as they arrive
+      const splitter = new LineSplitter({ progress: kind === 'stdout' });
+      const stream: LineStream = { kind, splitter, seq: 0 };
       if (this.opts.timed && (kind === 'stdout' || kind === 'table'))
         stream.timed = new TimedBytes((piece, t) => this.piece(path, stream, piece, t));
       s = stream;

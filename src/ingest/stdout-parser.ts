@@ -5,12 +5,13 @@
  * lines that looked like a structured record but could not be used.
  *
  * Hot path: most lines are step lines, `[tag]` banners or plain text, so dispatch is on the first
- * character before any regex runs.
+ * character before any regex runs (docs/trainer-formats.md has the table).
  */
 import { stripTerminalEscapes } from '../util/ansi.js';
-import type { IngestEvent, LogLineEvent, StepEvent } from './events.js';
-import { truncatedLine } from './line-splitter.js';
-import { parsePythonJson } from './python-json.js';
+import { BarSteps } from './bar-steps.js';
+import type { IngestEvent, LogLineEvent } from './events.js';
+import { isRedraw, truncatedLine } from './line-splitter.js';
+import { MetricsBlock } from './metrics-block.js';
 import {
   type ParsedStep,
   parseNanoGpt,
@@ -19,43 +20,29 @@ import {
   parseTorchtitan,
   parseWithPresetRegex,
   type StepParse,
+  stepEvent,
+  withTokensPerStep,
 } from './step-formats.js';
 import { StepShapeLearner } from './step-shape-learner.js';
+import { knownTag, readTagged, untaggedLine } from './tagged-lines.js';
+import { mayBeBar } from './tqdm-bar.js';
 import { ROOT_CAUSE_HEADER, TracebackBuilder } from './traceback-parser.js';
+import {
+  parseDeepSpeedLog,
+  parseDeepSpeedPipe,
+  parseJsonLine,
+  parseLitGpt,
+  parseMegatron,
+  parseMinGpt,
+} from './trainer-formats.js';
 
 // torchrun's per-rank prefixes: `[rankN]:` (--local-ranks-filter / log_line_prefix_template) and
 // `[defaultN]:` (--tee / --redirects: role name + local rank, the rank on a single node); some
 // versions add one space after the colon, others none
 const RANK_PREFIX = /^\[(?:rank|default)(\d+)\]:(?: (?=\S))?/;
-const TAG = /^\[([A-Za-z][\w-]*)\]/;
-const DEBUG_STEP = /^\[debug\] step (\d+):/;
-const GRAD_TRACE = /^\[GRAD-TRACE\] \S*?(\d*) arrived=\d+ missing=\d+/;
-const MISSING_GRAD = /^\s*(?:- )?MISSING: \S+$/;
-const TORCHRUN_FAILED = /failed \(exitcode: (-?\d+)\) local_rank: (\d+)/;
-const METRICS_LINE = /^\s+"[^"]*": /;
-const MAX_METRICS_LINES = 200;
 const CONTROL_OR_ESC = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
-
-/** `[tag]` → LogLineEvent tag. */
-const TAGS: Record<string, string> = {
-  boot: 'boot',
-  'env-guard': 'boot',
-  'env-policy': 'boot',
-  override: 'boot',
-  amp: 'boot',
-  opt: 'boot',
-  train: 'train',
-  fwe: 'train',
-  debug: 'debug',
-  warn: 'warn',
-  watch: 'warn',
-  error: 'error',
-  'GRAD-TRACE': 'grad-trace',
-  DDP: 'ddp',
-  ddp: 'ddp',
-  'ddp-safe': 'ddp',
-  trace: 'trace',
-};
+/** tqdm draws a bar below another (position > 0) and moves the cursor back up after it */
+const CURSOR_UP = '\u001b[A';
 
 export interface StdoutParserOptions {
   /** a preset's step-line regex: named groups `step`, `loss`, optional `toks`, `lr` */
@@ -74,12 +61,6 @@ const TOKENS_PER_ITER = 'tokens per iteration will be: ';
 /** with no step line recognised this long after the first line, say what the lines look like */
 const UNRECOGNISED_AFTER_S = 60;
 
-/** a step that carries its duration gets toks/s from the tokens each step takes */
-function withToks(p: StepParse, tokensPerStep: number | undefined): StepParse {
-  if (p === null || p === 'malformed' || tokensPerStep === undefined || !p.seconds) return p;
-  return { ...p, toksPerS: Math.round((tokensPerStep / p.seconds) * 10) / 10 };
-}
-
 export class StdoutParser {
   private readonly stepRegex: RegExp | undefined;
   private readonly srunTasks: StdoutParserOptions['srunTasks'];
@@ -87,9 +68,12 @@ export class StdoutParser {
   private task: number | undefined;
   /** active traceback per rank (-1: lines without a rank prefix) */
   private readonly tracebacks = new Map<number, TracebackBuilder>();
-  private metricsLines: string[] | null = null;
-  /** Hugging Face dict lines carry no step: the n-th training log dict is step n */
-  private hfSteps = 0;
+  /** inside the pretty-printed final metrics JSON */
+  private metrics: MetricsBlock | null = null;
+  /** tqdm bars, and the Hugging Face dicts that take their step from the bar */
+  private readonly bars = new BarSteps();
+  /** the line being handled is a bar drawn below another one */
+  private nested = false;
   private lastTag: string | null = null;
   /** nanoGPT's `tokens per iteration will be: N` (its step lines carry only the time) */
   private tokensPerIter: number | undefined;
@@ -134,7 +118,20 @@ export class StdoutParser {
     }
     // NUL or U+FFFD: bytes were lost or corrupted; fatal only for a structured record
     const corrupt = rawLine.indexOf('\u0000') >= 0 || rawLine.indexOf('\ufffd') >= 0;
-    let line = CONTROL_OR_ESC.test(rawLine) ? stripTerminalEscapes(rawLine) : rawLine;
+    if (isRedraw(rawLine)) {
+      // a progress bar's redraw: progress or nothing, never a line of its own
+      let text = rawLine.slice(1);
+      this.nested = false;
+      if (CONTROL_OR_ESC.test(text)) {
+        this.nested = text.includes(CURSOR_UP);
+        text = stripTerminalEscapes(text);
+      }
+      if (mayBeBar(text)) this.barSteps(text, undefined, out);
+      return out;
+    }
+    const controls = CONTROL_OR_ESC.test(rawLine);
+    this.nested = controls && rawLine.includes(CURSOR_UP);
+    let line = controls ? stripTerminalEscapes(rawLine) : rawLine;
     let rank: number | undefined;
     this.task = undefined;
     if (this.srunTasks !== undefined) {
@@ -157,7 +154,7 @@ export class StdoutParser {
       } else if (!global) rank = this.globalOf(Number(m[1]));
       line = line.slice(m[0].length);
     }
-    if (this.metricsLines !== null && this.feedMetrics(line, out)) return out;
+    if (this.metrics !== null && this.feedMetrics(line, out)) return out;
     const key = this.tbKey(rank);
     const tb = this.tracebacks.get(key);
     if (tb !== undefined) {
@@ -177,10 +174,11 @@ export class StdoutParser {
 
   flush(): IngestEvent[] {
     const out: IngestEvent[] = [];
+    this.pushSteps(this.bars.flush(), undefined, out);
     for (const tb of this.tracebacks.values()) out.push(tb.finish());
     this.tracebacks.clear();
-    if (this.metricsLines !== null) {
-      this.metricsLines = null;
+    if (this.metrics !== null) {
+      this.metrics = null;
       this.skippedLines++;
     }
     if (this.learner !== null) {
@@ -222,25 +220,37 @@ export class StdoutParser {
 
   private dispatch(line: string, rank: number | undefined, out: IngestEvent[]): void {
     const c = line.charCodeAt(0);
-    if (c === 115 /* s */ && line.startsWith('step ')) {
-      if (this.emitStep(parseNsaStep(line), rank, out)) return;
+    if (c === 115 /* s */) {
+      if (line.startsWith('step ') && this.emitStep(parseNsaStep(line), rank, out)) return;
+      if (line.startsWith('steps: ') && this.emitStep(parseDeepSpeedPipe(line), rank, out)) return;
     } else if (c === 91 /* [ */) {
-      const name = TAG.exec(line)?.[1];
-      if (name !== undefined && TAGS[name] !== undefined) {
+      const name = knownTag(line);
+      if (name !== undefined) {
         this.emitTagged(line, name, rank, out);
         return;
       }
+      // DeepSpeed's logger: `[<date>] [INFO] [file:line:func] …`
+      const d = line.charCodeAt(1);
+      if (d >= 48 && d <= 57 && line.includes('step=') && this.emitStep(parseDeepSpeedLog(line), rank, out))
+        return;
     } else if (c === 84 /* T */ && line.startsWith('Traceback (most recent call last)')) {
       this.tracebacks.set(this.tbKey(rank), new TracebackBuilder(rank));
       return;
     } else if (c === 123 /* { */) {
       if (line.trimEnd() === '{') {
-        this.metricsLines = ['{'];
+        this.metrics = new MetricsBlock();
         return;
       }
       if (this.emitHfDict(line, rank, out)) return;
-    } else if (c === 105 /* i */ && line.startsWith('iter ')) {
-      if (this.emitStep(withToks(parseNanoGpt(line), this.tokensPerIter), rank, out)) return;
+      if (line.startsWith('{"') && this.emitStep(parseJsonLine(line), rank, out)) return;
+    } else if (c === 105 /* i */) {
+      if (line.startsWith('iter ')) {
+        if (this.emitStep(withTokensPerStep(parseNanoGpt(line), this.tokensPerIter), rank, out)) return;
+      } else if (line.startsWith('iter_dt ') && this.emitStep(parseMinGpt(line), rank, out)) return;
+    } else if (c === 32 /* space */) {
+      if (line.includes('iteration ') && this.emitStep(parseMegatron(line), rank, out)) return;
+    } else if (c === 69 /* E */ && line.startsWith('Epoch ') && line.includes(' | iter ')) {
+      if (this.emitStep(parseLitGpt(line), rank, out)) return;
     } else if (c === 82 /* R */ && line === ROOT_CAUSE_HEADER) {
       this.tracebacks.set(this.tbKey(rank), new TracebackBuilder(rank, true));
       return;
@@ -248,6 +258,7 @@ export class StdoutParser {
     if (line.includes('step:') && line.includes('loss:')) {
       if (this.emitStep(parseTorchtitan(line), rank, out)) return;
     }
+    if (mayBeBar(line) && this.barSteps(line, rank, out)) return;
     if (
       this.stepRegex !== undefined &&
       this.emitStep(parseWithPresetRegex(line, this.stepRegex), rank, out)
@@ -260,14 +271,10 @@ export class StdoutParser {
       const n = Number(line.slice(TOKENS_PER_ITER.length).replace(/,/g, ''));
       if (Number.isFinite(n) && n > 0) this.tokensPerIter = n;
     }
-    if (line.startsWith('== ')) log.tag = 'capture';
-    else if (MISSING_GRAD.test(line) && this.lastTag === 'grad-trace') log.tag = 'grad-trace';
-    else if (c === 69 /* E */ || c === 87 /* W */) {
-      const m = TORCHRUN_FAILED.exec(line);
-      if (m !== null) {
-        log.tag = 'torchrun';
-        log.rank = this.globalOf(Number(m[2]));
-      }
+    const other = untaggedLine(line, c, this.lastTag);
+    if (other !== null) {
+      log.tag = other.tag;
+      if (other.localRank !== undefined) log.rank = this.globalOf(other.localRank);
     }
     this.lastTag = log.tag;
     out.push(log);
@@ -288,23 +295,14 @@ export class StdoutParser {
   }
 
   private emitTagged(line: string, name: string, rank: number | undefined, out: IngestEvent[]): void {
-    let tag = TAGS[name] ?? 'other';
-    let step: number | undefined;
-    if (name === 'train' && line.startsWith('[train][FATAL]')) tag = 'fatal';
-    else if (tag === 'debug') {
-      const d = DEBUG_STEP.exec(line);
-      if (d !== null) step = Number(d[1]);
-    } else if (tag === 'grad-trace') {
-      const g = GRAD_TRACE.exec(line);
-      if (g === null) {
-        this.skippedLines++;
-        return;
-      }
-      if (g[1] !== '') step = Number(g[1]);
+    const t = readTagged(line, name);
+    if (t === 'malformed') {
+      this.skippedLines++;
+      return;
     }
-    const log: LogLineEvent = { kind: 'log', rank, tag, text: line };
-    if (step !== undefined) log.step = step;
-    this.lastTag = tag;
+    const log: LogLineEvent = { kind: 'log', rank, tag: t.tag, text: line };
+    if (t.step !== undefined) log.step = t.step;
+    this.lastTag = t.tag;
     out.push(log);
   }
 
@@ -316,12 +314,10 @@ export class StdoutParser {
       return true;
     }
     if (typeof d.loss === 'number') {
-      this.hfSteps++;
       this.learner = null;
-      const ev: StepEvent = { kind: 'step', rank: rank ?? 0, step: this.hfSteps, loss: d.loss, format: 'hf' };
-      if (typeof d.learning_rate === 'number') ev.lr = d.learning_rate;
-      out.push(ev);
+      this.pushSteps(this.bars.hfDict(d), rank, out);
     } else if ('train_runtime' in d) {
+      this.pushSteps(this.bars.flush(), rank, out);
       out.push({ kind: 'metrics', metrics: d });
     } else {
       out.push({ kind: 'log', rank, tag: 'other', text: line });
@@ -329,43 +325,30 @@ export class StdoutParser {
     return true;
   }
 
+  /** a bar's drawing (a line or a redraw): its steps; false when it is no bar */
+  private barSteps(line: string, rank: number | undefined, out: IngestEvent[]): boolean {
+    const steps = this.bars.bar(line, this.nested);
+    if (steps === null) return false;
+    this.pushSteps(steps, rank, out);
+    this.lastTag = 'step';
+    return true;
+  }
+
+  private pushSteps(steps: ParsedStep[], rank: number | undefined, out: IngestEvent[]): void {
+    for (const p of steps) out.push(stepEvent(p, rank));
+    // a known format: nothing left to learn
+    if (steps.length > 0) this.learner = null;
+  }
+
   /** Inside the final metrics JSON. false: the line does not belong to it (re-dispatch it). */
   private feedMetrics(line: string, out: IngestEvent[]): boolean {
-    const lines = this.metricsLines!;
-    if (line.trimEnd() === '}') {
-      lines.push('}');
-      this.metricsLines = null;
-      try {
-        const metrics = parsePythonJson(lines.join('\n'));
-        if (metrics !== null && typeof metrics === 'object' && !Array.isArray(metrics)) {
-          out.push({ kind: 'metrics', metrics: metrics as Record<string, unknown> });
-          return true;
-        }
-      } catch {
-        // fall through: counted below
-      }
-      this.skippedLines++;
-      return true;
-    }
-    if (METRICS_LINE.test(line) && lines.length < MAX_METRICS_LINES) {
-      lines.push(line);
-      return true;
-    }
-    // not the metrics JSON after all (a lone `{` in other output, or a cut-off write)
-    this.metricsLines = null;
-    this.skippedLines++;
-    return false;
+    const r = this.metrics!.feed(line);
+    if (r === 'more') return true;
+    this.metrics = null;
+    if (r === 'not-mine' || r === 'unreadable') this.skippedLines++;
+    else out.push({ kind: 'metrics', metrics: r });
+    return r !== 'not-mine';
   }
-}
-
-function stepEvent(p: ParsedStep, rank: number | undefined, ts?: number): StepEvent {
-  const ev: StepEvent = { kind: 'step', rank: rank ?? 0, step: p.step, loss: p.loss, format: p.format };
-  if (ts !== undefined) ev.ts = ts;
-  if (p.total !== undefined) ev.total = p.total;
-  if (p.lr !== undefined) ev.lr = p.lr;
-  if (p.toksPerS !== undefined) ev.toksPerS = p.toksPerS;
-  if (p.seconds !== undefined) ev.seconds = p.seconds;
-  return ev;
 }
 
 /** Would this line be a record (step line, tagged line, JSON, traceback) if it were intact? */

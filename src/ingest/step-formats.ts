@@ -7,7 +7,19 @@ import type { StepEvent } from './events.js';
 export type ParsedStep = Omit<StepEvent, 'kind' | 'rank'>;
 export type StepParse = ParsedStep | null | 'malformed';
 
-const FLOAT = '-?\\d+(?:\\.\\d+)?(?:[eE][+-]?\\d+)?|nan|-?inf';
+/** a parsed step as the event of `rank` (0 where the line names none) */
+export function stepEvent(p: ParsedStep, rank: number | undefined, ts?: number): StepEvent {
+  const ev: StepEvent = { kind: 'step', rank: rank ?? 0, step: p.step, format: p.format };
+  if (ts !== undefined) ev.ts = ts;
+  if (p.loss !== undefined) ev.loss = p.loss;
+  if (p.total !== undefined) ev.total = p.total;
+  if (p.lr !== undefined) ev.lr = p.lr;
+  if (p.toksPerS !== undefined) ev.toksPerS = p.toksPerS;
+  if (p.seconds !== undefined) ev.seconds = p.seconds;
+  return ev;
+}
+
+export const FLOAT = '-?\\d+(?:\\.\\d+)?(?:[eE][+-]?\\d+)?|nan|-?inf';
 
 // nsa-vibe (reference §2.2): `step 0001 | loss 5.7014 | lr 2.00e-05 | toks/s 66[ | FSDP][ | grad_norm 0.00]
 // [ | fetch 12ms][ | fetch_p50 10ms | fetch_p95 30ms]`
@@ -17,7 +29,7 @@ const NSA_STEP = new RegExp(
 );
 const NSA_STEP_PREFIX = /^step \d+ \|/;
 
-function num(s: string | undefined): number | undefined {
+export function num(s: string | undefined): number | undefined {
   if (s === undefined) return undefined;
   if (s === 'nan') return Number.NaN;
   if (s === 'inf') return Number.POSITIVE_INFINITY;
@@ -42,17 +54,24 @@ export function parseNsaStep(line: string): StepParse {
 // `tokens per iteration will be: 8,192` banner (stdout-parser.ts)
 const NANOGPT = new RegExp(`^iter (\\d+): loss (${FLOAT}), time ([\\d.]+)ms(?:, mfu (-?[\\d.]+)%)?`);
 
+/** a step that carries its duration gets toks/s from the tokens each step takes (nanoGPT's banner) */
+export function withTokensPerStep(p: StepParse, tokensPerStep: number | undefined): StepParse {
+  if (p === null || p === 'malformed' || tokensPerStep === undefined || !p.seconds) return p;
+  return { ...p, toksPerS: Math.round((tokensPerStep / p.seconds) * 10) / 10 };
+}
+
 export function parseNanoGpt(line: string): StepParse {
   const m = NANOGPT.exec(line);
   if (m === null) return line.startsWith('iter ') && line.includes(': loss') ? 'malformed' : null;
   return { step: Number(m[1]), loss: num(m[2])!, seconds: Number(m[3]) / 1000, format: 'nanogpt' };
 }
 
-// torchtitan (after its `[titan] <date> - root - INFO - ` prefix):
-// `step:  1  loss: 12.2453  [grad_norm: 1.2  ]memory: 15.01GiB(15.80%)  tps: 1,234  tflops: ...  mfu: 4.5%`
-// (older versions print `wps:` instead of `tps:`)
+// torchtitan (after its `[titan] <date> - root - INFO - ` prefix), torchtitan/components/metrics.py
+// at b5bcd76: `step: {step:2}  loss: {loss:8.5f}  grad_norm: {:7.4f}  memory: {:5.2f}GiB({:.2f}%)
+// tps: {round(tps):,}  tflops: {:,.2f}  mfu: {:.2f}%` (older versions print `wps:` instead of `tps:`).
+// Its `validate step: N  loss: …` line is an evaluation, not a training step.
 const TITAN = new RegExp(
-  `step:\\s*(\\d+)\\s+loss:\\s*(${FLOAT})(?:.*?grad_norm:\\s*(?:${FLOAT}))?(?:.*?\\b[tw]ps:\\s*([\\d,]+))?`,
+  `(?<!validate )step:\\s*(\\d+)\\s+loss:\\s*(${FLOAT})(?:.*?grad_norm:\\s*(?:${FLOAT}))?(?:.*?\\b[tw]ps:\\s*([\\d,]+))?`,
 );
 
 export function parseTorchtitan(line: string): StepParse {

@@ -45,21 +45,18 @@ async function headless(name: string, laneName: string, args: string[], command:
   return { code: r.code, live, offline: JSON.parse(a.stdout) as Json, runs };
 }
 
-describe('minGPT (unpatched chargpt, CPU): no parser, no lane regex', () => {
-  it('a clean run is GO: steps and loss learned, logged every 10 from 0, a step time', async () => {
+describe('minGPT (unpatched chargpt, CPU): no lane regex', () => {
+  it('a clean run is GO: its steps and loss, logged every 10 from 0, its own step time', async () => {
     const nb = join(dir, 'clean.nsa-dbg.json');
     const o = await headless('clean', 't-min', ['--steps', '60', '--notebook', nb], minGptCommand());
     expect(o.code).toBe(0);
     expect(o.live).toMatchObject({ verdict: 'pass', go: true, stepsReached: 50, reasons: [] });
-    expect(o.live.stepFormat).toMatchObject({ name: 'inferred', every: 10, base: 0 });
+    expect(o.live.stepFormat).toMatchObject({ name: 'mingpt', every: 10, base: 0 });
     expect(o.live.target).toMatchObject({ steps: 60, reached: true });
     expect(o.live.target.how).toMatch(/within one logging interval \(every 10, counting from 0\) of 60/);
     expect(o.live.throughput.medianStepS).toBeGreaterThan(0.005);
     expect(o.live.throughput.p95StepS).toBeGreaterThanOrEqual(o.live.throughput.medianStepS);
     expect(o.live.summary).toMatch(/^pass: 50 steps, median [\d.]+ (ms|s)\/step$/);
-    expect(o.live.notes.join(' ')).toContain(
-      'step lines learned from the output: "iter_dt #ms; iter #: train loss #"',
-    );
     // every logged iteration is a step, live and offline alike
     expect(o.live.digest.series.loss.length).toBe(6);
     for (const k of ['verdict', 'stepsReached', 'stepFormat', 'throughput'])
@@ -72,9 +69,7 @@ describe('minGPT (unpatched chargpt, CPU): no parser, no lane regex', () => {
       env: { NSA_DBG_HOME: join(dir, 'home') },
     });
     expect(rep.code).toBe(0);
-    expect(rep.stdout).toContain(
-      '**step lines** learned "iter_dt #ms; iter #: train loss #", every 10 from 0',
-    );
+    expect(rep.stdout).toContain('**step lines** mingpt, every 10 from 0');
     const perf = rep.stdout.slice(rep.stdout.indexOf('## Performance'));
     const row = perf.split('\n').find((l) => l.startsWith('| c1'));
     expect(row, rep.stdout).toBeDefined();
@@ -156,6 +151,26 @@ describe('a trainer of a format nobody wrote a parser for', () => {
         ...args,
       ],
     );
+
+  it('a clean run is GO: steps, loss and step time learned from its lines, and it says so', async () => {
+    const o = await run('odd-clean', ['60']);
+    expect(o.code).toBe(0);
+    expect(o.live).toMatchObject({ verdict: 'pass', go: true, stepsReached: 50 });
+    expect(o.live.stepFormat).toMatchObject({
+      name: 'inferred',
+      every: 10,
+      base: 0,
+      inferred: { template: 'epoch # | batch # | train_loss # | # ms/it' },
+    });
+    expect(o.live.digest.series.loss.map((p: number[]) => p[0])).toEqual([0, 10, 20, 30, 40, 50]);
+    expect(o.live.digest.series.loss[0][1]).toBeCloseTo(3.465, 3);
+    // its own `ms/it`: ~20 ms (STEP_S 0.02)
+    expect(o.live.throughput.medianStepS).toBeGreaterThan(0.015);
+    expect(o.live.throughput.medianStepS).toBeLessThan(1);
+    expect(o.live.notes.join(' ')).toContain('step lines learned from the output: "epoch # | batch # |');
+    for (const k of ['verdict', 'stepsReached', 'stepFormat', 'throughput'])
+      expect(o.offline[k], k).toEqual(o.live[k]);
+  });
 
   it('a crash inside iteration 20 is "after step 10 (logged every 10)", never step 11', async () => {
     const o = await run('crash', ['60', 'crash', '20']);

@@ -25,7 +25,7 @@ const mingpt = readFileSync(join(FIX, 'mingpt-chargpt-cpu.log'), 'utf8');
 describe('the step target of a trainer that logs every k steps from 0', () => {
   it('minGPT, 200 iterations, last line `iter 190`, exit 0: GO, and how it is known', async () => {
     const r = await folder(mingpt, 0);
-    expect(r.stepFormat).toMatchObject({ name: 'inferred', every: 10, base: 0 });
+    expect(r.stepFormat).toMatchObject({ name: 'mingpt', every: 10, base: 0 });
     expect(r.verdict).toBe('pass');
     const out = judge(r, ACC, 200);
     expect(out).toMatchObject({ go: true, reasons: [] });

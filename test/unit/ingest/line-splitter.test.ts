@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  isRedraw,
   LineSplitter,
   MAX_LINE_CHARS,
   truncatedLine,
@@ -53,5 +54,37 @@ describe('LineSplitter', () => {
     expect(s.push('é')).toEqual([]);
     expect(s.flush()).toEqual([`éééé${truncationMark(12)}`]);
     expect(truncatedLine('plain line')).toBeNull();
+  });
+
+  describe("progress (a trainer's output): redraws as they arrive", () => {
+    it('gives each \\r segment but the last as a marked redraw, the last as the line', () => {
+      const s = new LineSplitter({ progress: true });
+      expect(s.push('a\rb\rc\n')).toEqual(['\ra', '\rb', 'c']);
+      expect(s.push('10%\r')).toEqual([]);
+      expect(s.push('20%\r')).toEqual(['\r10%']);
+      expect(s.push('30%')).toEqual(['\r20%']);
+      expect(s.push('\n')).toEqual(['30%']);
+      expect(isRedraw('\r20%')).toBe(true);
+      expect(isRedraw('20%')).toBe(false);
+    });
+
+    it('holds a trailing \\r until it knows whether \\n follows (\\r\\n ends a line)', () => {
+      const s = new LineSplitter({ progress: true });
+      expect(s.push('done\r')).toEqual([]);
+      expect(s.push('\nnext\n')).toEqual(['done', 'next']);
+      // a bar's erase (spaces) is no redraw
+      expect(new LineSplitter({ progress: true }).push('x\r     \r{y}\n')).toEqual(['\rx', '{y}']);
+    });
+
+    it('keeps only the bar being drawn: an endless bar is never an overlong line', () => {
+      const s = new LineSplitter({ maxLineChars: 10, progress: true });
+      const out: string[] = [];
+      for (let i = 0; i < 50; i++) out.push(...s.push(`${i % 10}/10 it\r`));
+      expect(s.overlong).toBe(0);
+      expect(out).toHaveLength(49);
+      const plain = new LineSplitter({ maxLineChars: 10 });
+      for (let i = 0; i < 50; i++) plain.push(`${i % 10}/10 it\r`);
+      expect(plain.flush()[0]).toContain('line truncated');
+    });
   });
 });

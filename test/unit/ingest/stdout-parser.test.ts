@@ -162,7 +162,7 @@ describe('StdoutParser: other trainers', () => {
     ]);
   });
 
-  it('Hugging Face dict lines: the n-th loss dict is step n', () => {
+  it('Hugging Face dict lines without a bar (disable_tqdm): the n-th loss dict is step n', () => {
     const evs = parseAll(
       "{'loss': 2.3, 'grad_norm': 1.5, 'learning_rate': 5e-05, 'epoch': 0.1}\n{'eval_loss': 2.1}\n{'loss': 2.1, 'learning_rate': 4e-05, 'epoch': 0.2}\n{'train_runtime': 12.5, 'train_loss': 2.2}\n",
     );

@@ -10,6 +10,7 @@ import type { IngestEvent, StepEvent } from '../../../src/ingest/events.js';
 import { shapeOf } from '../../../src/ingest/line-shape.js';
 import { StdoutParser } from '../../../src/ingest/stdout-parser.js';
 import { parseWithPresetRegex } from '../../../src/ingest/step-formats.js';
+import { StepShapeLearner } from '../../../src/ingest/step-shape-learner.js';
 
 const FIX = join(import.meta.dirname, '..', '..', 'fixtures', 'zero-config');
 const lines = (name: string) =>
@@ -48,25 +49,31 @@ describe('the shape of a line', () => {
 });
 
 describe('learning the step line of an unknown trainer', () => {
-  it('minGPT (real capture): every step line from iteration 0, loss and its own iter_dt, no lane regex', () => {
-    const ev = parse(lines('mingpt-chargpt-cpu.log'));
-    const st = steps(ev);
-    expect(st.map((s) => s.step)).toEqual(Array.from({ length: 20 }, (_, i) => i * 10));
-    expect(st[0]).toMatchObject({ step: 0, loss: 3.41049, format: 'inferred', ts: expect.any(Number) });
-    expect(st[0]!.seconds).toBeUndefined(); // `iter_dt 0.00ms`: no time of its own
-    expect(st[1]).toMatchObject({ step: 10, loss: 3.0045, seconds: 0.1372 });
-    expect(st[19]).toMatchObject({ step: 190, loss: 0.89885 });
-    // the lines before adoption keep their own arrival times (an earlier line's, not the adopting one's)
-    expect(st[0]!.ts).toBeLessThan(st[2]!.ts!);
-    const fmt = ev.find((e) => e.kind === 'output-format');
-    expect(fmt).toMatchObject({ inferred: { template: 'iter_dt #ms; iter #: train loss #' } });
+  it('minGPT (real capture), read as if no parser knew it: every step line from iteration 0, loss and iter_dt', () => {
+    // the parser knows minGPT (format `mingpt`); the learner alone shows a trainer nobody knows
+    const learner = new StepShapeLearner();
+    const st = lines('mingpt-chargpt-cpu.log').flatMap((l, i) => learner.observe(l, 1000 + i));
+    expect(st.map((s) => s.step.step)).toEqual(Array.from({ length: 20 }, (_, i) => i * 10));
+    expect(st[0]!.step).toMatchObject({ step: 0, loss: 3.41049, format: 'inferred' });
+    expect(st[0]!.step.seconds).toBeUndefined(); // `iter_dt 0.00ms`: no time of its own
+    expect(st[1]!.step).toMatchObject({ step: 10, loss: 3.0045, seconds: 0.1372 });
+    expect(st[19]!.step).toMatchObject({ step: 190, loss: 0.89885 });
+    // the line that revealed the shape keeps its own arrival time
+    expect(st[0]!.ts).toBeLessThan(st[1]!.ts!);
+    expect(learner.inferred?.template).toBe('iter_dt #ms; iter #: train loss #');
     // the regex it reports is one a lane can use as its stepRegex
-    const re = new RegExp((fmt as { inferred: { stepRegex: string } }).inferred.stepRegex);
+    const re = new RegExp(learner.inferred!.stepRegex);
     expect(parseWithPresetRegex('iter_dt 28.52ms; iter 30: train loss 3.70531', re)).toMatchObject({
       step: 30,
       loss: 3.70531,
       seconds: 0.02852,
     });
+  });
+
+  it('through the parser, minGPT is its own known format', () => {
+    const st = steps(parse(lines('mingpt-chargpt-cpu.log')));
+    expect(st).toHaveLength(20);
+    expect(st.every((s) => s.format === 'mingpt')).toBe(true);
   });
 
   it('a made-up format: steps, loss and step time; its other lines stay log lines', () => {
