@@ -79,6 +79,7 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
       try {
         // taken before the run, so a notebook held by another nsa-dbg fails fast and runs nothing
         if (a.notebook) notebook = NotebookStore.open(a.notebook);
+        if (notebook?.openNote) process.stderr.write(`nsa-dbg: ${notebook.openNote}\n`);
         const presets = loadLanesForCli([a.lane]);
         const opener = await openerFromArgs(a, presets.get(a.lane));
         const session = opener.open({
