@@ -22,6 +22,7 @@ import {
   memJsonPeaks,
   metricsSeen,
   missingGradsOf,
+  outputHolderNotes,
   resolveTracebackSteps,
   stepAt,
 } from './evidence-facts.js';
@@ -276,6 +277,7 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   if (killed)
     notes.push(`killed (exit ${exitCode})${verdict === 'incomplete' ? ' while still making progress' : ''}`);
   if (opts.processAlive) notes.push('the process is still running');
+  notes.push(...outputHolderNotes(s));
   const explosion = (() => {
     for (const [rank, steps] of s.steps) {
       const e = steps.lossExplosion();

@@ -119,7 +119,7 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
         if (a.json) process.stdout.write(`${JSON.stringify(r)}\n`);
         else
           process.stdout.write(
-            `${r.go ? 'GO' : 'NO-GO'} lane ${r.lane}: ${r.verdict}, ${r.stepsReached} steps${r.reasons.length ? ` (${r.reasons.join('; ')})` : ''}\n  run dir: ${opener.label}:${r.runDir}\n  evidence: ${r.localDir}\n`,
+            `${r.go ? 'GO' : 'NO-GO'} lane ${r.lane}: ${r.verdict}, ${r.stepsReached} steps${r.reasons.length ? ` (${r.reasons.join('; ')})` : ''}\n  run dir: ${opener.label}:${r.runDir}\n  evidence: ${r.localDir}\n${r.notes.map((n) => `  note: ${n}\n`).join('')}`,
           );
         // the SSH connection and timers must not keep the process alive
         process.exit(out.exitCode);
