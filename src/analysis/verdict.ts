@@ -28,10 +28,18 @@ import {
 } from './evidence-facts.js';
 import type { EvidenceState, SignatureState } from './evidence-state.js';
 import { headlineStall, stackDiffOf } from './rank-stacks.js';
+import { recoveredSummary } from './recovered.js';
 import type { AnalysisResult, CrashReport, DumpReport, StallReport } from './result.js';
 import { isConsequence, isLauncherTraceback, isStopOrSummary, rootCauseOf } from './root-cause.js';
 import type { Verdict } from './signatures.js';
-import { currentSilences, hotFramesOf, rankOfDump, suspectsOf, whereIn } from './silences.js';
+import {
+  currentSilences,
+  hotFramesOf,
+  pastStallReports,
+  rankOfDump,
+  suspectsOf,
+  whereIn,
+} from './silences.js';
 import type { SlowStep } from './step-stats.js';
 
 export interface ResultOptions {
@@ -301,15 +309,7 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
     summary: '',
     lastPosition,
     lossExplosion: explosion,
-    pastStalls: s.detector.pastStalls().map((p) => ({
-      rank: p.rank,
-      step: p.step,
-      where: p.where,
-      silenceS: r2(p.silenceS),
-      thresholdS: r2(p.thresholdS),
-      declaredTs: p.declaredTs,
-      resumedTs: p.resumedTs,
-    })),
+    pastStalls: pastStallReports(s),
     signatures: sigs.map((h) => ({
       name: h.sig.name,
       meaning: h.sig.meaning,
@@ -345,7 +345,9 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   const nodeOf = (rank: number) => s.nodes.placeOf(rank)?.node;
   if (stall && nodeOf(stall.rank)) stall.node = nodeOf(stall.rank);
   if (crash && nodeOf(crash.rank)) crash.node = nodeOf(crash.rank);
-  result.summary = summarize(result);
+  // a hang that recovered is said whatever the verdict: the run was hung for that long
+  const recovered = recoveredSummary(result.pastStalls);
+  result.summary = `${summarize(result)}${recovered ? `; ${recovered}` : ''}`;
   return result;
 }
 
