@@ -1,9 +1,10 @@
 import type { Acceptance } from '../presets/preset.js';
 import type { AnalysisResult } from './evidence.js';
+import { isRecovered, recoveredLine } from './recovered.js';
 
 export interface AcceptanceOutcome {
   go: boolean;
-  /** one line per failed criterion; for a GO, only why it is slow (if it is) */
+  /** one line per failed criterion; for a GO, only why it is slow (if it is); and any hang that recovered */
   reasons: string[];
   /** the step target and how the run is known to have reached it (or not); absent without a target */
   target?: { steps: number; reached: boolean; how: string };
@@ -57,7 +58,9 @@ export function judge(r: AnalysisResult, acc: Acceptance, steps?: number): Accep
   if (r.verdict !== 'pass' && r.verdict !== 'slow' && reasons.length === 0)
     reasons.push(`verdict ${r.verdict}`);
   const go = reasons.length === 0;
-  // slow but alive passes its acceptance: still GO, and the reason is said
+  // slow but alive passes its acceptance: still GO, and the reason is said (the summary says a
+  // recovered hang too); a hang that recovered is said either way, and decides nothing
   if (go && r.verdict === 'slow') reasons.push(r.summary);
+  else reasons.push(...r.pastStalls.filter(isRecovered).map(recoveredLine));
   return target === undefined ? { go, reasons } : { go, reasons, target };
 }

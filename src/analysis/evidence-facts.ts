@@ -111,6 +111,33 @@ export function exitCodeFile(s: EvidenceState): number | null {
   return file !== undefined && /^-?\d+$/.test(file) ? Number(file) : null;
 }
 
+const HOLDS = ' still holds the output';
+
+/** a note of outputHolderNotes (the dashboard shows them when the run ends) */
+export const isOutputHolderNote = (note: string) => note.endsWith(HOLDS);
+
+/** longest command line a note quotes: enough to tell `python -c …` from a data-loader worker */
+const HOLDER_COMMAND_CHARS = 60;
+
+/**
+ * The processes of the run that still had stdout.log open when the trainer ended (a helper it
+ * started, a forked worker), as the launcher named them in output_held: one note each. The run
+ * ended with the trainer; these are why its output may still grow.
+ */
+export function outputHolderNotes(s: EvidenceState): string[] {
+  const text = s.files.get('output_held') ?? '';
+  const notes: string[] = [];
+  for (const line of text.split('\n')) {
+    const m = /^(\d+) (.*)$/.exec(line.trim());
+    if (m === null) continue;
+    // the program's name, not its path: `python3 -c …` says more in a short line than /opt/…/bin/
+    const cmd = m[2]!.trim().replace(/^\S*\//, '');
+    const shown = cmd.length > HOLDER_COMMAND_CHARS ? `${cmd.slice(0, HOLDER_COMMAND_CHARS - 1)}…` : cmd;
+    notes.push(`pid ${m[1]}${shown ? ` (\`${shown}\`)` : ''}${HOLDS}`);
+  }
+  return notes;
+}
+
 /** the end-of-run marker: final metrics printed, or a metrics file written */
 export function metricsSeen(s: EvidenceState): boolean {
   if (s.outputMetrics !== null) return true;

@@ -24,9 +24,9 @@ import type { EvidenceState, StepContext } from './evidence-state.js';
 import type { ProgressRecord } from './progress-tracker.js';
 import { headlineStall } from './rank-stacks.js';
 import { type ManyRanks, manyRanksLive, type RankRow, rankRows } from './rank-table.js';
-import type { AnalysisResult } from './result.js';
+import type { AnalysisResult, PastStallReport } from './result.js';
 import { matchOutput, matchSource, type Signature } from './signatures.js';
-import { type CurrentSilence, currentSilences } from './silences.js';
+import { type CurrentSilence, currentSilences, pastStallReports } from './silences.js';
 import { StallDetector, type StallDetectorOptions } from './stall-detector.js';
 import { DEFAULT_JUDGE, type JudgeSettings } from './stall-judge.js';
 import { StepCadence, type StepFormatReport } from './step-cadence.js';
@@ -260,6 +260,11 @@ export class Evidence {
   /** silent ranks now, each with what the facts taken during its silence say (stuck or slow) */
   silences(nowS: number): CurrentSilence[] {
     return currentSilences(this.s, nowS);
+  }
+
+  /** silences that ended when the rank's records resumed; a recovered hang says what was found */
+  pastStalls(): PastStallReport[] {
+    return pastStallReports(this.s);
   }
 
   /** the silence a hang is told by now (the culprit's on many ranks), or null */

@@ -41,6 +41,9 @@ export interface StallReport {
   afterStep?: number;
 }
 
+/** a stall that ended when the rank's records resumed (epoch seconds: declared, resumed) */
+export type PastStallReport = StallReport & { declaredTs: number; resumedTs: number };
+
 /** A silence that was checked on the box and found busy, not stuck. */
 export interface SuspectReport {
   rank: number;
@@ -138,8 +141,11 @@ export interface AnalysisResult {
   /** where each rank's evidence stops (the runbook localisation), also for incomplete runs */
   lastPosition: StallReport | null;
   lossExplosion: { rank: number; step: number; loss: number; baseline: number } | null;
-  /** stalls that ended when heartbeats resumed (freezes); they make no verdict by themselves */
-  pastStalls: Array<StallReport & { declaredTs: number; resumedTs: number }>;
+  /**
+   * stalls that ended when heartbeats resumed (freezes); they make no verdict by themselves. One
+   * the checks had confirmed as a hang carries `state`, `why` and `evidence` (a recovered hang).
+   */
+  pastStalls: PastStallReport[];
   signatures: SignatureHit[];
   exitCode: number | null;
   /** exit status says the process was killed (SIGKILL 137, timeout 124, ...) */

@@ -7,7 +7,7 @@ import type { DumpEvent, Frame } from '../ingest/events.js';
 import { IN_PYTHON_S } from '../ingest/stack-log.js';
 import { mainThread, mainThreadTop } from '../ingest/stackdump.js';
 import { type EvidenceState, ranksOf } from './evidence-state.js';
-import type { SuspectReport } from './result.js';
+import type { PastStallReport, SuspectReport } from './result.js';
 import type { StallInfo } from './stall-detector.js';
 import { cpuBusy, judgeSilence, type SampledFrame, type SilenceJudgement } from './stall-judge.js';
 import { userFrame } from './user-frame.js';
@@ -128,6 +128,36 @@ export function suspectsOf(s: EvidenceState, current: CurrentSilence[]): Suspect
     });
   }
   return out;
+}
+
+/**
+ * The verdict's past stalls: silences that ended when the rank's records resumed. One the checks
+ * had confirmed as a hang (stopped, spinning or asleep on one frame, blocked outside Python) carries
+ * what they found (`state`, `why`, `evidence`): a SIGSTOP undone by SIGCONT, a collective that
+ * finally completed. It makes no verdict, but the run was hung for that long (src/analysis/recovered.ts
+ * says it).
+ */
+export function pastStallReports(s: EvidenceState): PastStallReport[] {
+  return s.detector.pastStalls().map((p) => {
+    const r: PastStallReport = {
+      rank: p.rank,
+      step: p.step,
+      where: p.where,
+      silenceS: round2(p.silenceS),
+      thresholdS: round2(p.thresholdS),
+      declaredTs: p.declaredTs,
+      resumedTs: p.resumedTs,
+    };
+    const j = s.probing
+      ? judge(s, p.rank, p.declaredTs - p.thresholdS, p.resumedTs, p.thresholdS, true)
+      : null;
+    if (j?.hang && (j.state === 'stuck' || j.state === 'blocked-native')) {
+      r.state = j.state;
+      r.why = j.why;
+      r.evidence = j.evidence;
+    }
+    return r;
+  });
 }
 
 export interface HotFrame extends Frame {

@@ -22,16 +22,25 @@ import {
   memJsonPeaks,
   metricsSeen,
   missingGradsOf,
+  outputHolderNotes,
   resolveTracebackSteps,
   stepAt,
 } from './evidence-facts.js';
 import { type EvidenceState, ranksOf, type SignatureState } from './evidence-state.js';
 import { headlineStall, stackDiffOf } from './rank-stacks.js';
+import { recoveredSummary } from './recovered.js';
 import type { AnalysisResult, CrashReport, DumpReport, StallReport } from './result.js';
 import { isConsequence, isLauncherTraceback, isStopOrSummary, rootCauseOf } from './root-cause.js';
 import { rateSummary, throughputOf, unrecognisedNote } from './run-rates.js';
 import type { Verdict } from './signatures.js';
-import { currentSilences, hotFramesOf, rankOfDump, suspectsOf, whereIn } from './silences.js';
+import {
+  currentSilences,
+  hotFramesOf,
+  pastStallReports,
+  rankOfDump,
+  suspectsOf,
+  whereIn,
+} from './silences.js';
 import type { SlowStep } from './step-stats.js';
 
 export interface ResultOptions {
@@ -268,6 +277,7 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   if (killed)
     notes.push(`killed (exit ${exitCode})${verdict === 'incomplete' ? ' while still making progress' : ''}`);
   if (opts.processAlive) notes.push('the process is still running');
+  notes.push(...outputHolderNotes(s));
   const stepFormat = s.cadence.report(s.inferredFormat ?? undefined);
   if (stepFormat === null && s.unrecognised !== null && s.unrecognised.lines > 0)
     notes.push(unrecognisedNote(s.unrecognised));
@@ -303,15 +313,7 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
     summary: '',
     lastPosition,
     lossExplosion: explosion,
-    pastStalls: s.detector.pastStalls().map((p) => ({
-      rank: p.rank,
-      step: p.step,
-      where: p.where,
-      silenceS: r2(p.silenceS),
-      thresholdS: r2(p.thresholdS),
-      declaredTs: p.declaredTs,
-      resumedTs: p.resumedTs,
-    })),
+    pastStalls: pastStallReports(s),
     signatures: sigs.map((h) => ({
       name: h.sig.name,
       meaning: h.sig.meaning,
@@ -351,7 +353,9 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   if (unseen) {
     for (const p of [stall, crash, lastPosition]) if (p !== null && p.step > 0) p.afterStep = p.step - 1;
   }
-  result.summary = summarize(result);
+  // a hang that recovered is said whatever the verdict: the run was hung for that long
+  const recovered = recoveredSummary(result.pastStalls);
+  result.summary = `${summarize(result)}${recovered ? `; ${recovered}` : ''}`;
   return result;
 }
 

@@ -15,7 +15,7 @@
  *   nvsmi*.csv, nvidia-smi*.csv      nvidia-smi samples (either query kind)
  *   nsa-dbg-stacks_rank{R}_pid{P}.log  a rank's stacks from nsa-dbg's faulthandler hook
  *   nccl_trace_rank_{R}              PyTorch's Flight Recorder dump (a pickle of plain data)
- *   .HALT, .anomaly_type, exit_code, metrics.json, metrics_fsdp.json, env.json, mem_*.json
+ *   .HALT, .anomaly_type, exit_code, output_held, metrics.json, metrics_fsdp.json, env.json, mem_*.json
  *                                    small files read whole (their latest content counts)
  *   *.tmp, *.tmp-*, *.tmp.*          files being written (renamed into place when complete): never read
  */
@@ -49,7 +49,8 @@ export const MAX_WHOLE_BYTES = 1 << 20;
 export const DUMP_FILE =
   /^(?:(?:watchdog_)?stackdump_.*\.txt|.*\.pyspy\.txt|pyspy.*\.txt|faulthandler.*\.txt|.*\.faulthandler\.txt)$/;
 const HEARTBEAT = /^heartbeat(?:_rank(\d+))?\.jsonl$/;
-const WHOLE = /^(?:\.HALT|\.anomaly_type|exit_code|metrics(?:_fsdp)?\.json|env\.json|mem_.*\.json)$/;
+const WHOLE =
+  /^(?:\.HALT|\.anomaly_type|exit_code|output_held|metrics(?:_fsdp)?\.json|env\.json|mem_.*\.json)$/;
 const TABLE = /^training(?:_fsdp)?\.csv$/;
 const GPU_CSV = /^(?:nvsmi|nvidia-smi).*\.csv$/;
 const TEMP = /\.tmp(?:[-.]|$)/;

@@ -69,6 +69,36 @@ function v1to2(doc: Obj): Obj {
   return { ...doc, version: 2, nextId: maxId + 1, cells };
 }
 
+/**
+ * Cell ids must be unique: Enter, a cell's parent link and the report find a cell by its id, so a
+ * hand-edited file with two `c1` would open the first for the second. Every repeat after the first
+ * gets the next unused id (the first keeps its own: links made before the edit most likely meant
+ * it). The renames are returned so the opener can say so in one line.
+ */
+export function renumberDuplicateIds(doc: Obj): { doc: Obj; renamed: Array<[string, string]> } {
+  const cells = doc.cells as Obj[];
+  const seen = new Set<string>();
+  const taken = new Set(cells.map((c) => String(c.id)));
+  let next = Number(doc.nextId) || 1;
+  const renamed: Array<[string, string]> = [];
+  const out = cells.map((c) => {
+    const id = String(c.id);
+    if (!seen.has(id)) {
+      seen.add(id);
+      return c;
+    }
+    while (taken.has(`c${next}`)) next++;
+    const fresh = `c${next++}`;
+    taken.add(fresh);
+    seen.add(fresh);
+    renamed.push([id, fresh]);
+    return { ...c, id: fresh };
+  });
+  if (!renamed.length) return { doc, renamed };
+  // ids are never reused, so nextId moves past the ones just given
+  return { doc: { ...doc, nextId: Math.max(Number(doc.nextId) || 1, next), cells: out }, renamed };
+}
+
 /** Parsed JSON of any known version → the current shape (validated enough to be used safely). */
 export function migrate(doc: unknown, file: string): Obj {
   if (!isObj(doc) || !Array.isArray(doc.cells))

@@ -3,7 +3,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { FileError, fileError, mkdirpSync } from '../util/fs-errors.js';
 import { writeFileAtomic } from './atomic.js';
 import { acquireLock, type NotebookLock } from './lock.js';
-import { migrate, NotebookFormatError } from './migrate.js';
+import { migrate, NotebookFormatError, renumberDuplicateIds } from './migrate.js';
 import { emptyNotebook, type Notebook } from './model.js';
 import { type NotebookAction, notebookReducer } from './reducer.js';
 
@@ -35,17 +35,41 @@ export function serializeNotebook(nb: Notebook): string {
 }
 
 export function parseNotebook(text: string, file: string): Notebook {
+  return parseNoting(text, file).nb;
+}
+
+/** the notebook, and a line saying what was fixed when it was read (null when nothing was) */
+function parseNoting(text: string, file: string): { nb: Notebook; note: string | null } {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
   } catch (e) {
     throw new NotebookFormatError(file, `not valid JSON (${(e as Error).message})`);
   }
-  return migrate(doc, file) as unknown as Notebook;
+  const { doc: nb, renamed } = renumberDuplicateIds(migrate(doc, file));
+  return { nb: nb as unknown as Notebook, note: renamed.length ? renumberedLine(file, renamed) : null };
 }
+
+/** "nb.json repeats cell ids: the 2nd c1 is now c4, the 3rd c1 is now c5 (…)" */
+function renumberedLine(file: string, renamed: Array<[string, string]>): string {
+  const count = new Map<string, number>();
+  const parts = renamed.map(([from, to]) => {
+    const n = (count.get(from) ?? 1) + 1;
+    count.set(from, n);
+    return `the ${ordinal(n)} ${from} is now ${to}`;
+  });
+  return `${basename(file)} repeats cell ids: ${parts.join(', ')} (saved to the file with the next change)`;
+}
+
+const ordinal = (n: number) =>
+  `${n}${n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : 'th'}`;
 
 /** Read a notebook (any known version) without taking the lock: reports and listings. */
 export function readNotebook(file: string): Notebook {
+  return readNoting(file).nb;
+}
+
+function readNoting(file: string): { nb: Notebook; note: string | null } {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -55,7 +79,7 @@ export function readNotebook(file: string): Notebook {
     // a folder given as the notebook (EISDIR names no file), a file we may not read
     throw fileError(e, file, 'read the notebook');
   }
-  return parseNotebook(text, file);
+  return parseNoting(text, file);
 }
 
 /**
@@ -71,6 +95,11 @@ export class NotebookStore {
     readonly file: string,
     private readonly lock: NotebookLock,
     nb: Notebook,
+    /**
+     * what was fixed in memory when the file was read (repeated cell ids), for the opener to show;
+     * the file itself is left as it is until the next change writes it
+     */
+    readonly openNote: string | null = null,
   ) {
     this.nb = nb;
   }
@@ -91,7 +120,10 @@ export class NotebookStore {
     }
     try {
       removeStaleTemps(abs);
-      if (existsSync(abs)) return new NotebookStore(abs, lock, readNotebook(abs));
+      if (existsSync(abs)) {
+        const { nb, note } = readNoting(abs);
+        return new NotebookStore(abs, lock, nb, note);
+      }
       const nb = emptyNotebook(now().toISOString());
       writeFileAtomic(abs, serializeNotebook(nb));
       return new NotebookStore(abs, lock, nb);

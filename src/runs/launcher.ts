@@ -12,6 +12,7 @@ import { runEnvironment } from './run-env.js';
  *   run.sh        the POSIX-sh launcher below
  *   pid           the trainer's pid (written by the process itself just before it execs the trainer)
  *   exit_code     the trainer's exit status (128+N when killed by signal N)
+ *   output_held   processes of the run that still had stdout.log open when the trainer ended
  *   stdout.log    stdout+stderr, byte for byte
  *   …             the trainer's own artifacts when its out_dir is the run dir (the default)
  *
@@ -53,23 +54,62 @@ export type OutputMode =
   /** output only to stdout.log (setsid/nohup detached runs with no terminal to write to) */
   | 'file';
 
+/** a run dir's file naming the processes that still held stdout.log when the trainer ended */
+export const OUTPUT_HELD_FILE = 'output_held';
+
+/**
+ * `held`: one line `PID COMMAND` for each process of this run's session (its children, forked
+ * workers) other than this shell and its display that still has stdout.log open. The session, so a
+ * `tail -f` of the log in another terminal (or nsa-dbg's own follower) is not taken for the run's.
+ */
+const HELD_FN = [
+  'held() {',
+  '  seen=" "',
+  '  for f in /proc/[0-9]*/fd/[0-9]*; do',
+  '    [ "$f" -ef "$L" ] || continue',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion
+  '    p=${f#/proc/}; p=${p%%/*}',
+  '    case "$seen" in *" $p "*) continue ;; esac',
+  '    seen="$seen$p "',
+  '    [ "$p" = "$$" ] || [ "$p" = "$T" ] && continue',
+  `    [ "$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -d' ' -f4)" = "$sid" ] || continue`,
+  `    printf '%s %s\\n' "$p" "$(tr '\\000' ' ' < "/proc/$p/cmdline" 2>/dev/null)"`,
+  '  done 2>/dev/null',
+  '}',
+].join('\n');
+
+/**
+ * The trainer writes stdout.log itself (not through a pipe to tee): when it exits, every byte it
+ * wrote is in the file, so exit_code can be written at once and still come after all of its output.
+ * Through a pipe, a child that inherited it (a `subprocess.Popen` helper, a forked worker) kept tee
+ * and so the run's end waiting for as long as the child lived.
+ *
+ * The run ends with the trainer; processes of its session that still hold the output are named in
+ * output_held (written before exit_code, so whoever sees the end sees them too). The script then
+ * stays while they hold it: its end would hang up its terminal (a PTY, a tmux pane) and with it
+ * those children, whose output still goes to stdout.log.
+ */
 export function launcherScript(spec: RunSpec, mode: OutputMode = 'tee'): string {
   const d = shQuote(spec.runDir);
   const inner = `sh -c 'echo $$ > "$0/pid.tmp" && mv "$0/pid.tmp" "$0/pid"; exec "$@"' ${d} ${shJoin(spec.argv)}`;
-  const status = `echo "$?" > ${d}/exit_code.tmp`;
-  const done = `mv ${d}/exit_code.tmp ${d}/exit_code`;
-  // exit_code is the end of the run for whoever follows the folder, so it appears only once
-  // stdout.log holds all the output: through tee, after the pipeline (tee may still be copying the
-  // trainer's last lines when the trainer has exited; on a loaded box a stop's traceback came late)
-  const body =
-    mode === 'tee'
-      ? `{ ${inner}; ${status}; } 2>&1 | tee -a ${d}/stdout.log; ${done}`
-      : `{ ${inner}; ${status} && ${done}; } >> ${d}/stdout.log 2>&1`;
+  const held = `${d}/${OUTPUT_HELD_FILE}`;
   return [
     '#!/bin/sh',
     `# nsa-dbg run ${spec.runId} (lane ${spec.lane}). Re-run by hand with: sh run.sh`,
     ...runEnvironment(spec),
-    body,
+    `L=${d}/stdout.log; T=`,
+    `sid=$(sed 's/.*) //' /proc/$$/stat 2>/dev/null | cut -d' ' -f4)`,
+    HELD_FN,
+    ': >> "$L"',
+    // the terminal shows the output from where this run's begins (the display only: the log is the record)
+    ...(mode === 'tee' ? ['tail -c +"$(($(wc -c < "$L") + 1))" -f "$L" & T=$!'] : []),
+    `{ ${inner}; } >> "$L" 2>&1`,
+    `echo "$?" > ${d}/exit_code.tmp`,
+    `held > ${held}.tmp; if [ -s ${held}.tmp ]; then mv ${held}.tmp ${held}; else rm -f ${held}.tmp; fi`,
+    `mv ${d}/exit_code.tmp ${d}/exit_code`,
+    'while [ -n "$(held)" ]; do sleep 1; done',
+    // a tail that polls (no inotify) shows the last lines within its second
+    ...(mode === 'tee' ? ['sleep 1; kill "$T" 2>/dev/null'] : []),
     '',
   ].join('\n');
 }

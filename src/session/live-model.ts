@@ -1,6 +1,7 @@
 import type { AnalysisResult, EvidenceOptions } from '../analysis/evidence.js';
 import { Evidence } from '../analysis/evidence.js';
 import type { ManyRanks } from '../analysis/rank-table.js';
+import { recoveredSummary } from '../analysis/recovered.js';
 import { DigestCollector } from '../analysis/run-digest.js';
 import type { CurrentSilence } from '../analysis/silences.js';
 import type { BeatEvent } from '../ingest/events.js';
@@ -148,6 +149,19 @@ export class LiveModel {
     this.reader.settle();
     return this.evidence.manyRanks(this.trainerNowS(nowMs), ranks);
   }
+
+  /**
+   * the newest hang that recovered (its records resumed), in words; null when none did. Every
+   * past silence is judged again for it, so once per version of the evidence, not once per frame.
+   */
+  recoveredLine(): string | null {
+    this.reader.settle();
+    if (this.recovered?.version !== this.version)
+      this.recovered = { version: this.version, line: recoveredSummary(this.evidence.pastStalls()) };
+    return this.recovered.line;
+  }
+
+  private recovered: { version: number; line: string | null } | null = null;
 
   /** a silence confirmed as a hang (stuck or blocked-native), or null */
   confirmedStall(nowMs: number): CurrentSilence | null {

@@ -1,4 +1,5 @@
 import type { AnalysisResult } from '../analysis/evidence.js';
+import { isOutputHolderNote } from '../analysis/evidence-facts.js';
 import type { CurrentSilence } from '../analysis/silences.js';
 import { clockLine } from '../ingest/clock.js';
 import type { GpuSample } from '../ingest/events.js';
@@ -339,6 +340,9 @@ export class Session implements SessionController {
       exitCode: run.exitCode,
       stopped: this.stoppedByUser,
     });
+    // the run ended with the trainer; what it left running still writes to its output
+    const held = this.lastResult.notes.filter(isOutputHolderNote);
+    if (held.length) this.pub.setNotice(`the trainer has ended; ${held.join('; ')}`);
     this.pub.markDirty();
   }
 

@@ -71,9 +71,15 @@ function verdictView(i: SnapshotInput): VerdictView | null {
       summary: `suspect: silent ${Math.round(first.silenceS)} s at ${at(first)}; checking — ${j?.why ?? ''}`,
     };
   }
-  return i.phase === 'running'
-    ? { verdict: 'running', summary: `no stall seen, step ${i.model.digest.step}` }
-    : null;
+  if (i.phase !== 'running') return null;
+  // a hang that recovered stays in the banner's history: the run was hung, and is going again
+  const recovered = i.model.recoveredLine();
+  return {
+    verdict: 'running',
+    summary: recovered
+      ? `step ${i.model.digest.step}; ${recovered}`
+      : `no stall seen, step ${i.model.digest.step}`,
+  };
 }
 
 /** many ranks: live, the current silence's culprit; after the end, the verdict's root cause */

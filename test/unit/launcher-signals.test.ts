@@ -30,8 +30,10 @@ describe('launcher script', () => {
     expect(s).toContain(`export A='x'\\''y'`);
     expect(s).toContain(`exec "$@"`);
     expect(s).toContain('exit_code');
-    expect(s).toContain('tee -a');
-    expect(launcherScript(spec, 'file')).not.toContain('tee');
+    // the trainer writes the log itself; the terminal shows it through a follower
+    expect(s).toContain('>> "$L" 2>&1');
+    expect(s).toContain('tail -c');
+    expect(launcherScript(spec, 'file')).not.toContain('tail');
   });
 
   it('makes sortable run ids', () => {

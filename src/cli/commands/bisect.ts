@@ -88,6 +88,7 @@ export function bisectCommand(_deps: CliDeps): CommandModule<object, BisectArgs>
         if (a.demo && !a.host) await requirePython();
         // taken before anything runs: a notebook held by another nsa-dbg fails fast
         store = NotebookStore.open(notebookFileOf(a));
+        if (store.openNote) process.stderr.write(`nsa-dbg: ${store.openNote}\n`);
         const opener = await openerFromArgs(a, presets.get(a.good));
         const planned = planFromLanes(presets, a.good, a.bad, {
           target: opener.label,

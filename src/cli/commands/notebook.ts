@@ -86,6 +86,7 @@ export function notebookCommand(deps: CliDeps): CommandModule<object, NotebookAr
           controller.setNotice(
             `verdicts for ${recovered.join(', ')}: their runs ended while the notebook was closed`,
           );
+        if (store.openNote) controller.setNotice(store.openNote);
         for (const text of told) controller.setNotice(text);
         return controller;
       });

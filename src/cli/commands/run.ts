@@ -81,6 +81,7 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
       try {
         // taken before the run, so a notebook held by another nsa-dbg fails fast and runs nothing
         if (a.notebook) notebook = NotebookStore.open(a.notebook);
+        if (notebook?.openNote) process.stderr.write(`nsa-dbg: ${notebook.openNote}\n`);
         const presets = loadLanesForCli([a.lane]);
         const lane = presets.get(a.lane);
         // refused before anything starts: --steps against the command's own count
@@ -129,7 +130,7 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
         if (a.json) process.stdout.write(`${JSON.stringify(r)}\n`);
         else
           process.stdout.write(
-            `${r.go ? 'GO' : 'NO-GO'} lane ${r.lane}: ${r.verdict}, ${r.stepsReached} steps${r.reasons.length ? ` (${r.reasons.join('; ')})` : ''}${r.target?.reached ? `\n  target: ${r.target.how}` : ''}\n  run dir: ${opener.label}:${r.runDir}\n  evidence: ${r.localDir}\n`,
+            `${r.go ? 'GO' : 'NO-GO'} lane ${r.lane}: ${r.verdict}, ${r.stepsReached} steps${r.reasons.length ? ` (${r.reasons.join('; ')})` : ''}${r.target?.reached ? `\n  target: ${r.target.how}` : ''}\n  run dir: ${opener.label}:${r.runDir}\n  evidence: ${r.localDir}\n${r.notes.map((n) => `  note: ${n}\n`).join('')}`,
           );
         // the SSH connection and timers must not keep the process alive
         process.exit(out.exitCode);

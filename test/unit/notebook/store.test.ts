@@ -111,3 +111,37 @@ describe('notebook store', () => {
     expect(evidenceDirOf('/x/nb')).toBe('/x/nb.evidence');
   });
 });
+
+describe('a hand-edited notebook with a repeated cell id', () => {
+  it('renumbers the later cell on open, says so in one line, and rewrites the file only on the next change', () => {
+    const file = join(dir, 'duplicate-ids.json');
+    copyFileSync(join(FIX, 'duplicate-ids.json'), file);
+    const before = readFileSync(file, 'utf8');
+    const store = NotebookStore.open(file);
+    // the second c1 (batched-prefill) is its own cell now: looking it up by id finds it, not the first
+    expect(store.get().cells.map((c) => [c.id, c.lane.name])).toEqual([
+      ['c1', 'baseline'],
+      ['c2', 'fp16'],
+      ['c3', 'batched-prefill'],
+    ]);
+    expect(store.get().cells.find((c) => c.id === 'c3')?.verdict).toBe('pass');
+    expect(store.openNote).toBe(
+      'duplicate-ids.json repeats cell ids: the 2nd c1 is now c3 (saved to the file with the next change)',
+    );
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    // ids are never reused: the next new cell is c4, and the change writes the renumbered cells
+    store.dispatch({ type: 'addCell', cell: newCell('fp16') });
+    store.close();
+    const raw = JSON.parse(readFileSync(file, 'utf8'));
+    expect(raw.cells.map((c: { id: string }) => c.id)).toEqual(['c1', 'c2', 'c3', 'c4']);
+    expect(raw.nextId).toBe(5);
+  });
+
+  it('says nothing for a notebook whose ids are all different', () => {
+    const file = join(dir, 'v1-unique.json');
+    copyFileSync(join(FIX, 'v1.json'), file);
+    const store = NotebookStore.open(file);
+    expect(store.openNote).toBeNull();
+    store.close();
+  });
+});
