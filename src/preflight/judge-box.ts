@@ -125,7 +125,8 @@ export function stackRungCheck(p: ProbeOutput, ask: LaneAsk): Check {
 
 export function envFlagsCheck(p: ProbeOutput): Check {
   const named = Object.entries(p.env)
-    .filter(([k]) => k !== 'CUDA_VISIBLE_DEVICES' && k !== 'CUDA_DEVICE_ORDER')
+    // NVIDIA's containers set NCCL_VERSION to the bundled library's version: it changes nothing
+    .filter(([k]) => !['CUDA_VISIBLE_DEVICES', 'CUDA_DEVICE_ORDER', 'NCCL_VERSION'].includes(k))
     .sort(([a], [b]) => a.localeCompare(b));
   const off = named.filter(([k, v]) => TRANSPORT_OFF[k] === v.trim());
   return {

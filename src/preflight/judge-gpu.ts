@@ -46,7 +46,7 @@ function eccCheck(g: SmiGpu, index: number): Check {
 
 function memoryRowsCheck(g: SmiGpu, index: number): Check {
   const pending = g.remapped.pending === 'Yes' || g.retiredPending === 'Yes';
-  const failed = g.remapped.failure === 'Yes';
+  const failed = g.remapped.failure === 'Yes' || g.repairs.length > 0;
   const ue = g.remapped.uncorrectable ?? 0;
   const known = g.remapped.pending !== undefined || (g.retiredPending ?? 'N/A') !== 'N/A';
   return {
@@ -55,9 +55,9 @@ function memoryRowsCheck(g: SmiGpu, index: number): Check {
     gpu: index,
     status: !known ? 'skip' : pending || failed ? 'fail' : ue > 0 ? 'warn' : 'pass',
     measured: known
-      ? `remap pending ${g.remapped.pending ?? 'N/A'}, failure ${g.remapped.failure ?? 'N/A'}, uncorrectable ${g.remapped.uncorrectable ?? 'N/A'}, retire pending ${g.retiredPending ?? 'N/A'}`
+      ? `remap pending ${g.remapped.pending ?? 'N/A'}, failure ${g.remapped.failure ?? 'N/A'}, uncorrectable ${g.remapped.uncorrectable ?? 'N/A'}, retire pending ${g.retiredPending ?? 'N/A'}${g.repairs.length ? `; ${g.repairs.join(', ')}: Yes` : ''}`
       : 'not reported',
-    expected: 'nothing pending (a GPU reset applies it), no remapping failure',
+    expected: 'nothing pending (a GPU reset applies it), no remapping failure, no repair pending',
     source: `${SMI} (Remapped Rows, Retired Pages)`,
   };
 }

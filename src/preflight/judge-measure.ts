@@ -10,7 +10,8 @@ import type { Check, LaneAsk, Measurements } from './types.js';
 const sim = (m: Measurements) => (m.simulated ? ' (simulated)' : '');
 
 export function matmulChecks(m: Measurements | null, smi: SmiLog, deviceNames: string[]): Check[] {
-  if (!m || m.world === 0)
+  // no rank had a GPU to measure (CUDA hidden or missing): the rate is unknown, which fails
+  if (!m || m.world === 0 || !m.ranks.some((r) => r.gpu !== undefined || r.error))
     return [
       {
         id: 'measure.matmul',

@@ -59,14 +59,19 @@ def _existing(path):
     return p
 
 
+def _nvrm(text):
+    """the driver's lines only: the rest of a kernel log is nobody's business here"""
+    return "".join(l + "\n" for l in text.splitlines() if "NVRM" in l or "Xid" in l)[-200000:]
+
+
 def _dmesg():
     r = _run(["dmesg"], timeout=10)
     if r["code"] == 0:
-        return {"source": "dmesg", "text": r["out"][-400000:]}
+        return {"source": "dmesg", "text": _nvrm(r["out"])}
     for path in ("/var/log/kern.log", "/var/log/messages"):
         text = _read(path)
         if text is not None:
-            return {"source": path, "text": text[-400000:]}
+            return {"source": path, "text": _nvrm(text)}
     return {"source": "dmesg", "text": None, "error": (r["err"] or "").strip()[:300]}
 
 
@@ -110,7 +115,8 @@ def _torch_facts():
         t["deviceCount"] = 0
         t["error"] = f"{type(e).__name__}: {e}"[:400]
     try:
-        v = torch.cuda.nccl.version() if t["available"] else None
+        # asked also when CUDA is hidden: the library torch would use is still worth naming
+        v = torch.cuda.nccl.version()
         t["nccl"] = ".".join(str(x) for x in v) if isinstance(v, tuple) else (str(v) if v else None)
     except Exception:
         t["nccl"] = None

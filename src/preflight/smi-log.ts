@@ -61,6 +61,8 @@ export interface SmiGpu {
   eccUncorrected: { volatile?: number; aggregate?: number };
   retiredPending?: string;
   remapped: { uncorrectable?: number; pending?: string; failure?: string };
+  /** driver 580's `Channel Repair Pending`, `TPC Repair Pending`, `Unrepairable Memory` that read Yes */
+  repairs: string[];
   pcie: { genMax?: number; genCurrent?: number; widthMax?: number; widthCurrent?: number };
   memory: { totalMiB?: number; usedMiB?: number; reservedMiB?: number };
 }
@@ -123,6 +125,9 @@ function gpuOf(node: LogNode): SmiGpu {
       pending: valueAt(remap, ['Pending']),
       failure: valueAt(remap, ['Remapping Failure Occurred']),
     },
+    repairs: ['Channel Repair Pending', 'TPC Repair Pending', 'Unrepairable Memory'].filter(
+      (k) => valueAt(node, [k]) === 'Yes',
+    ),
     pcie: {
       genMax: num(valueAt(gen, ['Max'])),
       genCurrent: num(valueAt(gen, ['Current'])),

@@ -1,7 +1,8 @@
 #!/bin/sh
 # `nsa-dbg check` on a GPU box lent for checks (no Node there): the raw sources the checks read
 # (captured for test/fixtures/preflight/), a healthy box, then each fault injected without touching
-# a device setting. Carried in .device/preflight/: node.xz and app.tar.xz (pack-app.sh).
+# a device setting. Carried in .device/preflight/: node.xz, app.tar.xz (the built app with its
+# production deps), this script and lanes/ (the preflight-*.yaml lanes beside it).
 # Usage: sh test/device/preflight.sh [two]   (two: the 2-GPU cases). Output goes to $OUT.
 set -u
 REPO=$PWD
@@ -12,7 +13,7 @@ mkdir -p "$APP" /tmp/nsa-bin "$R/raw"
 xz -dc "$D/node.xz" > /tmp/nsa-bin/node && chmod +x /tmp/nsa-bin/node
 tar xJf "$D/app.tar.xz" -C "$APP"
 export PATH=/tmp/nsa-bin:$PATH PYTHONUNBUFFERED=1 XDG_CONFIG_HOME=/tmp/xdg
-mkdir -p /tmp/xdg/nsa-dbg/presets && cp "$REPO"/test/device/lanes/preflight-*.yaml /tmp/xdg/nsa-dbg/presets/
+mkdir -p /tmp/xdg/nsa-dbg/presets && cp "$D"/lanes/preflight-*.yaml /tmp/xdg/nsa-dbg/presets/
 cd "$APP"
 
 # the raw sources, as the probe reads them
@@ -46,9 +47,14 @@ else
   check notorch --lane preflight-notorch
   check nop2p-one-gpu --lane preflight-two-nop2p
   # a nearly full disk at the out_dir: a 64 MiB tmpfs filled to 60 MiB (no device setting touched)
-  mkdir -p /mnt/nsa-small && mount -t tmpfs -o size=64m tmpfs /mnt/nsa-small && dd if=/dev/zero of=/mnt/nsa-small/fill bs=1M count=60 2>/dev/null
-  check fulldisk --out-dir /mnt/nsa-small/out
-  umount /mnt/nsa-small
+  # (where mounting is not allowed, a container's own small /dev/shm stands in)
+  SMALL=/mnt/nsa-small
+  mkdir -p $SMALL && mount -t tmpfs -o size=64m tmpfs $SMALL || SMALL=/dev/shm
+  avail=$(df -Pk $SMALL | awk 'NR==2 {print $4}')
+  dd if=/dev/zero of=$SMALL/nsa-fill bs=1M count=$(( avail / 1024 - 4 )) 2>/dev/null
+  df -Pk $SMALL > "$R/raw/df-small.txt"
+  check fulldisk --out-dir $SMALL/out
+  rm -f $SMALL/nsa-fill; [ $SMALL = /dev/shm ] || umount $SMALL
   # a foreign process holding most of the GPU's memory
   python3 -c 'import torch,time; f=torch.cuda.mem_get_info()[0]; x=torch.empty(int(f*0.8),dtype=torch.uint8,device="cuda"); print("held",x.numel()>>20,"MiB",flush=True); time.sleep(300)' > "$R/foreign.log" 2>&1 &
   FP=$!
