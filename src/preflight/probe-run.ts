@@ -1,7 +1,7 @@
 /**
  * Runs the probe (probe.py) on a target with the lane's Python and env, and judges what it says.
- * On a remote box the probe (and, for the demo, the nvidia-smi stand-in) is copied into
- * `~/.nsa-dbg/preflight/` first; here it runs from the package.
+ * On a remote box the probe (and, for the demo, the nvidia-smi stand-in) is copied into the runs
+ * root's `.preflight/` first (`~/.nsa-dbg/runs/.preflight/`); here it runs from the package.
  */
 import { appendFileSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -49,11 +49,15 @@ const FILES = [
   ['demo', 'nvidia_smi_qlog.py'],
 ] as const;
 
-/** where the probe and the shim are on the target: the package here, a copy on a box */
-async function placeFiles(target: Target, home: string | null): Promise<{ probe: string; shim: string }> {
+/** where the probe and the shim are on the target: the package here, a copy beside the box's runs */
+async function placeFiles(
+  target: Target,
+  home: string | null,
+  runsRoot: string,
+): Promise<{ probe: string; shim: string }> {
   const src = (d: string, f: string) => join(packageRoot(), 'src', d, f);
   if (home === null) return { probe: src('preflight', 'probe.py'), shim: src('demo', 'nvidia_smi_shim.py') };
-  const dir = `${home}/.nsa-dbg/preflight`;
+  const dir = `${runsRoot}/.preflight`;
   for (const [d, f] of FILES) await target.writeFile(`${dir}/${f}`, readFileSync(src(d, f)));
   return { probe: `${dir}/probe.py`, shim: `${dir}/nvidia_smi_shim.py` };
 }
@@ -95,7 +99,9 @@ export function probeLines(stdout: string): ProbeOutput[] {
 
 export async function checkBox(target: Target, preset: Preset, o: ProbeOptions): Promise<BoxCheck[]> {
   const cwd = o.cwd ?? o.home ?? process.cwd();
-  const spec = specOf(preset, { demo: o.demo, runsRoot: o.runsRoot, cwd, outDir: o.outDir });
+  // a box's runs go under its own home unless --runs-dir says (as a run's do: cli/open-session.ts)
+  const runsRoot = o.runsRoot ?? (o.home === null ? undefined : `${o.home}/.nsa-dbg/runs`);
+  const spec = specOf(preset, { demo: o.demo, runsRoot, cwd, outDir: o.outDir });
   const out = await trainerOutDir(target, spec, preset, o.outDir, o.home === null ? process.env : {});
   const ranks = ranksOf(preset, o.demo);
   const ask: LaneAsk = {
@@ -108,7 +114,7 @@ export async function checkBox(target: Target, preset: Preset, o: ProbeOptions):
     outDir: out.from === 'run dir' ? dirname(spec.runDir) : out.dir,
     outDirSource: out.from === 'config' ? `out_dir from ${out.config}` : `out_dir: the ${out.from}`,
   };
-  const files = await placeFiles(target, o.home);
+  const files = await placeFiles(target, o.home, dirname(spec.runDir));
   const python = laneInterpreter(preset, o.demo);
   const argv = [
     ...(o.wrap ?? []),

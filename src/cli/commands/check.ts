@@ -31,7 +31,7 @@ async function checkOne(
   try {
     const home = host ? await remoteHome(target) : null;
     const launch = launchOfArgs(a);
-    return await checkBox(target, lane, {
+    const boxes = await checkBox(target, lane, {
       demo: !!a.demo,
       home,
       runsRoot: a['runs-dir'],
@@ -39,6 +39,8 @@ async function checkOne(
       outDir: a['out-dir'],
       ...(launch?.kind === 'slurm' ? { wrap: srunPrefix(launch) } : {}),
     });
+    // the alias the user gave names the box, with the name the box gives itself
+    return host ? boxes.map((b) => ({ ...b, host: b.host === host ? host : `${host} (${b.host})` })) : boxes;
   } finally {
     await target.close();
   }
