@@ -5,6 +5,7 @@ import { packageVersion } from '../util/package-root.js';
 import { analyzeCommand } from './commands/analyze.js';
 import { attachCommand } from './commands/attach.js';
 import { bisectCommand } from './commands/bisect.js';
+import { checkCommand } from './commands/check.js';
 import { demoCommand } from './commands/demo.js';
 import { lanesCommand } from './commands/lanes.js';
 import { notebookCommand } from './commands/notebook.js';
@@ -63,6 +64,7 @@ export async function main(argv: string[], rawDeps: CliDeps): Promise<void> {
     .command(runCommand(deps))
     .command(attachCommand(deps))
     .command(bisectCommand(deps))
+    .command(checkCommand)
     .command(lanesCommand)
     .command(analyzeCommand)
     .command(reportCommand)

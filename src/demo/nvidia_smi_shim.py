@@ -18,6 +18,17 @@ Numbers while a trainer pid is alive (per GPU / per process):
   memory.used (GPU)          = used_memory + 9 MiB          (driver)
   utilization.gpu            = 90..99 (0 while the process is stopped, e.g. SIGSTOP)
 otherwise memory.used 0, utilization 0, no compute apps.
+
+Faults for `nsa-dbg check --demo` (env NSA_DEMO_GPU_FAULTS, comma-separated; "all": every one),
+each drawn where the real nvidia-smi shows it (-q sections, the CSV queries, `nvlink -s`):
+  throttle         HW Slowdown and HW Thermal Slowdown active
+  ecc              2 uncorrected DRAM errors (volatile and aggregate)
+  remap            a remapped row pending, 1 uncorrectable
+  persistence-off  persistence mode disabled
+  mig              MIG mode enabled
+  foreign-proc     another process (pid 4242) holding 120,000 MiB
+  pcie-x4          the PCIe link trained at Gen 3 x4 of Gen 5 x16
+  nvlink-down      8 of 18 NVLinks inactive
 """
 
 from __future__ import annotations
@@ -28,6 +39,8 @@ import signal
 import sys
 import time
 import zlib
+
+import nvidia_smi_qlog  # beside this file (the script's folder is on sys.path)
 
 GPU_NAME = "NVIDIA H200"
 GPU_NAME_LONG = "NVIDIA H200 (simulated)"
@@ -40,6 +53,13 @@ BUS_ID = "00000000:00:06.0"
 UUID = "GPU-5e1d0c2a-7f3b-4c19-9d8e-2b6a0c4f1e73"
 POWER_LIMIT = 700.0
 DEFAULT_RUN_DIR = "artifacts/demo"
+FAULT_NAMES = ("throttle", "ecc", "remap", "persistence-off", "mig", "foreign-proc", "pcie-x4", "nvlink-down")
+FOREIGN = {"pid": 4242, "name": "python3", "used": 120000}
+
+
+def _faults():
+    raw = [f.strip() for f in os.environ.get("NSA_DEMO_GPU_FAULTS", "").split(",") if f.strip()]
+    return set(FAULT_NAMES) if "all" in raw else set(raw)
 
 
 class _Stop(Exception):
@@ -123,6 +143,8 @@ def _sample(run_dir: str, now: float) -> dict:
             procs.append({"pid": pid, "name": _proc_name(pid), "used": reserved + CTX_MIB})
             if state != "T" and state != "t":
                 util = 90 + (zlib.crc32(f"{pid}:{int(now * 2)}".encode()) % 10)
+    if "foreign-proc" in _faults():
+        procs.append(dict(FOREIGN))
     used = sum(p["used"] for p in procs) + (DRIVER_MIB if procs else 0)
     if procs:
         temp = 42 + util // 25
@@ -166,6 +188,11 @@ GPU_FIELDS = {
     "fan.speed": ("fan.speed", "%", lambda s, now: "[N/A]"),
     "clocks.sm": ("clocks.current.sm", "MHz", lambda s, now: "1980" if s["util"] else "345"),
     "clocks.current.sm": ("clocks.current.sm", "MHz", lambda s, now: "1980" if s["util"] else "345"),
+    "persistence_mode": ("persistence_mode", "", lambda s, now: "Disabled" if "persistence-off" in _faults() else "Enabled"),
+    "pcie.link.gen.current": ("pcie.link.gen.current", "", lambda s, now: "3" if "pcie-x4" in _faults() else "5"),
+    "pcie.link.gen.max": ("pcie.link.gen.max", "", lambda s, now: "5"),
+    "pcie.link.width.current": ("pcie.link.width.current", "", lambda s, now: "4" if "pcie-x4" in _faults() else "16"),
+    "pcie.link.width.max": ("pcie.link.width.max", "", lambda s, now: "16"),
     "clocks.mem": ("clocks.current.memory", "MHz", lambda s, now: "3201"),
     "clocks.current.memory": ("clocks.current.memory", "MHz", lambda s, now: "3201"),
 }
@@ -281,34 +308,7 @@ def _plain(run_dir):
 
 def _query_log(run_dir):
     now = time.time()
-    s = _sample(run_dir, now)
-    w = 55
-
-    def kv(indent, key, val):
-        return " " * indent + key.ljust(w - indent) + ": " + val
-
-    out = [
-        "",
-        "==============NVSMI LOG==============",
-        "",
-        kv(0, "Timestamp", time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(now))),
-        kv(0, "Driver Version", DRIVER_VERSION),
-        kv(0, "CUDA Version", CUDA_VERSION),
-        "",
-        kv(0, "Attached GPUs", "1"),
-        "GPU " + BUS_ID,
-        kv(4, "Product Name", GPU_NAME_LONG),
-        "    FB Memory Usage",
-        kv(8, "Total", f"{MEM_TOTAL} MiB"),
-        kv(8, "Reserved", "616 MiB"),
-        kv(8, "Used", f"{s['used']} MiB"),
-        kv(8, "Free", f"{MEM_TOTAL - 616 - s['used']} MiB"),
-        "    Utilization",
-        kv(8, "GPU", f"{s['util']} %"),
-        kv(8, "Memory", f"{s['mem_util']} %"),
-        "",
-    ]
-    sys.stdout.write("\n".join(out) + "\n")
+    sys.stdout.write(nvidia_smi_qlog.query_log(sys.modules[__name__], _sample(run_dir, now), _faults(), now))
 
 
 def _usage():
@@ -340,6 +340,10 @@ def main(argv=None):
         a = argv[i]
         if a == "--demo-run-dir" or a.startswith("--demo-run-dir="):
             run_dir = value(a)
+        elif a == "nvlink":
+            mode = "nvlink"
+        elif a in ("-s", "--status") and mode == "nvlink":
+            pass
         elif a == "-L" or a == "--list-gpus":
             mode = "list"
         elif a in ("-q", "--query"):
@@ -377,6 +381,8 @@ def main(argv=None):
 
     if mode == "list":
         sys.stdout.write(f"GPU 0: {GPU_NAME_LONG} (UUID: {UUID})\n")
+    elif mode == "nvlink":
+        sys.stdout.write(nvidia_smi_qlog.nvlink_status(sys.modules[__name__], _faults()))
     elif mode == "qlog":
         _query_log(run_dir)
     elif mode == "plain":
