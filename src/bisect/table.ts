@@ -105,7 +105,12 @@ function runsText(b: BisectionRecord): string {
   const repeat = b.repeat > 1 ? `, each trial ${b.repeat}×` : '';
   const status = b.result
     ? b.result.status === 'found'
-      ? `found (posterior ${b.posterior?.culprits[0]?.posterior.toFixed(2) ?? '?'} ≥ ${b.confidence ?? 0.95})`
+      ? b.posterior
+        ? `found (posterior ${b.posterior.culprits[0]?.posterior.toFixed(2)} ≥ ${b.confidence ?? 0.95})`
+        : // a bisection recorded before the posterior (delta debugging) proved minimality instead
+          b.result.proven
+          ? 'proven 1-minimal'
+          : 'not proven minimal'
       : b.result.status === 'uncertain'
         ? 'uncertain (budget spent below the confidence)'
         : b.result.status === 'not-reproduced'
