@@ -54,14 +54,19 @@ export interface BisectPlan {
   onProgress?: (line: string) => void;
 }
 
-/** what a trial's processes must see of each change: its bad value when applied, else its good one */
+/**
+ * what a trial's processes must see: its delta, each applied change at its bad value. The changes it
+ * leaves at the good side are not checked: a launcher that sets a variable the good side leaves
+ * unset (torchrun's OMP_NUM_THREADS=1) changes the baseline of every trial alike, not what a trial
+ * tests
+ */
 function intendedOf(changes: readonly Change[], subset: readonly number[]): Intended {
   const env: Intended['env'] = {};
   const options: NonNullable<Intended['options']> = {};
-  for (const [i, c] of changes.entries()) {
-    const value = subset.includes(i) ? c.bad : c.good;
-    if (c.kind === 'env') env[c.name] = value;
-    else if (c.kind === 'arg') options[c.name] = value;
+  for (const i of subset) {
+    const c = changes[i]!;
+    if (c.kind === 'env') env[c.name] = c.bad;
+    else if (c.kind === 'arg') options[c.name] = c.bad;
   }
   return { env, ...(Object.keys(options).length ? { options } : {}) };
 }
