@@ -205,13 +205,10 @@ export async function runBisection(port: BisectPort, plan: BisectPlan): Promise<
       confidence: plan.confidence,
       onPosterior: (p) => update({ posterior: p }),
     });
-    // a bad side that never failed was GO every time: nothing to search for
-    if (
-      r.status === 'not-reproduced' &&
-      target === null &&
-      record().trials[0]?.outcomes?.every((o) => o === 'pass')
-    )
-      update({ verdictClass: 'pass' });
+    // a bad side that never failed, its changes applied, was GO every time: nothing to search for
+    const bad = record().trials[0];
+    const allPassed = bad?.outcomes?.every((o, n) => o === 'pass' && bad.applied?.[n] !== false);
+    if (r.status === 'not-reproduced' && target === null && allPassed) update({ verdictClass: 'pass' });
     const never = neverApplied(port.notebook(), record());
     const result = {
       status: r.status,

@@ -127,6 +127,7 @@ export function conclusionOf(nb: Notebook, b: BisectionRecord): string {
       return `the good side is not GO (${b.trials[1]?.outcome === 'flaky' ? 'flaky' : trialRows(nb, b)[1]?.verdict}): nothing to bisect against${flakyNote}`;
     case 'not-reproduced':
       if (b.changes.length === 0) return 'the two sides have the same env and args: nothing to bisect';
+      if (never) return `${never}the bad side was never run as meant: nothing to bisect`;
       if (b.verdictClass === 'pass') return 'the bad side is GO (pass): nothing to bisect';
       return `${never}the ${b.changes.length} env/args change${b.changes.length === 1 ? '' : 's'} applied to the good side do not reproduce the bad side's failure (${trialRows(nb, b)[0]?.verdict ?? '?'}): the difference is elsewhere (command, steps, detector, acceptance)${flakyNote}`;
     case 'budget':

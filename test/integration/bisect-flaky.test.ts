@@ -143,6 +143,12 @@ describe('nsa-dbg bisect of a flaky hang (real processes, true randomness)', () 
       expect(c.env.FLAG_03).toBe('1');
       expect(c.proof).toMatchObject({ ranks: [0], saw: { FLAG_03: null, FLAG_04: '1' } });
     }
+    // the report says it per cell, and in the bisection's section
+    const rep = await runCli(['report', nb, '-o', '-'], { cwd, env });
+    expect(rep.stdout).toContain(
+      '- **Env seen by the trainer**: change not applied: FLAG_03 (the process saw it unset)',
+    );
+    expect(rep.stdout).toMatch(/^- trial 0 c1: change not applied: FLAG_03 \(the process saw it unset\)$/m);
   });
 
   it('the same wrapper around torchrun: every rank is read, and the dropped flag is caught', {
