@@ -70,24 +70,35 @@ describe('flaky bisection, simulated', () => {
       if (r.minimal.join() === pair.join()) named++;
       if (r.proven) claims.push(r.minimal.join() === pair.join());
     }
-    console.log(`pair sim: ${named} of 20 named first, ${claims.filter(Boolean).length} of ${claims.length} claims right`);
+    console.log(
+      `pair sim: ${named} of 20 named first, ${claims.filter(Boolean).length} of ${claims.length} claims right`,
+    );
     expect(named).toBeGreaterThanOrEqual(17);
     expect(claims.filter(Boolean).length).toBeGreaterThanOrEqual(Math.ceil(claims.length * 0.9));
   }, 120_000);
 
   it('a deterministic failure costs what delta debugging costs: the demo’s four changes in ≤ 5 runs', async () => {
     // a draw of 0: every run with the culprit fails, none without it
-    const four = await flakySearch(4, world([2], 1, 0, () => 0));
+    const four = await flakySearch(
+      4,
+      world([2], 1, 0, () => 0),
+    );
     expect(four).toMatchObject({ status: 'found', minimal: [2], proven: true });
     expect(four.runs).toBeLessThanOrEqual(5);
     // every configuration ran once: nothing deterministic is repeated
     expect(four.trials.every((t) => t.observations.length === 1)).toBe(true);
     expect(four.failureRate.culprit).toBeGreaterThan(0.9);
-    const sixteen = await flakySearch(16, world([9], 1, 0, () => 0));
+    const sixteen = await flakySearch(
+      16,
+      world([9], 1, 0, () => 0),
+    );
     expect(sixteen).toMatchObject({ status: 'found', minimal: [9] });
     // ddmin: the endpoints and two tests per halving
     expect(sixteen.runs).toBeLessThanOrEqual(2 + 2 * 4);
-    const pair = await flakySearch(8, world([1, 6], 1, 0, () => 0));
+    const pair = await flakySearch(
+      8,
+      world([1, 6], 1, 0, () => 0),
+    );
     expect(pair).toMatchObject({ status: 'found', minimal: [1, 6] });
   });
 

@@ -20,7 +20,9 @@ const lines = (name: string) =>
 function parse(input: string[], withTs = true): IngestEvent[] {
   const p = new StdoutParser();
   const out: IngestEvent[] = [];
-  input.forEach((l, i) => out.push(...p.push(l, withTs ? 1000 + i : undefined)));
+  input.forEach((l, i) => {
+    out.push(...p.push(l, withTs ? 1000 + i : undefined));
+  });
   out.push(...p.flush());
   return out;
 }
