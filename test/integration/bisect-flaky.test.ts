@@ -95,7 +95,11 @@ describe('nsa-dbg bisect of a flaky hang (real processes, true randomness)', () 
     expect(cells).toHaveLength(out.runs);
     for (const c of cells) {
       expect(c.proof?.notApplied, c.id).toEqual([]);
-      if (c.proof?.ranks.length) expect(c.proof.saw.FLAG_11).toBe(c.env.FLAG_11);
+      // a trial checks its delta: each flag it set to 1, as the process saw it
+      for (const [name, value] of Object.entries(c.proof?.saw ?? {}))
+        expect(value, `${c.id} ${name}`).toBe('1');
+      const delta = Object.keys(c.env).filter((k) => k.startsWith('FLAG_') && c.env[k] === '1');
+      if (c.proof?.ranks.length) expect(Object.keys(c.proof.saw).sort()).toEqual(delta.sort());
     }
     expect(cells.filter((c) => c.proof?.ranks.length === 1).length).toBeGreaterThan(cells.length / 2);
     expect(out.notApplied).toEqual([]);
