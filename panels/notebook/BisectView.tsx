@@ -6,7 +6,7 @@
 import { Box, Text } from 'ink';
 import { describeChange } from '../../src/bisect/delta.js';
 import { conclusionOf, trialRows } from '../../src/bisect/summary.js';
-import { rowCells, TABLE_HEAD } from '../../src/bisect/table.js';
+import { notAppliedLines, posteriorLines, rowCells, TABLE_HEAD } from '../../src/bisect/table.js';
 import type { Notebook } from '../../src/notebook/model.js';
 import { useClean } from '../display.js';
 import { padCut } from '../format.js';
@@ -41,13 +41,22 @@ export function BisectView({
   const widths = [...fit.slice(0, 5), Math.max(12, width - used - 1)];
   const line = (cells: string[]) => cells.map((c, i) => padCut(clean(c), widths[i] ?? 8)).join('  ');
   const conclusion = conclusionOf(notebook, b);
+  // the candidates and their posterior under the table, as it runs; runs whose change did not apply
+  const belief = posteriorLines(b, Math.max(8, Math.min(30, width - 60)));
+  const skipped = notAppliedLines(notebook, b).slice(-3);
+  const rowsShown = Math.max(1, height - 5 - belief.length - skipped.length);
   const good = b.result?.status === 'found';
   return (
     <Box flexDirection="column">
       <Text bold wrap="truncate-end">
         bisect {b.id} · good {clean(side(b.good))} vs bad {clean(side(b.bad))} · class {b.verdictClass ?? '?'}{' '}
         · {b.changes.length} changes · {state}
-        {b.result ? ` · ${b.result.runs} runs` : ''} <Text dimColor>· Esc back</Text>
+        {b.result
+          ? ` · ${b.result.runs} runs`
+          : b.posterior
+            ? ` · ${b.posterior.evidence} runs as evidence`
+            : ''}{' '}
+        <Text dimColor>· Esc back</Text>
       </Text>
       <Text wrap="truncate-end" dimColor>
         changes: {clean(b.changes.map(describeChange).join(' · '))}
@@ -55,13 +64,23 @@ export function BisectView({
       <Text bold wrap="truncate-end">
         {line(TABLE_HEAD)}
       </Text>
-      {rows.slice(-Math.max(1, height - 5)).map((r) => (
+      {rows.slice(-rowsShown).map((r) => (
         <Text
           key={r.trial}
           wrap="truncate-end"
           color={tone(color, r.outcome === 'fail' ? 'bad' : r.outcome === 'pass' ? 'ok' : 'warn')}
         >
           {line(rowCells(r))}
+        </Text>
+      ))}
+      {belief.map((l, i) => (
+        <Text key={l} wrap="truncate-end" dimColor={i === belief.length - 1}>
+          {clean(l)}
+        </Text>
+      ))}
+      {skipped.map((l) => (
+        <Text key={l} wrap="truncate-end" color={tone(color, 'warn')}>
+          {clean(l)}
         </Text>
       ))}
       <Text bold wrap="truncate-end" color={tone(color, good ? 'accent' : 'warn')}>

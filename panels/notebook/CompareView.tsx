@@ -5,9 +5,11 @@
 import { Box, Text } from 'ink';
 import { compareCells } from '../../src/notebook/compare.js';
 import type { Cell } from '../../src/notebook/model.js';
+import { proofLine } from '../../src/notebook/run-proof.js';
 import { plotSeriesSegments } from '../charts/braille.js';
 import { useClean } from '../display.js';
 import { padCut } from '../format.js';
+import { tone } from '../theme.js';
 
 /** the two sides' terminal colours, the first two hues of the report's SVG palette */
 export const SIDE_COLOURS = ['blue', 'red'] as const;
@@ -97,6 +99,14 @@ export function CompareView({
           {padCut(d.name, 22)} {padCut(clean(d.a ?? '(unset)'), col)} {clean(d.b ?? '(unset)')}
         </Text>
       ))}
+      {[a, b].map((c) =>
+        c.proof?.notApplied.length ? (
+          <Text key={`proof-${c.id}`} wrap="truncate-end" color={tone(color, 'warn')}>
+            {'  '}
+            {c.id}: {clean(proofLine(c.proof))}
+          </Text>
+        ) : null,
+      )}
       {cmp.command.onlyA.length || cmp.command.onlyB.length ? (
         <Text wrap="truncate-end">
           command: only {a.id}: {clean(cmp.command.onlyA.join(' ') || '–')} · only {b.id}:{' '}

@@ -3,8 +3,8 @@
  * with the bisection and the trial), so the TUI table, the report and `bisect --json` all read the
  * same record, and a later bisection finds earlier trials by their key.
  */
-import type { DdminStatus, Outcome } from './ddmin.js';
 import type { Change } from './delta.js';
+import type { Outcome, SearchStatus } from './search.js';
 
 /** on a trial's cell */
 export interface CellBisect {
@@ -20,9 +20,13 @@ export interface BisectTrialRecord {
   index: number;
   /** indices into the bisection's changes */
   subset: number[];
-  /** one cell per repeat; a cached one may belong to an earlier bisection */
+  /** one cell per run of this subset; a cached one may belong to an earlier bisection */
   cells: string[];
   cached: boolean[];
+  /** per cell: false when its process did not see the intended changes (no evidence) */
+  applied?: boolean[];
+  /** each run's outcome, in the order of `cells` */
+  outcomes?: Outcome[];
   outcome: Outcome | 'flaky';
 }
 
@@ -37,18 +41,34 @@ export interface BisectionRecord {
   steps?: number;
   budget?: number;
   repeat: number;
+  /** the posterior a candidate must reach, and the most runs (absent in bisections before them) */
+  confidence?: number;
+  maxRuns?: number;
   changes: Change[];
   /** the bad side's verdict class, once known: what a trial must show to count as failing */
   verdictClass?: string;
   trials: BisectTrialRecord[];
+  /** the posterior as it stands, after every run (the live view reads it) */
+  posterior?: Posterior;
   result?: {
-    status: DdminStatus;
+    status: SearchStatus;
     minimal: number[];
     proven: boolean;
     /** runs made (cache hits excluded) */
     runs: number;
     conclusion: string;
+    /** changes no run applied: every run meant to have one saw something else */
+    neverApplied?: Array<{ name: string; runs: number; saw: string }>;
   };
   /** why it failed or stopped */
   error?: string;
+}
+
+export interface Posterior {
+  /** the likeliest candidates, best first: indices into changes */
+  culprits: Array<{ changes: number[]; posterior: number }>;
+  /** posterior means: the culprit's failure rate per run and the background flake rate */
+  failureRate: { culprit: number; background: number };
+  /** runs taken as evidence */
+  evidence: number;
 }

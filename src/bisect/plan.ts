@@ -26,6 +26,8 @@ export interface PlanOptions {
   command?: string[];
   budget?: number;
   repeat?: number;
+  confidence?: number;
+  maxRuns?: number;
   detector?: DetectorSettings;
 }
 
@@ -72,6 +74,8 @@ function plan(
       steps: o.steps,
       budget: o.budget,
       repeat: o.repeat,
+      confidence: o.confidence,
+      maxRuns: o.maxRuns,
     },
   };
 }

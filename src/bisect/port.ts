@@ -18,12 +18,13 @@ export function controllerPort(
   return {
     notebook: () => store.get(),
     dispatch: (a) => store.dispatch(a),
-    runCell: async ({ side, tag, parent }) => {
+    runCell: async ({ side, tag, parent, expect }) => {
       const id = controller.start({
         lane,
         env: side.env,
         preset: { ...preset, args: side.args },
         bisect: tag,
+        ...(expect ? { expect } : {}),
         ...(parent ? { parent, link: 'bisect' as const } : {}),
       });
       if (!id) throw new Error(controller.getState().notice ?? 'the trial did not start');

@@ -1,21 +1,32 @@
 /**
- * A bisection run for real: ddmin's oracle is a trial run as a notebook cell (tagged with the
- * bisection), answered from an earlier cell with the same key when there is one, so nothing is run
- * twice, in this session or another. Endpoints already run (two marked cells) are used as they are.
- * The record in the notebook is updated after every observation, so the table is live.
+ * A bisection run for real: the search's oracle is a trial run as a notebook cell (tagged with the
+ * bisection), answered from an earlier cell with the same key and run index when there is one, so
+ * nothing is run twice, in this session or another. Endpoints already run (two marked cells) are
+ * used as they are. Each run is checked against what its processes saw (the cell's proof): a run
+ * whose process did not see its changes is recorded and is no evidence. The record in the notebook
+ * is updated after every run, posterior included, so the table is live.
  */
 import type { Cell, Notebook } from '../notebook/model.js';
 import type { NotebookAction } from '../notebook/reducer.js';
-import { ddmin, type Observation, type Outcome, subsetKey } from './ddmin.js';
+import { type Intended, proofLine } from '../notebook/run-proof.js';
 import { applyChanges, type Change, changesBetween, type Side } from './delta.js';
 import type { BisectionRecord, CellBisect } from './model.js';
+import { neverApplied } from './proof.js';
+import {
+  DEFAULT_CONFIDENCE,
+  DEFAULT_MAX_RUNS,
+  flakySearch,
+  type Observation,
+  type Outcome,
+  subsetKey,
+} from './search.js';
 import { classOf, conclusionOf, outcomeFor } from './summary.js';
 
 export interface BisectPort {
   notebook(): Notebook;
   dispatch(a: NotebookAction): Notebook;
   /** run one trial as a new cell (linked to `parent`); resolves with the cell once it has its verdict */
-  runCell(req: { side: Side; tag: CellBisect; parent?: string }): Promise<Cell>;
+  runCell(req: { side: Side; tag: CellBisect; parent?: string; expect?: Intended }): Promise<Cell>;
   now?: () => Date;
 }
 
@@ -35,8 +46,29 @@ export interface BisectPlan {
   steps?: number;
   budget?: number;
   repeat?: number;
+  /** stop once a candidate's posterior reaches this (default 0.95) */
+  confidence?: number;
+  /** most runs (default 60; `budget`, when given, too) */
+  maxRuns?: number;
   signal?: AbortSignal;
   onProgress?: (line: string) => void;
+}
+
+/**
+ * what a trial's processes must see: its delta, each applied change at its bad value. The changes it
+ * leaves at the good side are not checked: a launcher that sets a variable the good side leaves
+ * unset (torchrun's OMP_NUM_THREADS=1) changes the baseline of every trial alike, not what a trial
+ * tests
+ */
+function intendedOf(changes: readonly Change[], subset: readonly number[]): Intended {
+  const env: Intended['env'] = {};
+  const options: NonNullable<Intended['options']> = {};
+  for (const i of subset) {
+    const c = changes[i]!;
+    if (c.kind === 'env') env[c.name] = c.bad;
+    else if (c.kind === 'arg') options[c.name] = c.bad;
+  }
+  return { env, ...(Object.keys(options).length ? { options } : {}) };
 }
 
 export class BisectAborted extends Error {
@@ -48,6 +80,7 @@ export class BisectAborted extends Error {
 export async function runBisection(port: BisectPort, plan: BisectPlan): Promise<BisectionRecord> {
   const changes: Change[] = changesBetween(plan.good.side, plan.bad.side);
   const repeat = Math.max(1, Math.floor(plan.repeat ?? 1));
+  const maxRuns = Math.min(plan.maxRuns ?? DEFAULT_MAX_RUNS, plan.budget ?? Number.POSITIVE_INFINITY);
   const now = () => (port.now?.() ?? new Date()).toISOString();
   const nb = port.dispatch({
     type: 'addBisection',
@@ -60,6 +93,8 @@ export async function runBisection(port: BisectPort, plan: BisectPlan): Promise<
       ...(plan.steps !== undefined ? { steps: plan.steps } : {}),
       ...(plan.budget !== undefined ? { budget: plan.budget } : {}),
       repeat,
+      confidence: plan.confidence ?? DEFAULT_CONFIDENCE,
+      maxRuns,
       changes,
       trials: [],
     },
@@ -68,30 +103,48 @@ export async function runBisection(port: BisectPort, plan: BisectPlan): Promise<
   const record = (): BisectionRecord => port.notebook().bisections!.find((b) => b.id === id)!;
   const update = (patch: Partial<BisectionRecord>) => port.dispatch({ type: 'updateBisection', id, patch });
 
-  // the target class is the bad side's: ddmin observes the full set of changes first
+  // the target class is the bad side's first failure: the search runs the full set of changes first
   const all = subsetKey(changes.map((_, i) => i));
   let target: string | null = null;
   const trialIndex = new Map<string, number>();
   let parent = plan.good.cell?.id;
 
-  const observe = (subset: readonly number[], cell: Cell, cached: boolean, outcome: Outcome) => {
+  const observe = (
+    subset: readonly number[],
+    cell: Cell,
+    cached: boolean,
+    outcome: Outcome,
+    applied: boolean,
+  ) => {
     const k = subsetKey(subset);
     const trials = [...record().trials];
     let index = trialIndex.get(k);
     if (index === undefined) {
       index = trials.length;
       trialIndex.set(k, index);
-      const fresh = { index, subset: [...subset].sort((a, b) => a - b), cells: [], cached: [], outcome };
+      const fresh = {
+        index,
+        subset: [...subset].sort((a, b) => a - b),
+        cells: [],
+        cached: [],
+        applied: [],
+        outcomes: [],
+        outcome,
+      };
       trials.push(fresh);
     }
     const t = trials[index]!;
-    // repeats that disagree are flaky, and stay so
-    const agreed = t.cells.length === 0 || t.outcome === outcome;
+    const outcomes = [...(t.outcomes ?? []), outcome];
+    const appliedList = [...(t.applied ?? []), applied];
+    // runs that disagree make the subset flaky (runs that did not apply it say nothing)
+    const kinds = new Set(outcomes.filter((_, i) => appliedList[i]));
     trials[index] = {
       ...t,
       cells: [...t.cells, cell.id],
       cached: [...t.cached, cached],
-      outcome: agreed ? outcome : 'flaky',
+      applied: appliedList,
+      outcomes,
+      outcome: kinds.size > 1 ? 'flaky' : (kinds.values().next().value ?? outcome),
     };
     update({ trials });
     return index;
@@ -119,26 +172,52 @@ export async function runBisection(port: BisectPort, plan: BisectPlan): Promise<
       const index = trialIndex.get(k) ?? record().trials.length;
       const what =
         k === all ? 'bad' : subset.length ? subset.map((i) => changes[i]!.name).join(', ') : 'good';
-      plan.onProgress?.(`trial ${index} (${what}): running`);
-      cell = await port.runCell({ side, tag: { id, trial: index, key }, ...(parent ? { parent } : {}) });
+      plan.onProgress?.(`trial ${index} (${what}) run ${attempt + 1}: running`);
+      cell = await port.runCell({
+        side,
+        tag: { id, trial: index, key },
+        expect: intendedOf(changes, subset),
+        ...(parent ? { parent } : {}),
+      });
       if (plan.signal?.aborted) throw new BisectAborted();
     }
     if (k === '' && !parent) parent = cell.id;
     const cls = classOf(cell);
-    if (k === all && target === null) {
+    // the class searched is the bad side's first that is not a clean pass (a flaky bad side may
+    // pass first)
+    if (k === all && target === null && cls !== 'pass') {
       target = cls;
       update({ verdictClass: cls });
     }
-    // a bad side that is GO has no failure to find: the search ends as not reproduced
-    const outcome: Outcome = target === 'pass' ? 'pass' : outcomeFor(target ?? cls, cls);
-    const index = observe(subset, cell, cached, outcome);
-    plan.onProgress?.(`trial ${index} ${cell.id}${cached ? ' (cached)' : ''}: ${cls} → ${outcome}`);
-    return { outcome, ran: !cached, detail: cell.id } satisfies Observation<string>;
+    const outcome: Outcome =
+      target === null ? (cls === 'pass' ? 'pass' : 'unresolved') : outcomeFor(target, cls);
+    const applied = (cell.proof?.notApplied.length ?? 0) === 0;
+    const index = observe(subset, cell, cached, outcome, applied);
+    const proof = applied ? '' : ` (${proofLine(cell.proof)}: not evidence)`;
+    plan.onProgress?.(`trial ${index} ${cell.id}${cached ? ' (cached)' : ''}: ${cls} → ${outcome}${proof}`);
+    return { outcome, ran: !cached, applied, detail: cell.id } satisfies Observation<string>;
   };
 
   try {
-    const r = await ddmin(changes.length, oracle, { budget: plan.budget, repeat });
-    const result = { status: r.status, minimal: r.minimal, proven: r.proven, runs: r.runs, conclusion: '' };
+    const r = await flakySearch(changes.length, oracle, {
+      maxRuns,
+      repeat,
+      confidence: plan.confidence,
+      onPosterior: (p) => update({ posterior: p }),
+    });
+    // a bad side that never failed, its changes applied, was GO every time: nothing to search for
+    const bad = record().trials[0];
+    const allPassed = bad?.outcomes?.every((o, n) => o === 'pass' && bad.applied?.[n] !== false);
+    if (r.status === 'not-reproduced' && target === null && allPassed) update({ verdictClass: 'pass' });
+    const never = neverApplied(port.notebook(), record());
+    const result = {
+      status: r.status,
+      minimal: r.minimal,
+      proven: r.proven,
+      runs: r.runs,
+      conclusion: '',
+      ...(never.length ? { neverApplied: never } : {}),
+    };
     update({ state: 'done', ended: now(), result });
     update({ result: { ...result, conclusion: conclusionOf(port.notebook(), record()) } });
   } catch (e) {

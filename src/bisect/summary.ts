@@ -4,9 +4,10 @@
  * `bisect --json`. Pure: the TUI, the report and the CLI share these functions.
  */
 import type { Cell, Notebook } from '../notebook/model.js';
-import { type Outcome, subsetKey } from './ddmin.js';
+import { proofLine } from '../notebook/run-proof.js';
 import { type Change, describeChange } from './delta.js';
 import type { BisectionRecord } from './model.js';
+import type { Outcome } from './search.js';
 
 /**
  * The class a trial is compared by: the verdict for a NO-GO (hang, crash, nan, incomplete,
@@ -58,6 +59,11 @@ export interface TrialRow {
   stepsReached: number | null;
   location: string;
   outcome: Outcome | 'flaky' | 'running';
+  /** runs of this subset that failed as searched / passed (runs not applied excluded) */
+  fails: number;
+  passes: number;
+  /** "change not applied: NAME (the process saw …)", one per run whose process missed its changes */
+  notApplied: string[];
 }
 
 const deltaText = (changes: readonly Change[], subset: readonly number[], all: number) =>
@@ -76,6 +82,7 @@ export function trialRows(nb: Notebook, b: BisectionRecord): TrialRow[] {
     ];
     const first = cells.find((c) => c?.state === 'done');
     const running = cells.some((c) => c?.state === 'running');
+    const counted = (t.outcomes ?? []).filter((_, i) => t.applied?.[i] !== false);
     return {
       trial: t.index,
       cells: t.cells,
@@ -85,15 +92,26 @@ export function trialRows(nb: Notebook, b: BisectionRecord): TrialRow[] {
       stepsReached: first?.summary?.stepsReached ?? null,
       location: locationOf(first),
       outcome: running ? 'running' : t.outcome,
+      fails: counted.filter((o) => o === 'fail').length,
+      passes: counted.filter((o) => o === 'pass').length,
+      notApplied: cells
+        .filter((c) => c?.proof?.notApplied.length)
+        .map((c) => `${c!.id}: ${proofLine(c!.proof)}`),
     };
   });
 }
 
 /** the trial of the minimal subset (its failure is what the conclusion describes) */
 function minimalCell(nb: Notebook, b: BisectionRecord): Cell | undefined {
-  const want = subsetKey(b.result?.minimal ?? []);
-  const t = b.trials.find((x) => x.subset.join(',') === want && x.outcome === 'fail');
-  return t ? nb.cells.find((c) => c.id === t.cells[0]) : undefined;
+  const want = b.result?.minimal ?? [];
+  // the minimal subset's own failing run first, else any failing run that applied it
+  const ranked = [...b.trials].sort((x, y) => x.subset.length - y.subset.length);
+  for (const t of ranked) {
+    if (!want.every((i) => t.subset.includes(i))) continue;
+    const at = (t.outcomes ?? [t.outcome]).findIndex((o, i) => o === 'fail' && t.applied?.[i] !== false);
+    if (at >= 0) return nb.cells.find((c) => c.id === t.cells[at]);
+  }
+  return undefined;
 }
 
 /** e.g. "NSA_PREFILL_BATCHED unset → hang at step 6 in-step (`_forward_prefill_sequential`); alone sufficient" */
@@ -103,13 +121,15 @@ export function conclusionOf(nb: Notebook, b: BisectionRecord): string {
   if (!r) return b.state === 'running' ? 'running…' : (b.error ?? b.state);
   const flaky = b.trials.filter((t) => t.outcome === 'flaky').length;
   const flakyNote = flaky ? `; ${flaky} trial${flaky === 1 ? '' : 's'} flaky (repeats disagreed)` : '';
+  const never = neverText(b);
   switch (r.status) {
     case 'good-fails':
       return `the good side is not GO (${b.trials[1]?.outcome === 'flaky' ? 'flaky' : trialRows(nb, b)[1]?.verdict}): nothing to bisect against${flakyNote}`;
     case 'not-reproduced':
       if (b.changes.length === 0) return 'the two sides have the same env and args: nothing to bisect';
+      if (never) return `${never}the bad side was never run as meant: nothing to bisect`;
       if (b.verdictClass === 'pass') return 'the bad side is GO (pass): nothing to bisect';
-      return `the ${b.changes.length} env/args change${b.changes.length === 1 ? '' : 's'} applied to the good side do not reproduce the bad side's failure (${trialRows(nb, b)[0]?.verdict ?? '?'}): the difference is elsewhere (command, steps, detector, acceptance)${flakyNote}`;
+      return `${never}the ${b.changes.length} env/args change${b.changes.length === 1 ? '' : 's'} applied to the good side do not reproduce the bad side's failure (${trialRows(nb, b)[0]?.verdict ?? '?'}): the difference is elsewhere (command, steps, detector, acceptance)${flakyNote}`;
     case 'budget':
       return `budget spent before the good and bad sides were both known${flakyNote}`;
   }
@@ -120,8 +140,24 @@ export function conclusionOf(nb: Notebook, b: BisectionRecord): string {
     r.minimal.length === 1
       ? 'alone sufficient'
       : `interaction: all ${r.minimal.length} needed together, none of them can be dropped`;
-  const proof = r.proven ? '' : '; best so far (budget spent), not proven minimal';
-  return `${names.join(' + ')} → ${what}; ${how}${proof}${flakyNote}`;
+  const p = b.posterior;
+  const top = p?.culprits[0]?.posterior;
+  const odds = top === undefined ? '' : `posterior ${top.toFixed(2)}`;
+  const proof = r.proven
+    ? p && p.failureRate.culprit < 0.9
+      ? `; flaky: fails ~${pct(p.failureRate.culprit)} of runs with it (background ${pct(p.failureRate.background)}), ${odds}`
+      : ''
+    : `; uncertain: ${odds || 'no posterior'} below the ${b.confidence ?? 0.95} asked, after ${r.runs} runs (budget spent)`;
+  return `${neverText(b)}${names.join(' + ')} → ${what}; ${how}${proof}${flakyNote}`;
+}
+
+const pct = (x: number) => `${Math.round(x * 100)} %`;
+
+/** "change not applied in any of its 6 runs: A (the process saw it unset), neither blamed nor cleared; " */
+function neverText(b: BisectionRecord): string {
+  const never = b.result?.neverApplied ?? [];
+  if (never.length === 0) return '';
+  return `${never.map((n) => `change not applied in any of its ${n.runs} runs: ${n.saw}`).join('; ')}; neither blamed nor cleared; `;
 }
 
 /** `bisect --json` */
@@ -145,5 +181,24 @@ export function bisectionJson(nb: Notebook, b: BisectionRecord) {
     bad: b.bad,
     changes: b.changes.map((c) => ({ name: c.name, kind: c.kind, good: c.good, bad: c.bad })),
     runs: b.result?.runs ?? 0,
+    culprits: (b.posterior?.culprits ?? []).map((c) => ({
+      changes: c.changes.map((i) => b.changes[i]?.name ?? `#${i}`),
+      posterior: round(c.posterior),
+    })),
+    failureRate: b.posterior
+      ? {
+          culprit: round(b.posterior.failureRate.culprit),
+          background: round(b.posterior.failureRate.background),
+          badSide: badSideRate(rows[0]),
+        }
+      : null,
+    confidence: b.confidence ?? null,
+    maxRuns: b.maxRuns ?? null,
+    notApplied: rows.flatMap((row) => row.notApplied.map((text) => ({ trial: row.trial, text }))),
+    neverApplied: b.result?.neverApplied ?? [],
   };
 }
+
+const round = (x: number) => Math.round(x * 1e4) / 1e4;
+const badSideRate = (row: TrialRow | undefined) =>
+  row && row.fails + row.passes > 0 ? round(row.fails / (row.fails + row.passes)) : null;

@@ -1,5 +1,6 @@
 /** The trials table as text: aligned columns for the terminal, a Markdown table for the report. */
 import type { Notebook } from '../notebook/model.js';
+import { describeChange } from './delta.js';
 import type { BisectionRecord } from './model.js';
 import { conclusionOf, type TrialRow, trialRows } from './summary.js';
 
@@ -7,7 +8,10 @@ export const TABLE_HEAD = ['trial', 'cell', 'env delta vs good', 'verdict', 'ste
 
 export function rowCells(r: TrialRow, code = (s: string) => s): string[] {
   const cells = r.cells.map((id, i) => (r.cached[i] ? `${id} (cached)` : id)).join(', ');
-  const verdict = r.outcome === 'flaky' ? `${r.verdict} (flaky)` : r.verdict;
+  const runs = r.cells.length;
+  const counts = runs > 1 || r.notApplied.length ? ` ${r.fails}✗ ${r.passes}✓` : '';
+  const skipped = r.notApplied.length ? ` (${r.notApplied.length} not applied)` : '';
+  const verdict = `${r.outcome === 'flaky' ? `${r.verdict} (flaky)` : r.verdict}${counts}${skipped}`;
   const loc = r.location.replace(/`([^`]*)`/g, (_m, f: string) => code(f));
   return [
     String(r.trial),
@@ -17,6 +21,30 @@ export function rowCells(r: TrialRow, code = (s: string) => s): string[] {
     r.stepsReached === null ? '–' : String(r.stepsReached),
     loc || '–',
   ];
+}
+
+/** "NSA_X=1  ████████░░░░  0.97": the likeliest candidates, a bar each (width of the bar in cells) */
+export function posteriorLines(b: BisectionRecord, bar = 20): string[] {
+  const p = b.posterior;
+  if (!p) return [];
+  const names = p.culprits.map((c) =>
+    c.changes.map((i) => (b.changes[i] ? describeChange(b.changes[i]) : `#${i}`)).join(' + '),
+  );
+  const w = Math.max(...names.map((n) => n.length), 0);
+  const lines = p.culprits.map((c, i) => {
+    const full = Math.round(c.posterior * bar);
+    return `${names[i]!.padEnd(w)}  ${'█'.repeat(full)}${'░'.repeat(bar - full)}  ${c.posterior.toFixed(2)}`;
+  });
+  const pct = (x: number) => `${Math.round(x * 100)} %`;
+  return [
+    ...lines,
+    `culprit fails ~${pct(p.failureRate.culprit)} of its runs; background ${pct(p.failureRate.background)}; ${p.evidence} runs as evidence; stop at ${b.confidence ?? 0.95} or ${b.maxRuns ?? '?'} runs`,
+  ];
+}
+
+/** every run whose process did not see its changes: "trial 3 c7: change not applied: A (…)" */
+export function notAppliedLines(nb: Notebook, b: BisectionRecord): string[] {
+  return trialRows(nb, b).flatMap((r) => r.notApplied.map((t) => `trial ${r.trial} ${t}`));
 }
 
 /** aligned plain columns (the CLI) */
@@ -49,6 +77,9 @@ export function markdownSection(nb: Notebook, b: BisectionRecord): string[] {
     '',
     `${searched(b)}; ${runsText(b)}.`,
     '',
+    ...(b.posterior ? ['Candidates (posterior):', '', '```', ...posteriorLines(b), '```', ''] : []),
+    ...notAppliedLines(nb, b).map((l) => `- ${md(l)}`),
+    ...(notAppliedLines(nb, b).length ? [''] : []),
     `| ${TABLE_HEAD.join(' | ')} |`,
     `|${TABLE_HEAD.map(() => ' --- ').join('|')}|`,
     ...rows,
@@ -74,14 +105,19 @@ function runsText(b: BisectionRecord): string {
   const repeat = b.repeat > 1 ? `, each trial ${b.repeat}×` : '';
   const status = b.result
     ? b.result.status === 'found'
-      ? b.result.proven
-        ? 'proven 1-minimal'
-        : 'not proven minimal'
-      : b.result.status === 'not-reproduced'
-        ? 'nothing to narrow down'
-        : b.result.status === 'good-fails'
-          ? 'the good side did not pass'
-          : 'budget spent'
+      ? b.posterior
+        ? `found (posterior ${b.posterior.culprits[0]?.posterior.toFixed(2)} ≥ ${b.confidence ?? 0.95})`
+        : // a bisection recorded before the posterior (delta debugging) proved minimality instead
+          b.result.proven
+          ? 'proven 1-minimal'
+          : 'not proven minimal'
+      : b.result.status === 'uncertain'
+        ? 'uncertain (budget spent below the confidence)'
+        : b.result.status === 'not-reproduced'
+          ? 'nothing to narrow down'
+          : b.result.status === 'good-fails'
+            ? 'the good side did not pass'
+            : 'budget spent'
     : b.state;
   return `${runs} run${runs === 1 ? '' : 's'}${budget}${repeat}; ${status}`;
 }

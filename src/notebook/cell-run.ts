@@ -12,6 +12,7 @@ import { finishedPatch, startedCell } from './cell-build.js';
 import type { CellSession, NotebookDeps, StartRequest } from './controller-types.js';
 import { liveLine } from './live-line.js';
 import type { NotebookAction } from './reducer.js';
+import { proofOf, type RunProof } from './run-proof.js';
 import type { NotebookStore } from './store.js';
 
 /** the preset a request runs with: the lane, its env replaced, a phase's steps applied */
@@ -86,9 +87,10 @@ export class CellRun {
       }
     });
     this.done = deps.runToVerdict(this.session).then(
-      (out) => {
+      async (out) => {
         unsubscribe();
         const run = this.session.currentRun();
+        const proof = await this.proof(run?.spec.env ?? {});
         if (run) this.addCell(run.spec, out.localDir);
         this.finish();
         const outcome = { go: out.go, verdict: out.verdict };
@@ -97,7 +99,10 @@ export class CellRun {
         this.unsaved = hooks.save({
           type: 'updateCell',
           id,
-          patch: finishedPatch(out, out.localDir, run?.spec.env ?? {}, new Date().toISOString()),
+          patch: {
+            ...finishedPatch(out, out.localDir, run?.spec.env ?? {}, new Date().toISOString()),
+            ...(proof ? { proof } : {}),
+          },
         });
         hooks.ended(this, outcome);
       },
@@ -108,6 +113,14 @@ export class CellRun {
         hooks.ended(this, null, e instanceof Error ? e.message : String(e));
       },
     );
+  }
+
+  /** what the ranks' processes saw against what this run was meant to have (null: not readable here) */
+  private async proof(env: Record<string, string>): Promise<RunProof | null> {
+    if (!this.session.processStarts) return null;
+    const starts = await this.session.processStarts().catch(() => []);
+    const intended = this.req.expect ?? { env };
+    return proofOf(intended, starts);
   }
 
   get phase(): number | undefined {

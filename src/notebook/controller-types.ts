@@ -4,6 +4,7 @@ import type { RunSpec } from '../runs/launcher.js';
 import type { SessionController } from '../session/state.js';
 import type { Outcome } from './cell-build.js';
 import type { Cell, Notebook } from './model.js';
+import type { Intended } from './run-proof.js';
 import type { Queued } from './run-queue.js';
 
 export interface CellSession extends SessionController {
@@ -11,6 +12,8 @@ export interface CellSession extends SessionController {
   currentRun(): { spec: RunSpec; exited: boolean } | null;
   /** stop the run by its lane's policy, as a user's stop (the notebook closing: its verdict is kept) */
   stopByUser?(): Promise<void>;
+  /** each rank's process as it started (env, argv from /proc on its box): the run's proof */
+  processStarts?(): Promise<Array<{ rank: number; env: Record<string, string>; argv: string[] }>>;
   /** stop its timers and followers (the controller calls it once no dashboard shows the cell) */
   dispose?(): Promise<void>;
 }
@@ -72,4 +75,6 @@ export interface StartRequest extends Pick<Cell, 'parent' | 'link' | 'phase' | '
   env?: Record<string, string>;
   /** a bisection's trial: the lane's args, demo env and detector settings replaced */
   preset?: Partial<Pick<Preset, 'args' | 'demoEnv' | 'detector'>>;
+  /** what the run's processes must see (default: its env); a bisection adds the names it unsets */
+  expect?: Intended;
 }

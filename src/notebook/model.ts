@@ -6,6 +6,7 @@
 
 import type { RunDigest, RunExcerpts } from '../analysis/run-digest.js';
 import type { BisectionRecord, CellBisect } from '../bisect/model.js';
+import type { RunProof } from './run-proof.js';
 
 /** bump when the file shape changes; add a step to migrate.ts for the old one */
 export const NOTEBOOK_VERSION = 2;
@@ -95,6 +96,8 @@ export interface Cell {
   analysis?: Record<string, unknown>;
   /** evidence lines for the report, taken when the run ended (secret values masked) */
   excerpts?: RunExcerpts;
+  /** the env and options each rank's process started with, against what the run was meant to have */
+  proof?: RunProof;
   /** platform facts from env.json and nvidia-smi, for the report */
   platform?: RunDigest['platform'] & { gpuMemMiB?: number; gpuCount?: number };
 }

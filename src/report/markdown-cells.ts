@@ -3,7 +3,9 @@
  * command and env, step lines, the output before a stall, the stack dump, a crash, the evidence
  * files) in collapsible `<details>` blocks, so a long notebook stays readable.
  */
+
 import type { Cell } from '../notebook/model.js';
+import { proofLine } from '../notebook/run-proof.js';
 import { rateOrDash } from '../util/rate.js';
 import { shQuote } from '../util/sh-quote.js';
 import { cellDumps, slowStepsLine } from './cell-findings.js';
@@ -72,6 +74,8 @@ export function cellSection(r: ReportRow): string[] {
   if (r.origin) out.push(`- **From**: ${r.origin}`);
   out.push(`- **Verdict**: ${c.verdict ?? c.state}${s ? ` — ${s.line}` : ''}`);
   if (c.reasons?.length) out.push(`- **${c.go ? 'Note' : 'Acceptance'}**: ${c.reasons.join('; ')}`);
+  // the env each rank's process started with, against the lane's: a dropped flag tested nothing
+  if (c.proof) out.push(`- **Env seen by the trainer**: ${proofLine(c.proof)}`);
   const stop = stopLine(c);
   if (stop) out.push(stop);
   out.push(

@@ -86,6 +86,11 @@ function fromBisection(b: BisectionRecord): string | null {
       return `Bisection ${b.id}: its good side \`${b.good.lane}\` is not GO here: make it pass before bisecting against it.`;
     case 'budget':
       return `Bisection ${b.id} ran out of budget after ${r.runs} runs before both sides were known: run it again with a larger \`--budget\`.`;
+    case 'uncertain': {
+      const top = b.posterior?.culprits[0];
+      const who = top ? top.changes.map((i) => b.changes[i]?.name ?? `#${i}`).join(' + ') : 'no change';
+      return `Bisection ${b.id} spent its ${r.runs} runs below the confidence asked: the likeliest culprit is ${who} (posterior ${top?.posterior.toFixed(2) ?? '?'}); a larger \`--max-runs\` settles it.`;
+    }
   }
 }
 

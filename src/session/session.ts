@@ -21,6 +21,7 @@ import { ArrivalClock } from './arrival-clock.js';
 import { FailureGrace } from './failure-grace.js';
 import { GpuPoller, type GpuUpdate } from './gpu-poller.js';
 import { LiveModel } from './live-model.js';
+import { ProcessEnvWatch, type RankStart } from './process-env.js';
 import { SnapshotPublisher } from './publisher.js';
 import { RunChecks } from './run-checks.js';
 import type { LinkView, SessionOptions } from './session-options.js';
@@ -60,6 +61,8 @@ export class Session implements SessionController {
   private poller: GpuPoller | null = null;
   /** the current run's checks on the box (stall prober, hot frames, the confirmed hang) */
   private checks: RunChecks | null = null;
+  /** the current run's ranks as they started (env, argv from /proc): the proof its flags applied */
+  private envWatch: ProcessEnvWatch | null = null;
   /** callers waiting for a confirmed hang; handed on to each new run's checks */
   private confirmedWaiters: Array<(c: CurrentSilence) => void> = [];
   /** the stop ladder in progress, for "SIGINT sent 3 s ago; SIGKILL in 7 s" */
@@ -118,6 +121,7 @@ export class Session implements SessionController {
     });
     this.checks?.stop();
     this.checks = null;
+    this.envWatch = null;
     this.stopping = null;
     this.failureGrace.clear();
     this.stoppedByUser = false;
@@ -135,6 +139,8 @@ export class Session implements SessionController {
         const tick = clock.arrived(name, chunk, model.trainerNowS(now));
         if (tick !== null) model.onFileChunk(CLOCK_FILE, tick, now);
         model.onFileChunk(name, chunk, now, replace);
+        // a rank's pid arrived: its process is read while it is there
+        this.envWatch?.check();
         // evidence arrived from the trainer's out_dir: it is where the trainer writes
         if (this.outDirWatch && name.startsWith(`${OUT_COPY_DIR}/`)) this.outDirWatch.seen = true;
         // "waiting for stackdump_*.txt" is answered once the dump is here
@@ -304,6 +310,11 @@ export class Session implements SessionController {
     this.checks = new RunChecks(run, this.model, () => {
       this.pub.markDirty();
     });
+    const model = this.model;
+    this.envWatch = new ProcessEnvWatch(
+      run.checksTarget((pid) => model.evidence.nodes.nodeOfPid(pid, undefined)),
+      model,
+    );
     for (const w of this.confirmedWaiters.splice(0)) void this.checks.stallConfirmed().then(w);
   }
 
@@ -366,7 +377,10 @@ export class Session implements SessionController {
     const t = setTimeout(
       () => {
         // silent ranks are checked on the box while the run is live
-        if (this.run && !this.run.exited && this.phase !== 'stopping') this.checks?.tick();
+        if (this.run && !this.run.exited && this.phase !== 'stopping') {
+          this.envWatch?.check();
+          this.checks?.tick();
+        }
         this.scheduleProbe();
       },
       busy ? 250 : 1000,
@@ -578,6 +592,11 @@ export class Session implements SessionController {
 
   currentPreset(): Preset {
     return this.preset;
+  }
+
+  /** the current run's ranks as their processes started (env and argv as the kernel holds them) */
+  processStarts(): Promise<RankStart[]> {
+    return this.envWatch?.starts() ?? Promise.resolve([]);
   }
 
   /** for the CLI/tests: the run in progress */

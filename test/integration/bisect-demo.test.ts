@@ -1,6 +1,6 @@
 /**
  * `nsa-dbg bisect` on the real demo trainer: batched-prefill (GO) against demo-many-flags (four
- * flags changed, one of which hangs step 6). The search finds NSA_PREFILL_BATCHED in five trials
+ * flags changed, one of which hangs step 6). The search finds NSA_PREFILL_BATCHED in at most five trials
  * (~30 s: the lane's quick confirm settings stop each stuck trial in seconds); a second bisection
  * on the same notebook runs nothing, every trial answered by the cells of the first.
  */
@@ -18,7 +18,7 @@ const args = ['bisect', '--demo', '--good', 'batched-prefill', '--bad', 'demo-ma
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('nsa-dbg bisect on the demo trainer', () => {
-  it('finds the one flag that matters among four, proven 1-minimal, in few trials', {
+  it('finds the one flag that matters among four at the confidence, in no more trials than ddmin (five)', {
     timeout: 180_000,
   }, async () => {
     const r = await runCli([...args, '--notebook', nbFile, '--json'], { env, timeoutMs: 170_000 });
@@ -36,7 +36,12 @@ describe('nsa-dbg bisect on the demo trainer', () => {
       'NSA_PREFILL_BATCHED',
       'NSA_SEL_RANGES_V2',
     ]);
-    expect(out.trials.length).toBeLessThanOrEqual(6);
+    expect(out.trials.length).toBeLessThanOrEqual(5);
+    expect(out).toMatchObject({ status: 'found', confidence: 0.95 });
+    expect(out.culprits[0].changes).toEqual(['NSA_PREFILL_BATCHED']);
+    expect(out.culprits[0].posterior).toBeGreaterThanOrEqual(0.95);
+    // every trial's env was read from the demo trainer's own process and matched
+    expect(out.notApplied).toEqual([]);
     expect(out.runs).toBe(out.trials.length);
     // every trial that hung was stopped at its stall, with the location in the table
     for (const t of out.trials)
@@ -76,6 +81,8 @@ describe('nsa-dbg bisect on the demo trainer', () => {
       [['--good', 'nope'], /give --good once/],
       [['--detector', 'floor=1'], /--detector: "floor=1" is not NAME=NUMBER/],
       [['--budget', '0'], /--budget must be a whole number ≥ 1/],
+      [['--confidence', '1'], /--confidence must be a number between 0 and 1/],
+      [['--max-runs', '0'], /--max-runs must be a whole number ≥ 1/],
       [['--', 'python3', 'x.py'], /either --demo or a command/],
     ];
     for (const [extra, msg] of cases) {

@@ -3,8 +3,9 @@ import { parseDetector } from '../../bisect/detector-arg.js';
 import { planFromLanes } from '../../bisect/plan.js';
 import { controllerPort } from '../../bisect/port.js';
 import { runBisection } from '../../bisect/runner.js';
+import { DEFAULT_CONFIDENCE, DEFAULT_MAX_RUNS } from '../../bisect/search.js';
 import { bisectionJson, conclusionOf } from '../../bisect/summary.js';
-import { textTable } from '../../bisect/table.js';
+import { notAppliedLines, posteriorLines, textTable } from '../../bisect/table.js';
 import { NotebookController } from '../../notebook/controller.js';
 import { DEFAULT_NOTEBOOK, NotebookStore } from '../../notebook/store.js';
 import type { CliDeps } from '../deps.js';
@@ -22,6 +23,8 @@ interface BisectArgs extends TargetArgs {
   steps?: number;
   budget?: number;
   repeat?: number;
+  confidence?: number;
+  'max-runs'?: number;
   notebook?: string;
   demo?: boolean;
   'step-ms'?: number;
@@ -33,7 +36,8 @@ interface BisectArgs extends TargetArgs {
 export function bisectCommand(_deps: CliDeps): CommandModule<object, BisectArgs> {
   return {
     command: 'bisect',
-    describe: 'find the smallest env/args change that turns a GO lane into a NO-GO one (delta debugging)',
+    describe:
+      'find the env/args change (or pair) that turns a GO lane into a NO-GO one, flaky failures included',
     builder: (y) =>
       withTargetOptions(
         y
@@ -45,7 +49,17 @@ export function bisectCommand(_deps: CliDeps): CommandModule<object, BisectArgs>
           .option('repeat', {
             type: 'number',
             default: 1,
-            describe: 'runs per trial; disagreeing ones are flaky',
+            describe: 'runs per chosen trial; disagreeing ones are flaky (all are evidence)',
+          })
+          .option('confidence', {
+            type: 'number',
+            default: DEFAULT_CONFIDENCE,
+            describe: 'stop once one candidate has this posterior probability',
+          })
+          .option('max-runs', {
+            type: 'number',
+            default: DEFAULT_MAX_RUNS,
+            describe: 'stop after this many runs (status uncertain when below --confidence)',
           })
           .option('notebook', {
             type: 'string',
@@ -75,6 +89,12 @@ export function bisectCommand(_deps: CliDeps): CommandModule<object, BisectArgs>
       for (const k of ['good', 'bad', 'notebook', 'detector'] as const)
         if (Array.isArray(a[k])) return usageError(`give --${k} once`);
       if (a.demo && command.length) return usageError('give either --demo or a command after --, not both');
+      const confidence = a.confidence ?? DEFAULT_CONFIDENCE;
+      if (!(confidence > 0 && confidence < 1))
+        return usageError('--confidence must be a number between 0 and 1');
+      const maxRuns = a['max-runs'] ?? DEFAULT_MAX_RUNS;
+      if (!Number.isInteger(maxRuns) || maxRuns < 1)
+        return usageError('--max-runs must be a whole number ≥ 1');
       const detector = parseDetector(a.detector);
       if ('error' in detector) return usageError(detector.error);
       const where = targetUsageError(a);
@@ -99,6 +119,8 @@ export function bisectCommand(_deps: CliDeps): CommandModule<object, BisectArgs>
           command: command.length ? command : undefined,
           budget: a.budget,
           repeat: a.repeat,
+          confidence,
+          maxRuns,
           detector: detector.settings,
         });
         if ('error' in planned) return usageError(planned.error);
@@ -118,13 +140,15 @@ export function bisectCommand(_deps: CliDeps): CommandModule<object, BisectArgs>
             [
               `bisect ${r.id}: good ${r.good.lane}, bad ${r.bad.lane}: ${r.changes.length} change${r.changes.length === 1 ? '' : 's'}, class ${r.verdictClass ?? '?'}`,
               ...textTable(nb, r).map((l) => `  ${l}`),
+              ...posteriorLines(r).map((l) => `  ${l}`),
+              ...notAppliedLines(nb, r).map((l) => `  ${l}`),
               conclusionOf(nb, r),
-              `${r.result?.runs ?? 0} runs; ${r.result?.proven ? 'proven 1-minimal' : 'not proven minimal'}; notebook ${store.file}`,
+              `${r.result?.runs ?? 0} runs; ${r.result?.status ?? r.state}; notebook ${store.file}`,
               '',
             ].join('\n'),
           );
         // an SSH connection and timers must not keep the process alive
-        process.exit(r.result?.status === 'found' && r.result.proven ? 0 : 1);
+        process.exit(r.result?.status === 'found' ? 0 : 1);
       } catch (e) {
         store?.close();
         reportFailure(e);
