@@ -62,16 +62,26 @@ export async function readProcMany(
     );
     return out;
   }
+  return readPerNode(target, pids, READ_SCRIPT, parseProcBatch);
+}
+
+/**
+ * One `sh -c SCRIPT sh PID...` per node for the pids on it (a remote box: one command, not one
+ * per pid), each node's output parsed by `parse`; a node whose command fails adds nothing.
+ */
+export async function readPerNode<T>(
+  target: Target,
+  pids: number[],
+  script: string,
+  parse: (stdout: string) => Map<number, T>,
+): Promise<Map<number, T>> {
+  const out = new Map<number, T>();
   await Promise.all(
     groupByNode(target, pids).map(async (group) => {
-      const r = await execForPid(target, group[0]!, [
-        'sh',
-        '-c',
-        READ_SCRIPT,
-        'sh',
-        ...group.map(String),
-      ]).catch(() => null);
-      if (r !== null) for (const [p, v] of parseProcBatch(r.stdout)) out.set(p, v);
+      const r = await execForPid(target, group[0]!, ['sh', '-c', script, 'sh', ...group.map(String)]).catch(
+        () => null,
+      );
+      if (r !== null) for (const [p, v] of parse(r.stdout)) out.set(p, v);
     }),
   );
   return out;

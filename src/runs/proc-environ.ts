@@ -4,7 +4,8 @@
  * script, `env -i`, torchrun or srun did to the env it was given. A run's flags are proven applied
  * from these, never from what nsa-dbg meant to pass.
  */
-import { execForPid, groupByNode, type Target } from '../targets/target.js';
+import type { Target } from '../targets/target.js';
+import { readPerNode } from './proc-batch.js';
 
 export interface ProcessStart {
   pid: number;
@@ -64,17 +65,5 @@ export async function readProcessStarts(target: Target, pids: number[]): Promise
     );
     return out;
   }
-  await Promise.all(
-    groupByNode(target, pids).map(async (group) => {
-      const r = await execForPid(target, group[0]!, [
-        'sh',
-        '-c',
-        READ_SCRIPT,
-        'sh',
-        ...group.map(String),
-      ]).catch(() => null);
-      if (r !== null) for (const [p, v] of parseEnvironBatch(r.stdout)) out.set(p, v);
-    }),
-  );
-  return out;
+  return readPerNode(target, pids, READ_SCRIPT, parseEnvironBatch);
 }
