@@ -27,7 +27,6 @@ export class StepCadence {
   private readonly formats = new Map<string, number>();
   private zeroSeen = false;
   private total: { step: number; of: number } | null = null;
-  private lastStep: number | null = null;
 
   add(rank: number, step: number, format: string, total?: number): void {
     this.formats.set(format, (this.formats.get(format) ?? 0) + 1);
@@ -40,7 +39,6 @@ export class StepCadence {
     this.prev.set(rank, step);
     if (total !== undefined && total > 0 && (this.total === null || step >= this.total.step))
       this.total = { step, of: total };
-    if (this.lastStep === null || step > this.lastStep) this.lastStep = step;
   }
 
   /** the most common gap between logged steps (the smaller on a tie); 1 before two steps */
