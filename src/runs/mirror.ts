@@ -139,18 +139,21 @@ export class EvidenceMirror<T extends Target = Target> {
       return;
     }
     const filter = this.opts.filter ?? defaultMirrorFilter;
-    for (const name of names.sort()) {
-      if (this.closed || this.files.has(name) || this.skipped.has(name)) continue;
-      if (!safeName(name) || !filter(name)) continue;
-      try {
-        const isDir = await this.target.exec(['test', '-d', `${this.remoteDir}/${name}`]);
-        if (isDir.code === 0) {
-          this.skipped.add(name); // the layout is flat: subfolders (e.g. tensorboard) are not evidence
-          continue;
-        }
-      } catch (err) {
-        this.opts.onError?.(err as Error);
-        return; // try again on the next listing
+    const fresh = names
+      .sort()
+      .filter((n) => !this.files.has(n) && !this.skipped.has(n) && safeName(n) && filter(n));
+    let folders: Set<string>;
+    try {
+      folders = await this.foldersAmong(fresh);
+    } catch (err) {
+      this.opts.onError?.(err as Error);
+      return; // try again on the next listing
+    }
+    for (const name of fresh) {
+      if (this.closed || this.files.has(name)) continue;
+      if (folders.has(name)) {
+        this.skipped.add(name); // the layout is flat: subfolders (e.g. tensorboard) are not evidence
+        continue;
       }
       const before = this.opts.baseline?.[name];
       if (before !== undefined && runFileKind(name) === 'whole') {
@@ -160,6 +163,15 @@ export class EvidenceMirror<T extends Target = Target> {
       if (!this.closed && !this.files.has(name)) this.follow(name);
     }
     await this.copyRewritten();
+  }
+
+  /** which of these names are folders: one command for all of them, not one per name */
+  private async foldersAmong(names: string[]): Promise<Set<string>> {
+    if (names.length === 0) return new Set();
+    const script = `cd ${shQuote(this.remoteDir)} && for f in "$@"; do [ -d "$f" ] && printf '%s\\0' "$f"; done; exit 0`;
+    const r = await this.target.exec(['sh', '-c', script, 'sh', ...names]);
+    if (r.code !== 0) throw new Error(`cannot look into ${this.remoteDir}: ${r.stderr.trim()}`);
+    return new Set(r.stdout.split('\0').filter((n) => n !== ''));
   }
 
   /** small files that were there before the run and changed since: copied whole */

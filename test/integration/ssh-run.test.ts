@@ -171,7 +171,8 @@ describe('links that drop and processes that die', () => {
   it('the TUI process killed with SIGKILL: the run goes on, and attach resumes the same run', async () => {
     const runs = mkdtempSync(join(tmpdir(), 'nsa-remote-runs-'));
     let cliPid = 0;
-    const first = runCli(headlessDemo(runs, 'batched-prefill', 30, 100), {
+    // 120 steps of 100 ms: the listing below must find the run still going, ~11 s after the kill
+    const first = runCli(headlessDemo(runs, 'batched-prefill', 120, 100), {
       env: { NSA_DBG_HOME: home },
       onSpawn: (p) => (cliPid = p),
     });
@@ -193,18 +194,18 @@ describe('links that drop and processes that die', () => {
     });
     expect(again.code, again.stdout).toBe(0);
     const out = JSON.parse(again.stdout);
-    expect(out).toMatchObject({ verdict: 'pass', stepsReached: 30, runDir });
+    expect(out).toMatchObject({ verdict: 'pass', stepsReached: 120, runDir });
     expectMirrorIdentical(runDir, out.localDir);
-    expect(stepLines(out.localDir)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    expect(stepLines(out.localDir)).toEqual(Array.from({ length: 120 }, (_, i) => i + 1));
 
     // a finished run attaches too: the same verdict at once, the mirror untouched
     const finished = await runCli(['attach', ...remoteArgs(runs), runId, '--headless', '--json'], {
       env: { NSA_DBG_HOME: home },
     });
     expect(finished.code, finished.stdout).toBe(0);
-    expect(JSON.parse(finished.stdout)).toMatchObject({ verdict: 'pass', stepsReached: 30, exitCode: 0 });
+    expect(JSON.parse(finished.stdout)).toMatchObject({ verdict: 'pass', stepsReached: 120, exitCode: 0 });
     expectMirrorIdentical(runDir, out.localDir);
-    expect(stepLines(out.localDir)).toHaveLength(30);
+    expect(stepLines(out.localDir)).toHaveLength(120);
   });
 });
 

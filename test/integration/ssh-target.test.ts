@@ -74,6 +74,25 @@ describe('SshTarget', () => {
     await waitUntil(async () => (await target.exec(['pgrep', '-f', 'sleep 31'])).code === 1, {
       what: 'sleep 31 gone',
     });
+    // the shell it held was killed with it; the next command gets another
+    expect((await target.exec(['echo', 'after'])).stdout).toBe('after\n');
+  });
+
+  it('short commands share one login shell; a burst overflows onto exec channels, not a queue', async () => {
+    // each command is started by the shell that runs it: one parent for commands one after another
+    const parents = new Set<string>();
+    for (let i = 0; i < 12; i++) parents.add((await target.exec(['sh', '-c', 'echo $PPID'])).stdout.trim());
+    expect(parents.size).toBe(1);
+    const loop = await target.exec(['cat', `/proc/${[...parents][0]}/cmdline`]);
+    expect(loop.stdout).toContain('@@NSA-READY');
+    // eight at once, each holding its shell for a while: all finish, at most three on shells
+    const burst = await Promise.all(
+      Array.from({ length: 8 }, () => target.exec(['sh', '-c', 'sleep 0.5; cat /proc/$PPID/cmdline'])),
+    );
+    expect(burst.every((r) => r.code === 0)).toBe(true);
+    const onShells = burst.filter((r) => r.stdout.includes('@@NSA-READY')).length;
+    expect(onShells).toBeGreaterThan(0);
+    expect(onShells).toBeLessThanOrEqual(3);
   });
 
   it('interacts through a PTY', async () => {

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { posix } from 'node:path';
 import { debugLog } from '../../util/debug-log.js';
+import type { CommandShells } from './command-shells.js';
 import type { SshConnection } from './connection.js';
 import { SftpUnavailable } from './errors.js';
 import { ExecFiles, type Limit } from './exec-files.js';
@@ -103,9 +104,10 @@ export class FilesOverSsh implements RemoteFiles {
     downTimeoutMs: number,
     mkdirp: (dir: string) => Promise<void>,
     limit: Limit,
+    shells?: CommandShells,
   ) {
     this.sftp = new SftpFiles(conn, downTimeoutMs, mkdirp);
-    this.exec = new ExecFiles(conn, downTimeoutMs, limit);
+    this.exec = new ExecFiles(conn, downTimeoutMs, limit, shells);
   }
 
   /** which transport the file operations use now */

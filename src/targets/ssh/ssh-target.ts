@@ -16,12 +16,13 @@ import type {
   TailOptions,
   Target,
 } from '../target.js';
+import { CommandShells, ShellUnavailable } from './command-shells.js';
 import type { SshConnection } from './connection.js';
 import { CommandTimeoutError } from './errors.js';
 import { startRemote } from './remote-exec.js';
 import { FilesOverSsh } from './remote-files.js';
 import { RemoteTail } from './remote-tail.js';
-import { shJoin, shQuotePath } from './sh-quote.js';
+import { shJoin, shQuotePath, shScript } from './sh-quote.js';
 import { openPty } from './ssh-pty.js';
 
 export interface SshTargetOptions {
@@ -29,6 +30,8 @@ export interface SshTargetOptions {
   downTimeoutMs?: number;
   /** concurrent short exec channels; sshd's MaxSessions (10) caps all channels together */
   maxConcurrentExecs?: number;
+  /** command shells kept open for short commands (0: every command opens an exec channel) */
+  maxShells?: number;
 }
 
 type ExecOpts = { cwd?: string; env?: Record<string, string>; timeoutMs?: number };
@@ -60,6 +63,8 @@ export class SshTarget implements Target {
   readonly label: string;
   private readonly downTimeoutMs: number;
   private readonly limiter: Limiter;
+  /** short commands without a login shell each: see command-shell.ts */
+  readonly shells: CommandShells;
   private readonly tails = new Set<TailHandle>();
   /** file operations: SFTP, or exec channels on a box without it */
   readonly files: FilesOverSsh;
@@ -70,12 +75,16 @@ export class SshTarget implements Target {
   ) {
     this.label = connection.label;
     this.downTimeoutMs = opts.downTimeoutMs ?? 20_000;
-    this.limiter = new Limiter(opts.maxConcurrentExecs ?? 6);
+    // shells and exec channels together stay under sshd's MaxSessions (10) beside the PTY, SFTP
+    // and the streams
+    this.limiter = new Limiter(opts.maxConcurrentExecs ?? 4);
+    this.shells = new CommandShells(connection, this.downTimeoutMs, opts.maxShells ?? 3);
     this.files = new FilesOverSsh(
       connection,
       this.downTimeoutMs,
       (dir) => this.mkdirp(dir),
       (fn) => this.limiter.run(fn),
+      this.shells,
     );
   }
 
@@ -83,8 +92,22 @@ export class SshTarget implements Target {
     return openPty(this.connection, opts, this.downTimeoutMs);
   }
 
-  exec(argv: string[], opts: ExecOpts = {}): Promise<ExecResult> {
+  async exec(argv: string[], opts: ExecOpts = {}): Promise<ExecResult> {
     const shown = shJoin(argv);
+    const onShell = this.shells.run(shScript(argv, { cwd: opts.cwd, env: opts.env }), shown, opts.timeoutMs);
+    if (onShell) {
+      try {
+        const r = await onShell;
+        return { stdout: r.stdout.toString('utf8'), stderr: r.stderr.toString('utf8'), code: r.code };
+      } catch (err) {
+        if (!(err instanceof ShellUnavailable)) throw err;
+      }
+    }
+    return this.execOnChannel(argv, shown, opts);
+  }
+
+  /** a command on an exec channel of its own (every shell busy, or none can run on this box) */
+  private execOnChannel(argv: string[], shown: string, opts: ExecOpts): Promise<ExecResult> {
     return this.limiter.run(async () => {
       const out: Buffer[] = [];
       const errOut: Buffer[] = [];
@@ -194,6 +217,7 @@ export class SshTarget implements Target {
 
   async close(): Promise<void> {
     for (const t of [...this.tails]) t.dispose();
+    this.shells.close();
     await this.connection.close();
   }
 }

@@ -1,0 +1,113 @@
+/**
+ * Short commands through a shell that stays open on the box. Every exec channel makes sshd start
+ * the login shell, and bash reads ~/.bashrc when sshd starts it; on GPU boxes that file runs
+ * `conda init` or `pyenv init`: a second or more per command, several seconds when a few run at
+ * once (seen: 16 s before a demo run's first line, 14 s of per-file checks after its last). A
+ * command shell pays that once: one exec channel runs a small POSIX-sh loop that reads one request a
+ * line, runs it with `sh` (no rc files), and answers with a framed reply. Commands run one at a
+ * time per shell; a few shells run side by side (CommandShells).
+ *
+ * The wire, all bytes: request `ID ESCAPED\n`, where ESCAPED is the sh script with every byte but
+ * [A-Za-z0-9_./-] written as `\0ooo` (read back by printf %b, so the line has no space or newline);
+ * reply `@@NSA-R ID CODE OUTLEN ERRLEN\n` then exactly OUTLEN bytes of stdout and ERRLEN of stderr.
+ * Whatever the login shell prints before `@@NSA-READY PID` (a chatty .bashrc) is skipped.
+ */
+
+/** The loop run on the box. Each reply's files are new and removed after, so a process the command
+ * left behind that still writes to its stdout cannot change a later reply; `head -c` sends exactly
+ * the bytes counted. */
+export const SHELL_LOOP = [
+  'T=$(mktemp -d "${TMPDIR:-/tmp}/nsa-dbg-sh.XXXXXX") || exit 1',
+  `trap 'rm -rf "$T"' EXIT`,
+  `trap 'exit 1' HUP TERM`,
+  `printf '@@NSA-READY %s\\n' "$$"`,
+  `while IFS=' ' read -r id s; do`,
+  `  printf '%b' "$s" > "$T/s"`,
+  `  sh "$T/s" > "$T/o.$id" 2> "$T/e.$id" < /dev/null`,
+  '  c=$?',
+  `  o=$(wc -c < "$T/o.$id"); e=$(wc -c < "$T/e.$id")`,
+  `  printf '@@NSA-R %s %s %s %s\\n' "$id" "$c" $o $e`,
+  `  head -c $o < "$T/o.$id"; head -c $e < "$T/e.$id"`,
+  `  rm -f "$T/o.$id" "$T/e.$id"`,
+  'done',
+].join('\n');
+
+const READY = Buffer.from('@@NSA-READY ');
+const SAFE = /[A-Za-z0-9_./-]/;
+
+/** One request line: the id, a space, the script with every unsafe byte as printf %b's `\0ooo`. */
+export function encodeRequest(id: number, script: string): string {
+  let out = '';
+  for (const byte of Buffer.from(script, 'utf8')) {
+    const ch = String.fromCharCode(byte);
+    out += byte < 128 && SAFE.test(ch) ? ch : `\\0${byte.toString(8).padStart(3, '0')}`;
+  }
+  return `${id} ${out}\n`;
+}
+
+export interface ShellReply {
+  id: number;
+  /** the script's exit status as sh reports it (128+N when a signal ended it) */
+  code: number;
+  stdout: Buffer;
+  stderr: Buffer;
+}
+
+/**
+ * Reads a command shell's stdout: first the ready line (learning the shell's pid), then replies.
+ * Pure: bytes in, events out, whatever the chunking.
+ */
+export class ReplyReader {
+  pid: number | null = null;
+  private buf: Buffer = Buffer.alloc(0);
+  /** a header that went wrong: the stream is not a command shell's (the caller drops the shell) */
+  broken: string | null = null;
+
+  push(chunk: Buffer): ShellReply[] {
+    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+    const replies: ShellReply[] = [];
+    if (this.pid === null && !this.readReady()) return replies;
+    for (;;) {
+      const nl = this.buf.indexOf(10);
+      if (nl < 0 || this.broken) break;
+      const head = this.buf.subarray(0, nl).toString('latin1');
+      const m = /^@@NSA-R (\d+) +(\d+) +(\d+) +(\d+)$/.exec(head);
+      if (!m) {
+        this.broken = `unexpected reply from the command shell: ${JSON.stringify(head.slice(0, 80))}`;
+        break;
+      }
+      const outLen = Number(m[3]);
+      const errLen = Number(m[4]);
+      const end = nl + 1 + outLen + errLen;
+      if (this.buf.length < end) break;
+      const body = this.buf.subarray(nl + 1, end);
+      replies.push({
+        id: Number(m[1]),
+        code: Number(m[2]),
+        stdout: Buffer.from(body.subarray(0, outLen)),
+        stderr: Buffer.from(body.subarray(outLen)),
+      });
+      this.buf = this.buf.subarray(end);
+    }
+    return replies;
+  }
+
+  private readReady(): boolean {
+    const at = this.buf.indexOf(READY);
+    if (at < 0) {
+      // keep only what could still be the start of the ready marker
+      if (this.buf.length > READY.length) this.buf = this.buf.subarray(this.buf.length - READY.length);
+      return false;
+    }
+    const nl = this.buf.indexOf(10, at);
+    if (nl < 0) return false;
+    const pid = Number(this.buf.subarray(at + READY.length, nl).toString('latin1'));
+    if (!Number.isInteger(pid) || pid <= 0) {
+      this.broken = 'the command shell did not say its pid';
+      return false;
+    }
+    this.pid = pid;
+    this.buf = this.buf.subarray(nl + 1);
+    return true;
+  }
+}
