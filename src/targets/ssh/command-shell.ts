@@ -7,9 +7,12 @@
  * line, runs it with `sh` (no rc files), and answers with a framed reply. Commands run one at a
  * time per shell; a few shells run side by side (CommandShells).
  *
- * The wire, all bytes: request `ID ESCAPED\n`, where ESCAPED is the sh script with every byte but
- * [A-Za-z0-9_./-] written as `\0ooo` (read back by printf %b, so the line has no space or newline);
- * reply `@@NSA-R ID CODE OUTLEN ERRLEN\n` then exactly OUTLEN bytes of stdout and ERRLEN of stderr.
+ * The wire, all bytes: request `ID SCRIPT [STDIN]\n`, the sh script and the bytes for its stdin with
+ * every byte but [A-Za-z0-9_./-] written as `\0ooo` (read back by printf %b, so neither holds a
+ * space or a newline);
+ * `@@NSA-S ID\n` when the loop took the request (a link lost before it: the command never ran and
+ * may be sent again), then the reply `@@NSA-R ID CODE OUTLEN ERRLEN\n` and exactly OUTLEN bytes of
+ * stdout and ERRLEN of stderr.
  * Whatever the login shell prints before `@@NSA-READY PID` (a chatty .bashrc) is skipped.
  */
 
@@ -21,9 +24,10 @@ export const SHELL_LOOP = [
   `trap 'rm -rf "$T"' EXIT`,
   `trap 'exit 1' HUP TERM`,
   `printf '@@NSA-READY %s\\n' "$$"`,
-  `while IFS=' ' read -r id s; do`,
-  `  printf '%b' "$s" > "$T/s"`,
-  `  sh "$T/s" > "$T/o.$id" 2> "$T/e.$id" < /dev/null`,
+  `while IFS=' ' read -r id s d; do`,
+  `  printf '@@NSA-S %s\\n' "$id"`,
+  `  printf '%b' "$s" > "$T/s"; printf '%b' "$d" > "$T/i"`,
+  `  sh "$T/s" > "$T/o.$id" 2> "$T/e.$id" < "$T/i"`,
   '  c=$?',
   `  o=$(wc -c < "$T/o.$id"); e=$(wc -c < "$T/e.$id")`,
   `  printf '@@NSA-R %s %s %s %s\\n' "$id" "$c" $o $e`,
@@ -35,14 +39,23 @@ export const SHELL_LOOP = [
 const READY = Buffer.from('@@NSA-READY ');
 const SAFE = /[A-Za-z0-9_./-]/;
 
-/** One request line: the id, a space, the script with every unsafe byte as printf %b's `\0ooo`. */
-export function encodeRequest(id: number, script: string): string {
-  let out = '';
-  for (const byte of Buffer.from(script, 'utf8')) {
+/** bytes as one word for printf %b: every unsafe byte as `\0ooo` */
+function escapeWord(bytes: Buffer): string {
+  const parts: string[] = [];
+  for (const byte of bytes) {
     const ch = String.fromCharCode(byte);
-    out += byte < 128 && SAFE.test(ch) ? ch : `\\0${byte.toString(8).padStart(3, '0')}`;
+    parts.push(byte < 128 && SAFE.test(ch) ? ch : `\\0${byte.toString(8).padStart(3, '0')}`);
   }
-  return `${id} ${out}\n`;
+  return parts.join('');
+}
+
+/** the most stdin a request carries; more takes an exec channel (the loop reads its line bytewise) */
+export const MAX_SHELL_STDIN = 256 * 1024;
+
+/** One request line: the id, the script, and the bytes for its stdin (none: empty), each escaped. */
+export function encodeRequest(id: number, script: string, stdin?: Buffer): string {
+  const input = stdin?.length ? ` ${escapeWord(stdin)}` : '';
+  return `${id} ${escapeWord(Buffer.from(script, 'utf8'))}${input}\n`;
 }
 
 export interface ShellReply {
@@ -59,6 +72,8 @@ export interface ShellReply {
  */
 export class ReplyReader {
   pid: number | null = null;
+  /** the last request id the loop said it took */
+  started = 0;
   private buf: Buffer = Buffer.alloc(0);
   /** a header that went wrong: the stream is not a command shell's (the caller drops the shell) */
   broken: string | null = null;
@@ -71,6 +86,12 @@ export class ReplyReader {
       const nl = this.buf.indexOf(10);
       if (nl < 0 || this.broken) break;
       const head = this.buf.subarray(0, nl).toString('latin1');
+      const started = /^@@NSA-S (\d+)$/.exec(head);
+      if (started) {
+        this.started = Number(started[1]);
+        this.buf = this.buf.subarray(nl + 1);
+        continue;
+      }
       const m = /^@@NSA-R (\d+) +(\d+) +(\d+) +(\d+)$/.exec(head);
       if (!m) {
         this.broken = `unexpected reply from the command shell: ${JSON.stringify(head.slice(0, 80))}`;

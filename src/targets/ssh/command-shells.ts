@@ -1,34 +1,49 @@
 /**
  * A few command shells (command-shell.ts) on one SSH connection, opened as commands need them. A
- * command goes to a free shell; with none free and the pool full it is not queued behind a slow one
- * (a 2-minute preflight measurement, a py-spy dump): `run` returns null and the caller uses an exec
- * channel of its own, as before the shells existed. A box where the loop cannot start (a restricted
- * shell, no mktemp) turns the shells off for the connection, and every command takes an exec
- * channel.
+ * command goes to a free shell, or waits for one; one that has waited OVERFLOW_MS (every shell held
+ * by a slow command: a 2-minute preflight measurement, a py-spy dump) is handed back and takes an
+ * exec channel of its own, as before the shells existed. Waiting first matters: while the shells
+ * are being opened (a login each), sending the burst of first commands to exec channels would start
+ * a login per command and slow everything down together. A box where the loop cannot start (a
+ * restricted shell, no mktemp) turns the shells off for the connection.
  */
 
 import type { ClientChannel } from 'ssh2';
-import { encodeRequest, ReplyReader, SHELL_LOOP, type ShellReply } from './command-shell.js';
+import { encodeRequest, MAX_SHELL_STDIN, ReplyReader, SHELL_LOOP, type ShellReply } from './command-shell.js';
 import type { SshConnection } from './connection.js';
 import { NoRetry } from './connection.js';
 import { CommandTimeoutError, SshError } from './errors.js';
 import { killCommand } from './remote-pid.js';
 import { shJoin } from './sh-quote.js';
 
-/** The loop could not start on this box: use exec channels. */
+/** Use an exec channel for this command: the loop cannot run on this box, or no shell came free. */
 export class ShellUnavailable extends Error {}
 
-interface Pending {
-  id: number;
+/** The link went before the loop took the request: the command never ran, so it is sent again. */
+class NotStarted extends Error {}
+
+/** how long a command waits for a free shell before it takes an exec channel */
+const OVERFLOW_MS = 1500;
+
+interface Job {
+  script: string;
   shown: string;
+  stdin?: Buffer;
+  timeoutMs?: number;
   resolve: (r: ShellReply) => void;
   reject: (e: Error) => void;
+  overflow?: NodeJS.Timeout;
 }
 
 class CommandShell {
   busy = false;
   dead = false;
-  private pending: Pending | null = null;
+  private pending: {
+    id: number;
+    shown: string;
+    reject: (e: Error) => void;
+    resolve: (r: ShellReply) => void;
+  } | null = null;
   private nextId = 1;
 
   constructor(
@@ -37,9 +52,9 @@ class CommandShell {
     private readonly reader: ReplyReader,
     private readonly label: string,
     private readonly onDead: (shell: CommandShell) => void,
+    private readonly onIdle: () => void,
   ) {}
 
-  /** replies and the channel's end, wired once the ready line was read */
   receive(replies: ShellReply[]): void {
     for (const r of replies) {
       const p = this.pending;
@@ -49,6 +64,7 @@ class CommandShell {
       p.resolve(r);
     }
     if (this.reader.broken) this.die(new SshError('down', this.reader.broken));
+    else if (!this.busy) this.onIdle();
   }
 
   die(err: Error): void {
@@ -63,22 +79,25 @@ class CommandShell {
   }
 
   lost(): void {
-    const shown = this.pending?.shown ?? 'a command';
-    this.die(new SshError('down', `connection to ${this.label} lost while running ${shown}`));
+    const p = this.pending;
+    const shown = p?.shown ?? 'a command';
+    if (p && this.reader.started < p.id) this.die(new NotStarted());
+    else this.die(new SshError('down', `connection to ${this.label} lost while running ${shown}`));
   }
 
-  run(script: string, shown: string): Promise<ShellReply> {
+  run(script: string, shown: string, stdin?: Buffer): Promise<ShellReply> {
     this.busy = true;
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending = { id, shown, resolve, reject };
-      this.channel.write(encodeRequest(id, script));
+      this.channel.write(encodeRequest(id, script, stdin));
     });
   }
 }
 
 export class CommandShells {
   private readonly shells = new Set<CommandShell>();
+  private readonly queue: Job[] = [];
   private opening = 0;
   private unavailable = false;
   private closed = false;
@@ -90,40 +109,87 @@ export class CommandShells {
   ) {}
 
   /**
-   * Run a POSIX-sh script on a free shell (opening one when the pool has room). Null when every
-   * shell is busy and the pool is full, or the box cannot run the loop: use an exec channel.
-   * Rejects SshError 'down' when the link is lost, CommandTimeoutError after timeoutMs (the shell,
-   * and the command with it, is then killed).
+   * Run a POSIX-sh script on a shell. Null when the shells are off (or the stdin too big for a
+   * request line); rejects ShellUnavailable when the caller should use an exec channel after all,
+   * SshError 'down' when the link is lost, CommandTimeoutError after timeoutMs of running (the
+   * shell, and the command with it, is then killed).
    */
-  run(script: string, shown: string, timeoutMs?: number): Promise<ShellReply> | null {
-    if (this.unavailable || this.closed) return null;
-    const free = [...this.shells].find((s) => !s.busy);
-    if (free) return this.withTimeout(free, free.run(script, shown), shown, timeoutMs);
-    if (this.shells.size + this.opening >= this.max) return null;
-    return this.open().then((shell) => this.withTimeout(shell, shell.run(script, shown), shown, timeoutMs));
+  run(script: string, shown: string, timeoutMs?: number, stdin?: Buffer): Promise<ShellReply> | null {
+    if (this.max <= 0 || this.unavailable || this.closed || (stdin?.length ?? 0) > MAX_SHELL_STDIN)
+      return null;
+    return new Promise<ShellReply>((resolve, reject) => {
+      const job: Job = { script, shown, stdin, timeoutMs, resolve, reject };
+      const overflow = () => {
+        const at = this.queue.indexOf(job);
+        if (at < 0) return;
+        // none open yet: the first is on its way (its login bounded by the link timeout)
+        if (this.shells.size === 0 && this.opening > 0) {
+          job.overflow = setTimeout(overflow, OVERFLOW_MS);
+          return;
+        }
+        this.queue.splice(at, 1);
+        reject(new ShellUnavailable('no command shell came free'));
+      };
+      job.overflow = setTimeout(overflow, OVERFLOW_MS);
+      this.queue.push(job);
+      this.dispatch();
+    });
   }
 
   close(): void {
     this.closed = true;
-    for (const s of [...this.shells])
-      s.die(new SshError('closed', `connection to ${this.conn.label} closed`));
+    const err = new SshError('closed', `connection to ${this.conn.label} closed`);
+    for (const s of [...this.shells]) s.die(err);
+    for (const job of this.queue.splice(0)) this.fail(job, err);
   }
 
-  private withTimeout(
-    shell: CommandShell,
-    reply: Promise<ShellReply>,
-    shown: string,
-    timeoutMs?: number,
-  ): Promise<ShellReply> {
-    if (!timeoutMs) return reply;
+  /** hand queued jobs to free shells; open another shell while some wait and there is room */
+  private dispatch(): void {
+    for (const shell of this.shells) {
+      if (this.queue.length === 0) return;
+      if (!shell.busy) this.start(shell, this.queue.shift()!);
+    }
+    if (this.queue.length > this.opening && this.shells.size + this.opening < this.max) void this.open();
+  }
+
+  private fail(job: Job, err: Error): void {
+    clearTimeout(job.overflow);
+    job.reject(err);
+  }
+
+  private start(shell: CommandShell, job: Job): void {
+    clearTimeout(job.overflow);
     let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<never>((_, reject) => {
+    let done = false;
+    if (job.timeoutMs) {
+      const ms = job.timeoutMs;
       timer = setTimeout(() => {
-        reject(new CommandTimeoutError(shown, timeoutMs)); // first: the race settles with it
+        if (done) return;
+        done = true;
+        job.reject(new CommandTimeoutError(job.shown, ms));
         this.killShell(shell);
-      }, timeoutMs);
-    });
-    return Promise.race([reply, timedOut]).finally(() => clearTimeout(timer));
+      }, ms);
+    }
+    shell.run(job.script, job.shown, job.stdin).then(
+      (r) => {
+        clearTimeout(timer);
+        if (done) return;
+        done = true;
+        job.resolve(r);
+      },
+      (err: Error) => {
+        clearTimeout(timer);
+        if (done) return;
+        done = true;
+        if (err instanceof NotStarted) {
+          // a link cut under a request the loop never took: it waits for a shell on the next link
+          this.queue.unshift(job);
+          this.dispatch();
+          return;
+        }
+        job.reject(err);
+      },
+    );
   }
 
   /** the command holds the shell past its time: kill the shell's process group, command included */
@@ -145,61 +211,68 @@ export class CommandShells {
       .catch(() => {});
   }
 
-  private async open(): Promise<CommandShell> {
+  private async open(): Promise<void> {
     this.opening++;
+    let shell: CommandShell;
     try {
-      const shell = await this.conn.withClient(
-        (client) =>
-          new Promise<CommandShell>((resolve, reject) => {
-            client.exec(shJoin(['sh', '-c', SHELL_LOOP]), (err, ch) => {
-              if (err) return reject(err); // never opened: retried on the next link
-              const reader = new ReplyReader();
-              let shell: CommandShell | null = null;
-              let exited = false;
-              ch.stderr.resume();
-              ch.on('exit', () => {
-                exited = true;
-              });
-              ch.on('data', (b: Buffer) => {
-                const replies = reader.push(b);
-                if (shell) return shell.receive(replies);
-                if (reader.pid !== null) {
-                  shell = new CommandShell(ch, reader.pid, reader, this.conn.label, (s) =>
-                    this.shells.delete(s),
-                  );
-                  resolve(shell);
-                } else if (reader.broken) {
-                  ch.close();
-                  reject(new NoRetry(new ShellUnavailable(reader.broken)));
-                }
-              });
-              ch.on('close', () => {
-                if (shell) return shell.lost();
-                // the loop ended before it was ready: this box cannot run it. Without an exit
-                // status the link went: withClient tries again on the next one
-                if (exited)
-                  reject(
-                    new NoRetry(
-                      new ShellUnavailable(`the command shell did not start on ${this.conn.label}`),
-                    ),
-                  );
-                else reject(new SshError('down', `connection to ${this.conn.label} lost`));
-              });
-            });
-          }),
-        this.downTimeoutMs,
-      );
-      if (this.closed) {
-        shell.die(new SshError('closed', `connection to ${this.conn.label} closed`));
-        throw new SshError('closed', `connection to ${this.conn.label} closed`);
-      }
-      this.shells.add(shell);
-      return shell;
+      shell = await this.conn.withClient((client) => this.openOn(client), this.downTimeoutMs);
     } catch (err) {
-      if (err instanceof ShellUnavailable) this.unavailable = true;
-      throw err;
-    } finally {
       this.opening--;
+      // the loop cannot run here: every command, waiting or to come, takes an exec channel
+      if (err instanceof ShellUnavailable) this.unavailable = true;
+      const why = err instanceof ShellUnavailable ? err : (err as Error);
+      for (const job of this.queue.splice(0)) this.fail(job, why);
+      return;
     }
+    this.opening--;
+    if (this.closed) {
+      shell.die(new SshError('closed', `connection to ${this.conn.label} closed`));
+      return;
+    }
+    this.shells.add(shell);
+    this.dispatch();
+  }
+
+  private openOn(client: import('ssh2').Client): Promise<CommandShell> {
+    return new Promise<CommandShell>((resolve, reject) => {
+      client.exec(shJoin(['sh', '-c', SHELL_LOOP]), (err, ch) => {
+        if (err) return reject(err); // never opened: retried on the next link
+        const reader = new ReplyReader();
+        let shell: CommandShell | null = null;
+        let exited = false;
+        ch.stderr.resume();
+        ch.on('exit', () => {
+          exited = true;
+        });
+        ch.on('data', (b: Buffer) => {
+          const replies = reader.push(b);
+          if (shell) return shell.receive(replies);
+          if (reader.pid !== null) {
+            shell = new CommandShell(
+              ch,
+              reader.pid,
+              reader,
+              this.conn.label,
+              (s) => this.shells.delete(s),
+              () => this.dispatch(),
+            );
+            resolve(shell);
+          } else if (reader.broken) {
+            ch.close();
+            reject(new NoRetry(new ShellUnavailable(reader.broken)));
+          }
+        });
+        ch.on('close', () => {
+          if (shell) return shell.lost();
+          // the loop ended before it was ready: this box cannot run it. Without an exit status
+          // the link went: withClient tries again on the next one
+          if (exited)
+            reject(
+              new NoRetry(new ShellUnavailable(`the command shell did not start on ${this.conn.label}`)),
+            );
+          else reject(new SshError('down', `connection to ${this.conn.label} lost`));
+        });
+      });
+    });
   }
 }

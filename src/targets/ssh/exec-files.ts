@@ -37,7 +37,7 @@ export class ExecFiles implements RemoteFiles {
     script: string,
     o: { onStdout?: (b: Buffer) => void; stdin?: Buffer; linkWaitMs?: number } = {},
   ): Promise<{ code: number | null; stderr: string; stdout: Buffer }> {
-    const onShell = o.stdin === undefined ? this.shells?.run(script, script.split('\n')[0]!) : null;
+    const onShell = this.shells?.run(script, script.split('\n')[0]!, undefined, o.stdin);
     if (onShell) {
       try {
         const r = await onShell;

@@ -5,11 +5,19 @@
 
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { encodeRequest, ReplyReader, SHELL_LOOP, type ShellReply } from '../../../src/targets/ssh/command-shell.js';
+import {
+  encodeRequest,
+  ReplyReader,
+  SHELL_LOOP,
+  type ShellReply,
+} from '../../../src/targets/ssh/command-shell.js';
 import { shScript } from '../../../src/targets/ssh/sh-quote.js';
 
 /** run scripts through one real loop, one after another; returns the replies and the loop's pid */
-async function throughLoop(scripts: string[], preamble = ''): Promise<{ replies: ShellReply[]; pid: number }> {
+async function throughLoop(
+  scripts: Array<string | [string, Buffer]>,
+  preamble = '',
+): Promise<{ replies: ShellReply[]; pid: number }> {
   const child = spawn('sh', ['-c', `${preamble}${SHELL_LOOP}`], { stdio: ['pipe', 'pipe', 'inherit'] });
   const reader = new ReplyReader();
   const replies: ShellReply[] = [];
@@ -24,7 +32,7 @@ async function throughLoop(scripts: string[], preamble = ''): Promise<{ replies:
       wake();
     });
   for (const [i, s] of scripts.entries()) {
-    child.stdin.write(encodeRequest(i + 1, s));
+    child.stdin.write(typeof s === 'string' ? encodeRequest(i + 1, s) : encodeRequest(i + 1, s[0], s[1]));
     await next(i + 1);
   }
   child.stdin.end();
@@ -57,17 +65,33 @@ describe('command shell', () => {
     expect(replies[5]!.code).toBe(128 + 15);
   });
 
+  it('carries bytes for the stdin of a command, every byte value exact; none is an empty stdin', async () => {
+    const all = Buffer.from(Array.from({ length: 512 }, (_, i) => i % 256));
+    const { replies } = await throughLoop([
+      [shScript(['cat']), all],
+      shScript(['wc', '-c']),
+      [shScript(['sh', '-c', 'cat > "$1" && cat "$1"', 'sh', '/dev/null']), Buffer.from('x')],
+    ]);
+    expect(replies[0]!.stdout.equals(all)).toBe(true);
+    expect(replies[1]!.stdout.toString().trim()).toBe('0');
+  });
+
   it('a process a command leaves behind writing to its stdout does not change later replies', async () => {
     const { replies } = await throughLoop([
       shScript(['sh', '-c', '(for i in 1 2 3 4 5 6 7 8; do echo stray; sleep 0.05; done) & echo first']),
       ...Array.from({ length: 8 }, (_, i) => shScript(['sh', '-c', `sleep 0.03; echo reply-${i}`])),
     ]);
     expect(replies[0]!.stdout.toString()).toContain('first\n');
-    replies.slice(1).forEach((r, i) => expect(r.stdout.toString()).toBe(`reply-${i}\n`));
+    expect(replies.slice(1).map((r) => r.stdout.toString())).toEqual(
+      Array.from({ length: 8 }, (_, i) => `reply-${i}\n`),
+    );
   });
 
   it('skips what a chatty login shell prints before the ready line', async () => {
-    const { replies } = await throughLoop([shScript(['echo', 'ok'])], 'echo "Welcome to the box"; echo "@@NSA"; ');
+    const { replies } = await throughLoop(
+      [shScript(['echo', 'ok'])],
+      'echo "Welcome to the box"; echo "@@NSA"; ',
+    );
     expect(replies[0]!.stdout.toString()).toBe('ok\n');
   });
 });
@@ -75,7 +99,7 @@ describe('command shell', () => {
 describe('ReplyReader', () => {
   const stream = Buffer.concat([
     Buffer.from('motd @@NSA-READ'),
-    Buffer.from('Y 4242\n@@NSA-R 1 0 3 2\nabcde@@NSA-R 2 1   0   4\nfail'),
+    Buffer.from('Y 4242\n@@NSA-S 1\n@@NSA-R 1 0 3 2\nabcde@@NSA-S 2\n@@NSA-R 2 1   0   4\nfail'),
   ]);
 
   it('gives the same replies whatever the chunking', () => {
@@ -84,6 +108,7 @@ describe('ReplyReader', () => {
       const got: ShellReply[] = [];
       for (let i = 0; i < stream.length; i += size) got.push(...reader.push(stream.subarray(i, i + size)));
       expect(reader.pid, `chunk ${size}`).toBe(4242);
+      expect(reader.started).toBe(2);
       expect(got.map((r) => [r.id, r.code, r.stdout.toString(), r.stderr.toString()])).toEqual([
         [1, 0, 'abc', 'de'],
         [2, 1, '', 'fail'],
