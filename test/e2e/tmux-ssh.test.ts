@@ -85,7 +85,7 @@ describe('the dashboard over SSH in real tmux', () => {
     tmux.key('y');
     await tmux.waitFor((s) => s.includes('[app exited 0]'), 'clean exit after attach', 30_000);
     process.kill(pid, 'SIGKILL');
-  });
+  }, 150_000); // two dashboards, two runs, a lane switch and the run's own terminal, over one ssh link each
 
   it('shows an outage while the box is unreachable and carries on when it is back', async () => {
     const runs = mkdtempSync(join(tmpdir(), 'nsa-e2e-remote-'));
