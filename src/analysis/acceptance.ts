@@ -1,4 +1,5 @@
 import type { Acceptance } from '../presets/preset.js';
+import { rankSetText } from '../util/rank-set.js';
 import type { AnalysisResult } from './evidence.js';
 import { isRecovered, recoveredLine } from './recovered.js';
 
@@ -48,7 +49,7 @@ export function judge(r: AnalysisResult, acc: Acceptance, steps?: number): Accep
   if (acc.noStall && r.stall)
     reasons.push(`stall at step ${r.stall.step} (${r.stall.where}, rank ${r.stall.rank})`);
   for (const m of r.flightRecorder ?? [])
-    reasons.push(`rank ${m.ranks.join(', ')} never entered ${m.op} #${m.seq} (${m.pg}): collective timeout`);
+    reasons.push(`${rankSetText(m.ranks)} never entered ${m.op} #${m.seq} (${m.pg}): collective timeout`);
   if (r.crash)
     reasons.push(
       `${r.crash.basis === 'launcher-error' ? 'the launcher failed before training' : 'crash'}: ${r.crash.exception}${r.crash.message ? `: ${r.crash.message.split('\n')[0]}` : ''}`,

@@ -7,6 +7,7 @@
  * stand at one place, or it is behind the others, or it stopped beating first. Pure.
  */
 import type { Frame, ProcState } from '../ingest/events.js';
+import { rankSetText } from '../util/rank-set.js';
 
 export interface RankAtStall {
   rank: number;
@@ -55,7 +56,7 @@ export function stallCulpritOf(ranks: RankAtStall[]): StallCulprit | null {
   if (inOwnCode !== undefined && waiting.length > 0)
     return {
       rank: inOwnCode.rank,
-      why: `its stack is in its own code${at(inOwnCode.stack!.userTop)} while ranks ${waiting.map((r) => r.rank).join(', ')} wait in a collective`,
+      why: `its stack is in its own code${at(inOwnCode.stack!.userTop)} while ${rankSetText(waiting.map((r) => r.rank))} wait in a collective`,
       waiting: waiting.map((r) => r.rank),
     };
   const odd = oddStackOut(ranks);

@@ -14,6 +14,7 @@
  */
 import { missedCollectives } from '../ingest/flight-recorder.js';
 import { mainThreadTop } from '../ingest/stackdump.js';
+import { rankSetText } from '../util/rank-set.js';
 import {
   allSignatures,
   dumpsInOrder,
@@ -382,7 +383,7 @@ export function summarize(r: AnalysisResult): string {
         return `the launcher failed before any worker trained: ${c.exception}: ${c.message.split('\n')[0]}${where} (not a training crash)`;
       const who =
         c.ranks && c.ranks.length > 1
-          ? `ranks ${c.ranks.join(', ')}`
+          ? rankSetText(c.ranks)
           : `rank ${c.rank}${c.node ? ` on ${c.node}` : ''}`;
       const tr =
         c.torchrunRootCause !== undefined && c.torchrunRootCause !== c.rank
@@ -393,7 +394,7 @@ export function summarize(r: AnalysisResult): string {
     case 'hang': {
       const fr = r.flightRecorder?.[0];
       const missed = fr
-        ? `rank${fr.ranks.length > 1 ? 's' : ''} ${fr.ranks.join(', ')} never entered ${fr.op} #${fr.seq} (${fr.pg}) that rank${fr.waiting.length > 1 ? 's' : ''} ${fr.waiting.join(', ')} waited in${fr.frame ? ` (${fr.frame.function} ${fr.frame.file}:${fr.frame.line})` : ''}, from the Flight Recorder`
+        ? `${rankSetText(fr.ranks)} never entered ${fr.op} #${fr.seq} (${fr.pg}) that ${rankSetText(fr.waiting)} waited in${fr.frame ? ` (${fr.frame.function} ${fr.frame.file}:${fr.frame.line})` : ''}, from the Flight Recorder`
         : '';
       if (!r.stall) return missed ? `hang: ${missed}` : 'hang';
       const how = r.stall.state ? ` — ${r.stall.state}: ${r.stall.why ?? ''}` : '';

@@ -7,6 +7,7 @@
  */
 import type { DumpRequestEvent } from '../ingest/events.js';
 import type { StackSampler } from '../runs/stack-sampler.js';
+import { rankSetText } from '../util/rank-set.js';
 import type { LiveModel } from './live-model.js';
 
 /** one line per outcome, for the status line */
@@ -17,7 +18,7 @@ export function describeDumps(reqs: DumpRequestEvent[]): string {
       .map((r) => r.rank)
       .sort((a, b) => a - b);
   const parts: string[] = [];
-  const list = (ranks: number[]) => `${ranks.length === 1 ? 'rank' : 'ranks'} ${ranks.join(', ')}`;
+  const list = rankSetText;
   const written = [...by('faulthandler'), ...by('written'), ...by('py-spy')];
   if (written.length) parts.push(`dumped ${list(written)}`);
   const blocked = by('none-within-5s');

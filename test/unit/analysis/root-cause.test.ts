@@ -108,7 +108,7 @@ describe('root cause of a multi-rank crash', () => {
     expect(r.crash).toMatchObject({ rank: 2, ranks: [0, 1, 2], exception: 'RuntimeError' });
     expect(r.crash!.frame).toMatchObject({ function: 'main', line: 77 });
     expect(r.crash!.consequences).toBeUndefined();
-    expect(r.summary).toMatch(/ranks 0, 1, 2: RuntimeError: Expected to have finished reduction/);
+    expect(r.summary).toMatch(/ranks 0–2: RuntimeError: Expected to have finished reduction/);
   });
 
   it('only consequences, and one failed rank without a traceback: that rank died (signal, native crash)', async () => {
