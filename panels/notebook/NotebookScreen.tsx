@@ -7,7 +7,13 @@ import { Box, Text } from 'ink';
 import type { ReactElement } from 'react';
 import type { NotebookViewState } from '../../src/notebook/controller-types.js';
 import type { KnownFlag } from '../../src/notebook/flags.js';
-import { ENV_BINDINGS, NOTEBOOK_BINDINGS, paletteWords } from '../../src/notebook/keymap.js';
+import {
+  ENV_BINDINGS,
+  NOTEBOOK_BINDINGS,
+  newBoxOffer,
+  paletteLabel,
+  paletteWords,
+} from '../../src/notebook/keymap.js';
 import type { NotebookUi } from '../../src/notebook/view-reducer.js';
 import { rateOrDash } from '../../src/util/rate.js';
 import { useClean } from '../display.js';
@@ -15,7 +21,7 @@ import { padCut } from '../format.js';
 import { tone } from '../theme.js';
 import { BisectView } from './BisectView.js';
 import { CompareView } from './CompareView.js';
-import { badge, detailVerdict, parentDiff, verdictText } from './cell-line.js';
+import { badge, checkDetail, detailVerdict, parentDiff, verdictText } from './cell-line.js';
 import { EnvEditor, ValueEntry } from './EnvEditor.js';
 import { quitPrompt, quittingLine } from './quit-line.js';
 import { filterByName, flagItems, selectedQueued } from './route.js';
@@ -36,7 +42,7 @@ export interface NotebookScreenProps {
 
 function Help({ color }: { color: boolean }) {
   const labels = NOTEBOOK_BINDINGS.map((b) =>
-    [...b.keys, ...(b.palette ? [`:${b.palette === 'lane' ? 'lane NAME' : b.palette}`] : [])].join(' / '),
+    [...b.keys, ...(b.palette ? [`:${paletteLabel(b.palette)}`] : [])].join(' / '),
   );
   const envLabels = ENV_BINDINGS.map((b) => b.keys.join(' / '));
   const w = Math.max(...labels.map((l) => l.length), ...envLabels.map((l) => l.length)) + 2;
@@ -165,7 +171,7 @@ function CellList({
   );
 }
 
-function Detail({ state, ui }: { state: NotebookViewState; ui: NotebookUi }) {
+function Detail({ state, ui, color }: { state: NotebookViewState; ui: NotebookUi; color: boolean }) {
   const clean = useClean();
   const c = state.notebook.cells[ui.selected];
   const q = selectedQueued({ cells: state.notebook.cells, queued: state.queued }, ui);
@@ -192,11 +198,26 @@ function Detail({ state, ui }: { state: NotebookViewState; ui: NotebookUi }) {
         </Text>
       ) : null}
       {verdict ? <Text wrap="truncate-end">{clean(verdict)}</Text> : null}
-      <Text wrap="truncate-end" dimColor>
-        {clean(c.evidenceDir)}
-      </Text>
+      {c.kind === 'check' ? (
+        checkDetail(c, 5).map((l, i) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: the lines have no identity of their own
+          <Text key={i} wrap="truncate-end" color={tone(color, l.startsWith('FAIL') ? 'bad' : 'warn')}>
+            {clean(l)}
+          </Text>
+        ))
+      ) : (
+        <Text wrap="truncate-end" dimColor>
+          {clean(c.evidenceDir)}
+        </Text>
+      )}
     </Box>
   );
+}
+
+/** the lines a selected check cell's detail adds (its fail and warn lines) */
+function checkRows(state: NotebookViewState, ui: NotebookUi): number {
+  const c = state.notebook.cells[ui.selected];
+  return c?.kind === 'check' ? checkDetail(c, 5).length : 0;
 }
 
 export function NotebookScreen({
@@ -219,7 +240,14 @@ export function NotebookScreen({
       body = <Help color={color} />;
       break;
     case 'lanes':
-      body = <Picker title="new cell from lane" items={[...lanes]} ui={ui} color={color} />;
+      body = (
+        <Picker
+          title={ui.lanesFor === 'check' ? `check ${state.box.target} for lane` : 'new cell from lane'}
+          items={[...lanes]}
+          ui={ui}
+          color={color}
+        />
+      );
       break;
     case 'flags':
       body = (
@@ -252,8 +280,19 @@ export function NotebookScreen({
     default:
       body = (
         <Box flexDirection="column">
-          <CellList state={state} ui={ui} color={color} height={Math.max(3, rows - 11)} width={columns} />
-          <Detail state={state} ui={ui} />
+          {state.box.seen ? null : (
+            <Text bold color={tone(color, 'info')} wrap="truncate-end">
+              {clean(newBoxOffer(state.box.target))}
+            </Text>
+          )}
+          <CellList
+            state={state}
+            ui={ui}
+            color={color}
+            height={Math.max(3, rows - (state.box.seen ? 11 : 12) - checkRows(state, ui))}
+            width={columns}
+          />
+          <Detail state={state} ui={ui} color={color} />
         </Box>
       );
   }
@@ -294,7 +333,7 @@ export function NotebookScreen({
       <Text wrap="truncate-end" dimColor={!notice}>
         {notice
           ? clean(notice)
-          : 'j/k move · Enter open · n new · r re-run · e env · m mark · c compare · b bisect · x delete · w report · : palette · ? help · q quit'}
+          : 'j/k move · Enter open · n new · p check · r re-run · e env · m mark · c compare · b bisect · x delete · w report · : palette · ? help · q quit'}
       </Text>
     </Box>
   );

@@ -9,6 +9,7 @@ export type NotebookCommand =
   | 'up'
   | 'open'
   | 'new'
+  | 'check'
   | 'rerun'
   | 'env'
   | 'mark'
@@ -60,10 +61,19 @@ export const NOTEBOOK_BINDINGS: readonly Binding<NotebookCommand>[] = [
     matches: ch('n'),
   },
   {
+    command: 'check',
+    keys: ['p'],
+    palette: 'check',
+    hint: 'checks it',
+    description:
+      "box check (preflight) for the cell's lane on this target, as a check cell (:check NAME for a lane; no cell: pick one)",
+    matches: ch('p'),
+  },
+  {
     command: 'rerun',
     keys: ['r'],
     palette: 'rerun',
-    description: 're-run the cell as a new linked cell',
+    description: 're-run the cell (or its box check) as a new linked cell',
     matches: ch('r'),
   },
   {
@@ -135,10 +145,27 @@ export function parsePalette(text: string): PaletteResult {
   return arg ? { command: b.command, arg } : { command: b.command };
 }
 
+/** the palette word as help shows it: `lane NAME`, `check [NAME]`, `report` */
+export function paletteLabel(word: string): string {
+  return word === 'lane' ? 'lane NAME' : word === 'check' ? 'check [NAME]' : word;
+}
+
 export function paletteWords(): string[] {
-  return NOTEBOOK_BINDINGS.flatMap((b) =>
-    b.palette ? [b.palette === 'lane' ? 'lane NAME' : b.palette] : [],
-  );
+  return NOTEBOOK_BINDINGS.flatMap((b) => (b.palette ? [paletteLabel(b.palette)] : []));
+}
+
+/** the first key of a command, as help shows it */
+export function keyOf(command: NotebookCommand): string {
+  return NOTEBOOK_BINDINGS.find((b) => b.command === command)?.keys[0] ?? `:${command}`;
+}
+
+/**
+ * The list's offer of a box check on a box the notebook has not seen, from the key table:
+ * "new box user@gpu1: p checks it (:check)".
+ */
+export function newBoxOffer(target: string): string {
+  const b = NOTEBOOK_BINDINGS.find((x) => x.command === 'check')!;
+  return `new box ${target}: ${b.keys[0]} ${b.hint} before its first run (:${b.palette})`;
 }
 
 /** The env editor's keys (`e`): its hint line, the `?` help and dispatch all read this table. */
