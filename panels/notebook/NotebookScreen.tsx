@@ -15,13 +15,13 @@ import {
   paletteWords,
 } from '../../src/notebook/keymap.js';
 import type { NotebookUi } from '../../src/notebook/view-reducer.js';
-import { rateOrDash } from '../../src/util/rate.js';
 import { useClean } from '../display.js';
 import { padCut } from '../format.js';
 import { tone } from '../theme.js';
 import { BisectView } from './BisectView.js';
+import { CellDetail, checkRows } from './CellDetail.js';
 import { CompareView } from './CompareView.js';
-import { badge, checkDetail, detailVerdict, parentDiff, verdictText } from './cell-line.js';
+import { badge, parentDiff, verdictText } from './cell-line.js';
 import { EnvEditor, ValueEntry } from './EnvEditor.js';
 import { quitPrompt, quittingLine } from './quit-line.js';
 import { filterByName, flagItems, selectedQueued } from './route.js';
@@ -171,55 +171,6 @@ function CellList({
   );
 }
 
-function Detail({ state, ui, color }: { state: NotebookViewState; ui: NotebookUi; color: boolean }) {
-  const clean = useClean();
-  const c = state.notebook.cells[ui.selected];
-  const q = selectedQueued({ cells: state.notebook.cells, queued: state.queued }, ui);
-  if (q)
-    return (
-      <Text wrap="truncate-end">
-        {q.qid} {q.lane} · queued{q.what ? ` · ${clean(q.what)}` : ''} · runs when the cells before it have
-        ended; x takes it off the queue
-      </Text>
-    );
-  if (!c) return null;
-  const verdict = detailVerdict(c);
-  const s = c.summary;
-  return (
-    <Box flexDirection="column">
-      <Text bold wrap="truncate-end">
-        {c.id} {c.lane.name} · {c.target} · {c.started ?? c.created}
-        {c.git ? ` · ${c.git.sha.slice(0, 10)}${c.git.dirty ? ' dirty' : ''}` : ''}
-      </Text>
-      {s ? (
-        <Text wrap="truncate-end">
-          steps {s.stepsReached} · loss {s.firstLoss ?? '–'} → {s.lastLoss ?? '–'} (min {s.minLoss ?? '–'}) ·{' '}
-          {rateOrDash(s.medianToksPerS)} toks/s · peak {s.peakMemMiB ?? '–'} MiB
-        </Text>
-      ) : null}
-      {verdict ? <Text wrap="truncate-end">{clean(verdict)}</Text> : null}
-      {c.kind === 'check' ? (
-        checkDetail(c, 5).map((l, i) => (
-          // biome-ignore lint/suspicious/noArrayIndexKey: the lines have no identity of their own
-          <Text key={i} wrap="truncate-end" color={tone(color, l.startsWith('FAIL') ? 'bad' : 'warn')}>
-            {clean(l)}
-          </Text>
-        ))
-      ) : (
-        <Text wrap="truncate-end" dimColor>
-          {clean(c.evidenceDir)}
-        </Text>
-      )}
-    </Box>
-  );
-}
-
-/** the lines a selected check cell's detail adds (its fail and warn lines) */
-function checkRows(state: NotebookViewState, ui: NotebookUi): number {
-  const c = state.notebook.cells[ui.selected];
-  return c?.kind === 'check' ? checkDetail(c, 5).length : 0;
-}
-
 export function NotebookScreen({
   state,
   ui,
@@ -243,7 +194,12 @@ export function NotebookScreen({
       body = (
         <Picker
           title={ui.lanesFor === 'check' ? `check ${state.box.target} for lane` : 'new cell from lane'}
-          items={[...lanes]}
+          // a check runs no trainer: the command a new cell would run is not shown for it
+          items={
+            ui.lanesFor === 'check'
+              ? lanes.map(({ name, description }) => ({ name, description }))
+              : [...lanes]
+          }
           ui={ui}
           color={color}
         />
@@ -292,7 +248,7 @@ export function NotebookScreen({
             height={Math.max(3, rows - (state.box.seen ? 11 : 12) - checkRows(state, ui))}
             width={columns}
           />
-          <Detail state={state} ui={ui} color={color} />
+          <CellDetail state={state} ui={ui} color={color} />
         </Box>
       );
   }

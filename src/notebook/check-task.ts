@@ -5,9 +5,11 @@
  * marked as stopped.
  */
 import type { CheckRun } from '../preflight/format.js';
-import type { Preset } from '../presets/preset.js';
+import { getPreset } from '../presets/load.js';
+import { type Preset, PresetError } from '../presets/preset.js';
 import { laneSnapshot } from './cell-build.js';
 import { checkedPatch, checkFailedPatch, checkLine, newCheckCell } from './check-cell.js';
+import type { NotebookDeps } from './controller-types.js';
 import type { Cell } from './model.js';
 import { type NotebookAction, nextCellId } from './reducer.js';
 import type { NotebookStore } from './store.js';
@@ -22,7 +24,7 @@ export interface CheckTaskHost {
   checking(id: string | null): void;
 }
 
-export interface CheckTaskOptions {
+interface CheckTaskOptions {
   preset: Preset;
   target: string;
   demo: boolean;
@@ -33,8 +35,35 @@ export interface CheckTaskOptions {
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
-/** start the check; returns its cell id, or null when it could not start (said in the notice) */
-export function startCheck(host: CheckTaskHost, o: CheckTaskOptions): string | null {
+/**
+ * The box check of `lane` on the deps' target (`parent`: the check cell it re-runs); returns its
+ * cell id, or null when it could not start (no check here, an unknown lane, the slot taken: said in
+ * the notice).
+ */
+export function startCheck(
+  host: CheckTaskHost,
+  deps: Pick<NotebookDeps, 'checkBox' | 'presets' | 'target' | 'demo' | 'now'>,
+  lane: string,
+  parent?: string,
+): string | null {
+  const run = deps.checkBox;
+  if (!run) {
+    host.setNotice('the box cannot be checked from here');
+    return null;
+  }
+  let preset: Preset;
+  try {
+    preset = getPreset(deps.presets(), lane);
+  } catch (e) {
+    host.setNotice(e instanceof PresetError ? e.message : `unknown lane "${lane}"`);
+    return null;
+  }
+  const now = deps.now ?? (() => new Date());
+  const o = { preset, target: deps.target, demo: !!deps.demo, run: run.bind(deps), now };
+  return runCheck(host, parent ? { ...o, parent } : o);
+}
+
+function runCheck(host: CheckTaskHost, o: CheckTaskOptions): string | null {
   const id = nextCellId(host.store.get());
   const started = host.runTask(`the box check ${id}`, async (signal) => {
     const cell = newCheckCell({

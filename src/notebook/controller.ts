@@ -311,18 +311,6 @@ export class NotebookController {
    * refused, said in the notice.
    */
   check(lane: string, parent?: string): string | null {
-    const run = this.deps.checkBox;
-    if (!run) {
-      this.setNotice('the box cannot be checked from here');
-      return null;
-    }
-    let preset: Preset;
-    try {
-      preset = getPreset(this.deps.presets(), lane);
-    } catch (e) {
-      this.setNotice(e instanceof PresetError ? e.message : `unknown lane "${lane}"`);
-      return null;
-    }
     const host = {
       store: this.store,
       save: (a: NotebookAction) => this.save(a),
@@ -333,9 +321,7 @@ export class NotebookController {
         this.publish();
       },
     };
-    const now = this.deps.now ?? (() => new Date());
-    const o = { preset, target: this.deps.target, demo: !!this.deps.demo, run: run.bind(this.deps), now };
-    return startCheck(host, parent ? { ...o, parent } : o);
+    return startCheck(host, this.deps, lane, parent);
   }
 
   /** `:bisect` on two marked cells: the search runs as this controller's task */
