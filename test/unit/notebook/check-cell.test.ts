@@ -21,6 +21,7 @@ import { keyOf, NOTEBOOK_BINDINGS, newBoxOffer, parsePalette } from '../../../sr
 import { NotebookFormatError } from '../../../src/notebook/migrate.js';
 import type { Cell, LaneSnapshot } from '../../../src/notebook/model.js';
 import { emptyNotebook } from '../../../src/notebook/model.js';
+import { recoverCells } from '../../../src/notebook/recover.js';
 import { notebookReducer } from '../../../src/notebook/reducer.js';
 import { NotebookStore, parseNotebook, readNotebook } from '../../../src/notebook/store.js';
 import { initialNotebookUi, notebookUiReducer } from '../../../src/notebook/view-reducer.js';
@@ -150,6 +151,18 @@ describe('the check cell in the notebook file', () => {
       copyFileSync(join(FIX, 'notebook', f), copy);
       expect(readNotebook(copy).cells.every((c) => c.kind === undefined)).toBe(true);
     }
+  });
+
+  it('a check cell left running by an nsa-dbg that died is marked interrupted when reopened', async () => {
+    const file = join(dir, 'died.json');
+    const first = NotebookStore.open(file, () => T0);
+    first.dispatch({ type: 'addCell', cell: newCheckCell({ lane, target: 'gpu1', demo: false, now: T0 }) });
+    first.close();
+    const store = NotebookStore.open(file);
+    expect(await recoverCells(store)).toEqual(['c1']);
+    expect(store.get().cells[0]).toMatchObject({ state: 'failed', interrupted: true, go: false });
+    expect(store.get().cells[0]!.reasons![0]).toMatch(/^interrupted: nsa-dbg ended during the box check/);
+    store.close();
   });
 
   it('a hand-edited check cell whose checks are not a list is refused, naming the cell', () => {
