@@ -9,6 +9,7 @@ import type { NotebookViewState } from '../../src/notebook/controller-types.js';
 import type { KnownFlag } from '../../src/notebook/flags.js';
 import {
   ENV_BINDINGS,
+  footerHints,
   NOTEBOOK_BINDINGS,
   newBoxOffer,
   paletteLabel,
@@ -287,9 +288,7 @@ export function NotebookScreen({
         </Text>
       ) : null}
       <Text wrap="truncate-end" dimColor={!notice}>
-        {notice
-          ? clean(notice)
-          : 'j/k move · Enter open · n new · p check · r re-run · e env · m mark · c compare · b bisect · x delete · w report · : palette · ? help · q quit'}
+        {notice ? clean(notice) : footerHints()}
       </Text>
     </Box>
   );

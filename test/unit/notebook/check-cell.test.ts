@@ -17,7 +17,13 @@ import {
 } from '../../../src/notebook/check-cell.js';
 import { NotebookController } from '../../../src/notebook/controller.js';
 import type { NotebookDeps } from '../../../src/notebook/controller-types.js';
-import { keyOf, NOTEBOOK_BINDINGS, newBoxOffer, parsePalette } from '../../../src/notebook/keymap.js';
+import {
+  footerHints,
+  keyOf,
+  NOTEBOOK_BINDINGS,
+  newBoxOffer,
+  parsePalette,
+} from '../../../src/notebook/keymap.js';
 import { NotebookFormatError } from '../../../src/notebook/migrate.js';
 import type { Cell, LaneSnapshot } from '../../../src/notebook/model.js';
 import { emptyNotebook } from '../../../src/notebook/model.js';
@@ -199,6 +205,10 @@ describe('the check key and palette command', () => {
     const b = NOTEBOOK_BINDINGS.find((x) => x.command === 'check')!;
     expect(NOTEBOOK_BINDINGS.filter((x) => x.keys.includes(key))).toHaveLength(1);
     expect(parsePalette('check')).toEqual({ command: 'check' });
+    // the list's footer is read from the same table
+    expect(footerHints()).toBe(
+      'j/k move · Enter open · n new · p check · r re-run · e env · m mark · c compare · b bisect · x delete · w report · : palette · ? help · q quit',
+    );
     expect(parsePalette('check demo-faulty-box')).toEqual({ command: 'check', arg: 'demo-faulty-box' });
     expect(newBoxOffer('user@gpu1')).toBe(
       `new box user@gpu1: ${b.keys[0]} ${b.hint} before its first run (:${b.palette})`,
