@@ -81,8 +81,9 @@ export function notebookCommand(deps: CliDeps): CommandModule<object, NotebookAr
             command,
             cwd: a.cwd,
             presets,
-            // the box check of the place the cells run on, connected afresh as `nsa-dbg check` is
-            checkBox: (lane: Preset) => checkBoxes(a, lane),
+            // the box check of the place the cells run on, over the notebook's own connection to
+            // its box (`--hosts`: one to each host, as `nsa-dbg check` makes)
+            checkBox: (lane: Preset) => checkBoxes(a, lane, opener.box),
           };
           controller = new NotebookController(store, notebookDeps(opener, o));
         } catch (e) {
