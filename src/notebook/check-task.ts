@@ -65,7 +65,8 @@ export function startCheck(
 
 function runCheck(host: CheckTaskHost, o: CheckTaskOptions): string | null {
   const id = nextCellId(host.store.get());
-  const started = host.runTask(`the box check ${id}`, async (signal) => {
+  // refused while a run or a bisection holds the GPUs: "c3 is running: check the box when it has ended"
+  const started = host.runTask('check the box', async (signal) => {
     const cell = newCheckCell({
       lane: laneSnapshot(o.preset),
       target: o.target,

@@ -126,7 +126,7 @@ export class NotebookController {
     // a bisection's own trials run in its slot; everything else waits its turn
     if (!req.bisect && (this.active || this.task)) {
       const q = this.queue.push(req, req.lane, describeRequest(req, this.store.get().cells));
-      const ahead = this.active?.id ?? (this.checking ? `the box check ${this.checking}` : 'the bisection');
+      const ahead = this.active?.id ?? this.busyWith();
       this.setNotice(
         `${q.qid} ${req.lane} queued: it runs when ${ahead} has ended (x takes it off the queue)`,
       );
@@ -187,6 +187,11 @@ export class NotebookController {
       this.setNotice(e.message);
       return e.message;
     }
+  }
+
+  /** what holds the task slot, in words */
+  private busyWith(): string {
+    return this.checking ? `the box check ${this.checking}` : 'the bisection';
   }
 
   /** the next queued cell, once nothing runs */
@@ -290,7 +295,7 @@ export class NotebookController {
    */
   runTask(name: string, fn: (signal: AbortSignal) => Promise<unknown>): boolean {
     if (this.task || this.active) {
-      this.setNotice(`${this.active?.id ?? 'a bisection'} is running: ${name} when it has ended`);
+      this.setNotice(`${this.active?.id ?? this.busyWith()} is running: ${name} when it has ended`);
       return false;
     }
     const abort = new AbortController();

@@ -279,6 +279,7 @@ describe('the controller runs the check in its task slot', () => {
     expect(ctl.getState().queued.map((q) => q.lane)).toEqual(['baseline']);
     expect(ctl.getState().notice).toContain('the box check c1');
     expect(ctl.check('demo-faulty-box')).toBeNull();
+    expect(ctl.getState().notice).toBe('the box check c1 is running: check the box when it has ended');
     ctl.unqueue('q1');
     finish(foreign);
     await new Promise((r) => setTimeout(r, 10));
