@@ -39,7 +39,7 @@ export type NotebookAppController = Pick<
   | 'openCell'
   | 'setNotice'
   | 'bisect'
-> & { report(): string } & Partial<Pick<NotebookController, 'commandFor' | 'close' | 'killNow'>>;
+> & { report(): string } & Partial<Pick<NotebookController, 'commandFor' | 'close' | 'killNow' | 'check'>>;
 
 /** what the notebook showed when a cell's dashboard handed the terminal to its run (`t`) */
 export interface NotebookResume {
@@ -132,6 +132,10 @@ export function NotebookApp({
       switch (e.kind) {
         case 'start':
           c.start({ lane: e.lane });
+          return;
+        case 'check':
+          if (c.check) c.check(e.lane);
+          else c.setNotice('the box cannot be checked from here');
           return;
         case 'rerun':
           c.rerun(e.id);

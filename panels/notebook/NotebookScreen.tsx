@@ -7,15 +7,22 @@ import { Box, Text } from 'ink';
 import type { ReactElement } from 'react';
 import type { NotebookViewState } from '../../src/notebook/controller-types.js';
 import type { KnownFlag } from '../../src/notebook/flags.js';
-import { ENV_BINDINGS, NOTEBOOK_BINDINGS, paletteWords } from '../../src/notebook/keymap.js';
+import {
+  ENV_BINDINGS,
+  footerHints,
+  NOTEBOOK_BINDINGS,
+  newBoxOffer,
+  paletteLabel,
+  paletteWords,
+} from '../../src/notebook/keymap.js';
 import type { NotebookUi } from '../../src/notebook/view-reducer.js';
-import { rateOrDash } from '../../src/util/rate.js';
 import { useClean } from '../display.js';
 import { padCut } from '../format.js';
 import { tone } from '../theme.js';
 import { BisectView } from './BisectView.js';
+import { CellDetail, checkRows } from './CellDetail.js';
 import { CompareView } from './CompareView.js';
-import { badge, detailVerdict, parentDiff, verdictText } from './cell-line.js';
+import { badge, parentDiff, verdictText } from './cell-line.js';
 import { EnvEditor, ValueEntry } from './EnvEditor.js';
 import { quitPrompt, quittingLine } from './quit-line.js';
 import { filterByName, flagItems, selectedQueued } from './route.js';
@@ -36,7 +43,7 @@ export interface NotebookScreenProps {
 
 function Help({ color }: { color: boolean }) {
   const labels = NOTEBOOK_BINDINGS.map((b) =>
-    [...b.keys, ...(b.palette ? [`:${b.palette === 'lane' ? 'lane NAME' : b.palette}`] : [])].join(' / '),
+    [...b.keys, ...(b.palette ? [`:${paletteLabel(b.palette)}`] : [])].join(' / '),
   );
   const envLabels = ENV_BINDINGS.map((b) => b.keys.join(' / '));
   const w = Math.max(...labels.map((l) => l.length), ...envLabels.map((l) => l.length)) + 2;
@@ -165,40 +172,6 @@ function CellList({
   );
 }
 
-function Detail({ state, ui }: { state: NotebookViewState; ui: NotebookUi }) {
-  const clean = useClean();
-  const c = state.notebook.cells[ui.selected];
-  const q = selectedQueued({ cells: state.notebook.cells, queued: state.queued }, ui);
-  if (q)
-    return (
-      <Text wrap="truncate-end">
-        {q.qid} {q.lane} · queued{q.what ? ` · ${clean(q.what)}` : ''} · runs when the cells before it have
-        ended; x takes it off the queue
-      </Text>
-    );
-  if (!c) return null;
-  const verdict = detailVerdict(c);
-  const s = c.summary;
-  return (
-    <Box flexDirection="column">
-      <Text bold wrap="truncate-end">
-        {c.id} {c.lane.name} · {c.target} · {c.started ?? c.created}
-        {c.git ? ` · ${c.git.sha.slice(0, 10)}${c.git.dirty ? ' dirty' : ''}` : ''}
-      </Text>
-      {s ? (
-        <Text wrap="truncate-end">
-          steps {s.stepsReached} · loss {s.firstLoss ?? '–'} → {s.lastLoss ?? '–'} (min {s.minLoss ?? '–'}) ·{' '}
-          {rateOrDash(s.medianToksPerS)} toks/s · peak {s.peakMemMiB ?? '–'} MiB
-        </Text>
-      ) : null}
-      {verdict ? <Text wrap="truncate-end">{clean(verdict)}</Text> : null}
-      <Text wrap="truncate-end" dimColor>
-        {clean(c.evidenceDir)}
-      </Text>
-    </Box>
-  );
-}
-
 export function NotebookScreen({
   state,
   ui,
@@ -219,7 +192,19 @@ export function NotebookScreen({
       body = <Help color={color} />;
       break;
     case 'lanes':
-      body = <Picker title="new cell from lane" items={[...lanes]} ui={ui} color={color} />;
+      body = (
+        <Picker
+          title={ui.lanesFor === 'check' ? `check ${state.box.target} for lane` : 'new cell from lane'}
+          // a check runs no trainer: the command a new cell would run is not shown for it
+          items={
+            ui.lanesFor === 'check'
+              ? lanes.map(({ name, description }) => ({ name, description }))
+              : [...lanes]
+          }
+          ui={ui}
+          color={color}
+        />
+      );
       break;
     case 'flags':
       body = (
@@ -252,8 +237,19 @@ export function NotebookScreen({
     default:
       body = (
         <Box flexDirection="column">
-          <CellList state={state} ui={ui} color={color} height={Math.max(3, rows - 11)} width={columns} />
-          <Detail state={state} ui={ui} />
+          {state.box.seen ? null : (
+            <Text bold color={tone(color, 'info')} wrap="truncate-end">
+              {clean(newBoxOffer(state.box.target))}
+            </Text>
+          )}
+          <CellList
+            state={state}
+            ui={ui}
+            color={color}
+            height={Math.max(3, rows - (state.box.seen ? 11 : 12) - checkRows(state, ui))}
+            width={columns}
+          />
+          <CellDetail state={state} ui={ui} color={color} />
         </Box>
       );
   }
@@ -292,9 +288,7 @@ export function NotebookScreen({
         </Text>
       ) : null}
       <Text wrap="truncate-end" dimColor={!notice}>
-        {notice
-          ? clean(notice)
-          : 'j/k move · Enter open · n new · r re-run · e env · m mark · c compare · b bisect · x delete · w report · : palette · ? help · q quit'}
+        {notice ? clean(notice) : footerHints()}
       </Text>
     </Box>
   );

@@ -6,6 +6,7 @@ import type { QueuedView } from '../../src/notebook/controller-types.js';
 import { flipFlag, isBinaryFlag, type KnownFlag, valueChoices } from '../../src/notebook/flags.js';
 import {
   envCommandForKey,
+  keyOf,
   type NotebookCommand,
   notebookCommandForKey,
   parsePalette,
@@ -21,6 +22,8 @@ import type { InkKeyFlags } from '../key-router.js';
 
 export type NotebookEffect =
   | { kind: 'start'; lane: string }
+  /** the box check for a lane, recorded as a check cell */
+  | { kind: 'check'; lane: string }
   | { kind: 'rerun'; id: string }
   | { kind: 'runEdited'; id: string; edits: Record<string, string | null> }
   | { kind: 'delete'; id: string }
@@ -103,6 +106,15 @@ function command(
         text: `${queued.qid} ${queued.lane} has not run yet (x takes it off the queue)`,
       },
     };
+  // a box check is no run: no dashboard, no env to edit, nothing to compare or bisect
+  if (cell?.kind === 'check' && (cmd === 'open' || cmd === 'env' || cmd === 'mark'))
+    return {
+      actions: [],
+      effect: {
+        kind: 'notice',
+        text: `${cell.id} is a box check: its checks are below; ${keyOf('rerun')} checks again`,
+      },
+    };
   switch (cmd) {
     case 'down':
       return { actions: [{ type: 'move', delta: 1, count }] };
@@ -113,6 +125,12 @@ function command(
     case 'new':
       if (arg) return { actions: [{ type: 'close' }], effect: { kind: 'start', lane: arg } };
       return { actions: [{ type: 'open', mode: 'lanes' }] };
+    case 'check': {
+      // a lane named (:check NAME), else the selected cell's, else one picked
+      const lane = arg ?? (queued ? undefined : cell?.lane.name);
+      if (lane) return { actions: [{ type: 'close' }], effect: { kind: 'check', lane } };
+      return { actions: [{ type: 'pickCheckLane' }] };
+    }
     case 'rerun':
       return cell ? { actions: [{ type: 'close' }], effect: { kind: 'rerun', id: cell.id } } : NOTHING;
     case 'env':
@@ -258,7 +276,9 @@ export function routeNotebookKey(
       const t = typing(input, key, matches.length);
       if (t !== 'enter') return t;
       const lane = matches[ui.pick.index];
-      return lane ? { actions: [{ type: 'close' }], effect: { kind: 'start', lane: lane.name } } : NOTHING;
+      if (!lane) return NOTHING;
+      const kind = ui.lanesFor === 'check' ? 'check' : 'start';
+      return { actions: [{ type: 'close' }], effect: { kind, lane: lane.name } };
     }
     case 'flags': {
       if (key.escape) return { actions: [{ type: 'closeFlags' }] };

@@ -5,6 +5,7 @@
  * `bisect` share this.
  */
 import type { CellSession, NotebookDeps } from '../notebook/controller-types.js';
+import type { CheckRun } from '../preflight/format.js';
 import { loadPresets } from '../presets/load.js';
 import type { Preset } from '../presets/preset.js';
 import { buildRunSpec } from '../runs/build-spec.js';
@@ -19,6 +20,8 @@ export interface CellOptions {
   command?: string[];
   cwd?: string;
   presets?: () => Map<string, Preset>;
+  /** the box check of a lane on the same place (cli/check-boxes.ts), for check cells */
+  checkBox?: (preset: Preset) => Promise<CheckRun>;
 }
 
 const RUN_DIR = '/nsa-dbg-run-dir';
@@ -31,6 +34,8 @@ export function notebookDeps(opener: Opener, o: CellOptions): NotebookDeps & { c
     target: opener.label,
     ...(opener.launchKey ? { launchKey: opener.launchKey } : {}),
     steps: o.steps,
+    demo: o.demo,
+    ...(o.checkBox ? { checkBox: o.checkBox } : {}),
     openSession: (s) =>
       opener.open({
         lane: s.lane,

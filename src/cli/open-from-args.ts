@@ -27,7 +27,7 @@ export async function openerFromArgs(a: TargetArgs, lane?: Preset): Promise<Open
   if (!a.host) return localOpener(launch);
   const target = await connectFromArgs(a, sink.report);
   const home = await remoteHome(target);
-  return remoteOpener(target, home, sink, launch, a['runs-dir']);
+  return { ...remoteOpener(target, home, sink, launch, a['runs-dir']), box: { target, home } };
 }
 
 /**

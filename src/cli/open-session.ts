@@ -53,6 +53,8 @@ export interface Opener {
   /** what besides the label shapes a run here (a Slurm job's nodes and options), for trial keys */
   readonly launchKey?: Record<string, unknown>;
   open(o: OpenOptions): Session;
+  /** the one box it reaches over SSH and that login's home (`--host`), for a box check to reuse */
+  readonly box?: { target: Target; home: string };
   /** the connections, once no session needs them */
   close(): Promise<void>;
 }

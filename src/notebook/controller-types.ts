@@ -1,4 +1,5 @@
 /** The notebook controller's contracts: what the CLI injects, what the TUI reads, what a start asks. */
+import type { CheckRun } from '../preflight/format.js';
 import type { Preset } from '../presets/preset.js';
 import type { RunSpec } from '../runs/launcher.js';
 import type { SessionController } from '../session/state.js';
@@ -47,6 +48,12 @@ export interface NotebookDeps {
   steps?: number;
   /** the command a new cell of `preset` would run and where (shown before it starts) */
   commandFor?(preset: Preset, steps?: number): { argv: string[]; cwd: string };
+  /** the box check of `preset` on the notebook's target (`nsa-dbg check`), for check cells */
+  checkBox?(preset: Preset): Promise<CheckRun>;
+  /** new cells run the bundled demo (a check cell records it) */
+  demo?: boolean;
+  /** the clock check cells are stamped with */
+  now?: () => Date;
 }
 
 export interface NotebookViewState {
@@ -54,8 +61,13 @@ export interface NotebookViewState {
   notebook: Notebook;
   /** cells whose lane file changed since they ran */
   stale: string[];
-  /** the cell whose run is in progress */
+  /** the cell whose run (or box check) is in progress */
   running: string | null;
+  /**
+   * where new cells run, and whether the notebook has a cell there yet: a box it has not seen is
+   * offered a box check before its first cell
+   */
+  box: { target: string; seen: boolean };
   /** the running cell's status line: step, loss, toks/s, SUSPECT/HANG */
   live: string | null;
   /** the running cell's stop countdown while it is being stopped (quitting waits for it) */

@@ -16,6 +16,8 @@ import { shJoin } from '../util/sh-quote.js';
 import { isStale, resolveEvidenceDir } from './cell-build.js';
 import { CellRun, presetFor } from './cell-run.js';
 import { asCellView } from './cell-view.js';
+import { boxSeen } from './check-cell.js';
+import { startCheck } from './check-task.js';
 import type { CellSession, NotebookDeps, NotebookViewState, StartRequest } from './controller-types.js';
 import type { Cell } from './model.js';
 import { type NotebookAction, nextCellId } from './reducer.js';
@@ -28,6 +30,8 @@ export class NotebookController {
   private task: { abort: AbortController; done: Promise<unknown> } | null = null;
   /** the run in progress (its cell id is given before the cell is written) */
   private active: CellRun | null = null;
+  /** the check cell whose box check is in progress (it holds the task slot) */
+  private checking: string | null = null;
   /** runs that ended but whose session a dashboard still shows */
   private readonly shown = new Set<CellRun>();
   private readonly queue = new RunQueue<StartRequest>();
@@ -51,7 +55,8 @@ export class NotebookController {
       file: this.store.file,
       notebook: nb,
       stale: nb.cells.filter((c) => c.state !== 'running' && isStale(c)).map((c) => c.id),
-      running: this.active?.id ?? null,
+      running: this.active?.id ?? this.checking,
+      box: { target: this.deps.target, seen: boxSeen(nb.cells, this.deps.target) },
       live: this.active?.live ?? null,
       stopping: this.active?.stopping ?? null,
       queued: this.queue.list().map(({ qid, lane, what }) => ({ qid, lane, what })),
@@ -121,7 +126,7 @@ export class NotebookController {
     // a bisection's own trials run in its slot; everything else waits its turn
     if (!req.bisect && (this.active || this.task)) {
       const q = this.queue.push(req, req.lane, describeRequest(req, this.store.get().cells));
-      const ahead = this.active?.id ?? 'the bisection';
+      const ahead = this.active?.id ?? this.busyWith();
       this.setNotice(
         `${q.qid} ${req.lane} queued: it runs when ${ahead} has ended (x takes it off the queue)`,
       );
@@ -184,6 +189,11 @@ export class NotebookController {
     }
   }
 
+  /** what holds the task slot, in words */
+  private busyWith(): string {
+    return this.checking ? `the box check ${this.checking}` : 'the bisection';
+  }
+
   /** the next queued cell, once nothing runs */
   private drain(): void {
     if (this.active || this.task || this.closing) return;
@@ -216,6 +226,7 @@ export class NotebookController {
 
   rerun(id: string): string | null {
     const c = this.cell(id);
+    if (c?.kind === 'check') return this.check(c.lane.name, c.id);
     return c ? this.start(rerunRequest(c, this.deps.presets())) : null;
   }
 
@@ -226,7 +237,7 @@ export class NotebookController {
   }
 
   delete(id: string): void {
-    if (this.active?.id === id) {
+    if (this.active?.id === id || this.checking === id) {
       this.setNotice(`${id} is running: it cannot be deleted now`);
       return;
     }
@@ -241,6 +252,7 @@ export class NotebookController {
   async openCell(id: string): Promise<SessionController | null> {
     const c = this.cell(id);
     if (!c) return null;
+    if (c.kind === 'check') throw new Error(`${id} is a box check: its checks are shown below the list`);
     const live = this.active;
     if (live?.id === id) {
       // the live session itself, kept open past the run's end for as long as it is shown
@@ -283,7 +295,7 @@ export class NotebookController {
    */
   runTask(name: string, fn: (signal: AbortSignal) => Promise<unknown>): boolean {
     if (this.task || this.active) {
-      this.setNotice(`${this.active?.id ?? 'a bisection'} is running: ${name} when it has ended`);
+      this.setNotice(`${this.active?.id ?? this.busyWith()} is running: ${name} when it has ended`);
       return false;
     }
     const abort = new AbortController();
@@ -296,6 +308,25 @@ export class NotebookController {
         this.drain();
       });
     return true;
+  }
+
+  /**
+   * The box check of `lane` on the notebook's target, recorded as a check cell (`parent`: the check
+   * cell it re-runs). It waits for nothing: while a run or another task holds the GPUs it is
+   * refused, said in the notice.
+   */
+  check(lane: string, parent?: string): string | null {
+    const host = {
+      store: this.store,
+      save: (a: NotebookAction) => this.save(a),
+      setNotice: (t: string) => this.setNotice(t),
+      runTask: (n: string, fn: (s: AbortSignal) => Promise<unknown>) => this.runTask(n, fn),
+      checking: (id: string | null) => {
+        this.checking = id;
+        this.publish();
+      },
+    };
+    return startCheck(host, this.deps, lane, parent);
   }
 
   /** `:bisect` on two marked cells: the search runs as this controller's task */

@@ -9,6 +9,7 @@ export type NotebookCommand =
   | 'up'
   | 'open'
   | 'new'
+  | 'check'
   | 'rerun'
   | 'env'
   | 'mark'
@@ -27,8 +28,10 @@ interface Binding<C> {
   keys: string[];
   /** the `:` palette word (notebook commands); `lane` takes an argument */
   palette?: string;
-  /** the env editor's hint line: short (env editor commands) */
+  /** the env editor's hint line, and the list's offer of a check: short */
   hint?: string;
+  /** the list's footer word; consecutive rows with the same word share it (`j/k move`) */
+  footer?: string;
   description: string;
   matches(input: string, key: KeyFlags): boolean;
 }
@@ -36,46 +39,69 @@ interface Binding<C> {
 export const NOTEBOOK_BINDINGS: readonly Binding<NotebookCommand>[] = [
   {
     command: 'down',
+    footer: 'move',
     keys: ['↓', 'j'],
     description: 'next cell',
     matches: (i, k) => !!k.downArrow || ch('j')(i, k),
   },
   {
     command: 'up',
+    footer: 'move',
     keys: ['↑', 'k'],
     description: 'previous cell',
     matches: (i, k) => !!k.upArrow || ch('k')(i, k),
   },
   {
     command: 'open',
+    footer: 'open',
     keys: ['Enter'],
     description: "the cell's dashboard (live or finished); q there comes back here",
     matches: (_i, k) => !!k.return,
   },
   {
     command: 'new',
+    footer: 'new',
     keys: ['n'],
     palette: 'lane',
     description: 'new cell from a lane (:lane NAME); queued while another cell runs',
     matches: ch('n'),
   },
   {
+    command: 'check',
+    footer: 'check',
+    keys: ['p'],
+    palette: 'check',
+    hint: 'checks it',
+    description:
+      "box check (preflight) for the cell's lane on this target, as a check cell (:check NAME for a lane; no cell: pick one)",
+    matches: ch('p'),
+  },
+  {
     command: 'rerun',
+    footer: 're-run',
     keys: ['r'],
     palette: 'rerun',
-    description: 're-run the cell as a new linked cell',
+    description: 're-run the cell (or its box check) as a new linked cell',
     matches: ch('r'),
   },
   {
     command: 'env',
+    footer: 'env',
     keys: ['e'],
     description:
       'env editor: space flips a flag 0↔1, = types a value, f picks a known flag, Enter runs a new cell (queued while one runs)',
     matches: ch('e'),
   },
-  { command: 'mark', keys: ['m'], description: 'mark / unmark the cell for compare', matches: ch('m') },
+  {
+    command: 'mark',
+    footer: 'mark',
+    keys: ['m'],
+    description: 'mark / unmark the cell for compare',
+    matches: ch('m'),
+  },
   {
     command: 'compare',
+    footer: 'compare',
     keys: ['c'],
     palette: 'compare',
     description: 'compare the two marked cells',
@@ -83,6 +109,7 @@ export const NOTEBOOK_BINDINGS: readonly Binding<NotebookCommand>[] = [
   },
   {
     command: 'bisect',
+    footer: 'bisect',
     keys: ['b'],
     palette: 'bisect',
     description:
@@ -91,22 +118,32 @@ export const NOTEBOOK_BINDINGS: readonly Binding<NotebookCommand>[] = [
   },
   {
     command: 'delete',
+    footer: 'delete',
     keys: ['x'],
     description: 'delete the cell, or take a queued one off the queue (asks; No by default)',
     matches: ch('x'),
   },
   {
     command: 'report',
+    footer: 'report',
     keys: ['w'],
     palette: 'report',
     description: 'write the report (Markdown + SVG) beside the notebook',
     matches: ch('w'),
   },
-  { command: 'palette', keys: [':'], description: 'command palette', matches: ch(':') },
-  { command: 'help', keys: ['?'], palette: 'help', description: 'show / hide this help', matches: ch('?') },
+  { command: 'palette', footer: 'palette', keys: [':'], description: 'command palette', matches: ch(':') },
+  {
+    command: 'help',
+    footer: 'help',
+    keys: ['?'],
+    palette: 'help',
+    description: 'show / hide this help',
+    matches: ch('?'),
+  },
   { command: 'suspend', ...SUSPEND_KEY },
   {
     command: 'quit',
+    footer: 'quit',
     keys: ['q', 'Ctrl+C'],
     palette: 'quit',
     description: 'quit (a running cell is stopped, its verdict kept)',
@@ -135,10 +172,40 @@ export function parsePalette(text: string): PaletteResult {
   return arg ? { command: b.command, arg } : { command: b.command };
 }
 
+/** the palette word as help shows it: `lane NAME`, `check [NAME]`, `report` */
+export function paletteLabel(word: string): string {
+  return word === 'lane' ? 'lane NAME' : word === 'check' ? 'check [NAME]' : word;
+}
+
 export function paletteWords(): string[] {
-  return NOTEBOOK_BINDINGS.flatMap((b) =>
-    b.palette ? [b.palette === 'lane' ? 'lane NAME' : b.palette] : [],
-  );
+  return NOTEBOOK_BINDINGS.flatMap((b) => (b.palette ? [paletteLabel(b.palette)] : []));
+}
+
+/** the list's footer: `j/k move · Enter open · n new · … · q quit`, from the table */
+export function footerHints(): string {
+  const parts: Array<{ keys: string[]; word: string }> = [];
+  for (const b of NOTEBOOK_BINDINGS) {
+    if (!b.footer) continue;
+    const key = b.keys.find((k) => k !== '↓' && k !== '↑') ?? b.keys[0]!;
+    const last = parts[parts.length - 1];
+    if (last?.word === b.footer) last.keys.push(key);
+    else parts.push({ keys: [key], word: b.footer });
+  }
+  return parts.map((p) => `${p.keys.join('/')} ${p.word}`).join(' · ');
+}
+
+/** the first key of a command, as help shows it */
+export function keyOf(command: NotebookCommand): string {
+  return NOTEBOOK_BINDINGS.find((b) => b.command === command)?.keys[0] ?? `:${command}`;
+}
+
+/**
+ * The list's offer of a box check on a box the notebook has not seen, from the key table:
+ * "new box user@gpu1: p checks it (:check)".
+ */
+export function newBoxOffer(target: string): string {
+  const b = NOTEBOOK_BINDINGS.find((x) => x.command === 'check')!;
+  return `new box ${target}: ${b.keys[0]} ${b.hint} before its first run (:${b.palette})`;
 }
 
 /** The env editor's keys (`e`): its hint line, the `?` help and dispatch all read this table. */

@@ -6,7 +6,9 @@
  *   v0  no `version`; cells {id, lane: "name", runDir, verdict?, created}   (first prototype)
  *   v1  cells carry the lane snapshot, env, command, summary; series as {step, value} objects;
  *       no nextId, no evidenceDir (runDir was always a local path)
- *   v2  nextId, target, evidenceDir, series as [step, value] pairs
+ *   v2  nextId, target, evidenceDir, series as [step, value] pairs; within v2, optional fields that
+ *       older v2 files simply lack: `bisections`, and cells of `kind: 'check'` (a box check, its
+ *       checks in `check`)
  */
 import { NOTEBOOK_VERSION } from './model.js';
 
@@ -117,6 +119,9 @@ export function migrate(doc: unknown, file: string): Obj {
   (d.cells as unknown[]).forEach((c, i) => {
     if (!isObj(c) || typeof c.id !== 'string' || !isObj(c.lane) || typeof c.lane.name !== 'string')
       throw new NotebookFormatError(file, `cell ${i + 1} has no id or lane`);
+    // a box check's checks are read by the view and the report: a hand-edited one must still be a list
+    if (c.kind === 'check' && c.check !== undefined && !(isObj(c.check) && Array.isArray(c.check.boxes)))
+      throw new NotebookFormatError(file, `cell ${i + 1} (${c.id}) is a box check without a "boxes" list`);
   });
   return d;
 }

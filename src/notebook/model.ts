@@ -6,6 +6,7 @@
 
 import type { RunDigest, RunExcerpts } from '../analysis/run-digest.js';
 import type { BisectionRecord, CellBisect } from '../bisect/model.js';
+import type { Check } from '../preflight/types.js';
 import type { RunProof } from './run-proof.js';
 
 /** bump when the file shape changes; add a step to migrate.ts for the old one */
@@ -50,11 +51,28 @@ export interface CellSummary {
   exitCode: number | null;
 }
 
+/**
+ * A box check (`nsa-dbg check` in the notebook): each box's checks as the probe judged them, each
+ * with its measured value, expected value and source. The cell's `go`, `verdict` ('GO' / 'NO-GO')
+ * and `reasons` (the fail and warn lines) say the whole.
+ */
+export interface CellCheck {
+  /** the whole check, connecting included */
+  elapsedS: number;
+  boxes: Array<{ host: string; go: boolean; probeS: number; checks: Check[] }>;
+}
+
 /** [step, value] pairs, at most DIGEST_POINTS (src/analysis/run-digest.ts) of them */
 export type Series = Array<[number, number]>;
 
 export interface Cell {
   id: string;
+  /**
+   * 'check': a box check, not a run (`check` holds it; it has no run dir, evidence or series).
+   * Absent: a run. Added within v2: files without it load as they are.
+   */
+  kind?: 'check';
+  check?: CellCheck;
   /** the cell this one was made from, and how */
   parent?: string;
   link?: CellLink;

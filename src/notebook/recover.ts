@@ -53,6 +53,17 @@ export async function recoverCells(store: NotebookStore): Promise<string[]> {
   const done: string[] = [];
   for (const c of store.get().cells) {
     if (c.state !== 'running') continue;
+    if (c.kind === 'check') {
+      // a box check has no run to go on: the nsa-dbg that ran it is gone, and so is its verdict
+      const why = 'interrupted: nsa-dbg ended during the box check; re-run it to check again';
+      store.dispatch({
+        type: 'updateCell',
+        id: c.id,
+        patch: { state: 'failed', interrupted: true, go: false, reasons: [why] },
+      });
+      done.push(c.id);
+      continue;
+    }
     const dir = resolveEvidenceDir(dirname(store.file), c);
     const end = ending(c, dir);
     if (end === null) continue;

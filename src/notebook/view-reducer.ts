@@ -26,6 +26,8 @@ export interface NotebookUi {
   marked: string[];
   /** the lane / flag picker's filter, or the palette's text */
   pick: { text: string; index: number };
+  /** what the lane picker's Enter does: start a cell (absent), or check the box for the lane */
+  lanesFor?: 'check';
   /**
    * the env editor: the cell it edits, the highlighted variable, the edits (null = unset), and the
    * variable whose value is being typed (mode `value`; the text is in `pick`)
@@ -39,6 +41,8 @@ export type NotebookUiAction =
   | { type: 'mark'; id: string }
   | { type: 'open'; mode: 'help' | 'confirmDelete' | 'lanes' | 'palette' | 'compare' | 'bisect' | 'quit' }
   | { type: 'close' }
+  /** the lane picker, whose Enter checks the box for the picked lane */
+  | { type: 'pickCheckLane' }
   | { type: 'openEnv'; cellId: string }
   | { type: 'envMove'; delta: number; count: number }
   | { type: 'envSet'; name: string; value: string | null }
@@ -75,9 +79,11 @@ export function notebookUiReducer(s: NotebookUi, a: NotebookUiAction): NotebookU
       return { ...s, marked: [...s.marked, a.id].slice(-2) };
     }
     case 'open':
-      return { ...s, mode: a.mode, pick: EMPTY_PICK };
+      return { ...s, mode: a.mode, pick: EMPTY_PICK, lanesFor: undefined };
+    case 'pickCheckLane':
+      return { ...s, mode: 'lanes', pick: EMPTY_PICK, lanesFor: 'check' };
     case 'close':
-      return { ...s, mode: 'list', pick: EMPTY_PICK, env: null };
+      return { ...s, mode: 'list', pick: EMPTY_PICK, env: null, lanesFor: undefined };
     case 'openEnv':
       return { ...s, mode: 'env', env: { cellId: a.cellId, index: 0, edits: {} }, pick: EMPTY_PICK };
     case 'envMove':

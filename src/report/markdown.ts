@@ -7,6 +7,7 @@
 
 import { stepTimeText } from '../analysis/run-rates.js';
 import { rateOrDash } from '../util/rate.js';
+import { boxCheckHeader, boxCheckSection } from './box-check.js';
 import { cellSection, details } from './markdown-cells.js';
 import { DECISION_EMOJI, type ReportModel } from './model.js';
 import { times } from './performance.js';
@@ -56,6 +57,7 @@ export function renderMarkdown(
     `**Platform**: ${m.platform}  `,
     `**PyTorch**: ${m.pytorch}  `,
     `**CUDA**: ${m.cuda}  `,
+    ...m.boxChecks.map(boxCheckHeader),
     `**Notebook**: \`${o.notebook}\` (${m.rows.length} cell${m.rows.length === 1 ? '' : 's'})  `,
     `**Decision**: **${m.decision}** ${e}${m.decisionNote ? ` — ${m.decisionNote}` : ''}`,
     '',
@@ -63,6 +65,7 @@ export function renderMarkdown(
     '',
     ...m.summary,
     '',
+    ...boxCheckSection(m.boxChecks),
     '## Test Results',
     '',
     ...(o.chart ? [`![loss and toks/s by cell](${o.chart})`, ''] : []),

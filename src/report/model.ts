@@ -3,9 +3,11 @@
  * re-reads), so the same notebook always gives the same report. Markdown and JSON are two
  * renderings of this one object.
  */
+import { isCheckCell } from '../notebook/check-cell.js';
 import type { Cell, Notebook } from '../notebook/model.js';
 import { maskArgv, maskEnv } from '../notebook/secrets.js';
 import { rateText } from '../util/rate.js';
+import { type BoxCheckReport, boxChecksOf } from './box-check.js';
 import {
   configurationOf,
   failureOf,
@@ -57,6 +59,8 @@ export interface ReportModel {
   platform: string;
   pytorch: string;
   cuda: string;
+  /** each box's newest check cell (none when no box was checked) */
+  boxChecks: BoxCheckReport[];
   decision: Decision;
   /** what a CONDITIONAL GO hangs on, in a few words ('' otherwise) */
   decisionNote: string;
@@ -121,9 +125,18 @@ export function buildReport(
   nb: Notebook,
   o: { subject: string; version?: number; cells?: string[] },
 ): ReportModel {
-  const cells = o.cells?.length
+  const picked = o.cells?.length
     ? nb.cells.filter((c) => o.cells!.includes(c.id) || o.cells!.includes(c.lane.name))
     : nb.cells;
+  // box checks are no runs: they go to the platform's check, for the boxes the runs shown ran on
+  // (and any check picked by name)
+  const cells = picked.filter((c) => !isCheckCell(c));
+  const targets = new Set(cells.map((c) => c.target));
+  const boxChecks = boxChecksOf(
+    nb.cells.filter(
+      (c) => isCheckCell(c) && (!o.cells?.length || picked.includes(c) || targets.has(c.target)),
+    ),
+  );
   // secrets were masked when the cells were written; mask again in case an older file held any
   const safe = cells.map((c) => ({ ...c, env: maskEnv(c.env), command: maskArgv(c.command) }));
   const shown = new Set(safe.map((c) => c.id));
@@ -165,6 +178,7 @@ export function buildReport(
     subject,
     version,
     ...platformOf(safe),
+    boxChecks,
     decision,
     decisionNote,
     rows,

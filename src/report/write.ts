@@ -59,7 +59,7 @@ export function writeReport(o: ReportOptions): ReportOutput {
     version: o.version,
     cells: o.cells,
   });
-  if (o.cells?.length && model.rows.length === 0)
+  if (o.cells?.length && model.rows.length === 0 && model.boxChecks.length === 0)
     throw new Error(`no cell matches ${o.cells.join(', ')} in ${o.notebookFile}`);
   const out = o.out ?? `${stem(o.notebookFile)}.report.${format}`;
   const toStdout = out === '-';

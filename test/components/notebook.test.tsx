@@ -213,6 +213,7 @@ describe('notebook screen while a cell runs', () => {
     },
     stale: [],
     running: 'c13',
+    box: { target: 'local', seen: true },
     live: 'c13 batched-prefill · step 4/8 · loss 5.6825 · 84.0 toks/s · SUSPECT: silent 3 s at step 5 (in-step), rank 0; checking',
     queued: [
       { qid: 'q1', lane: 'fa2', what: 'toggle of c4: NSA_USE_FA2=0' },

@@ -1,49 +1,16 @@
 import type { CommandModule } from 'yargs';
-import { parseHostList } from '../../hosts/hosts.js';
-import { combine, formatCheckRun } from '../../preflight/format.js';
+import { formatCheckRun } from '../../preflight/format.js';
 import { bareLane } from '../../preflight/lane-ask.js';
-import { checkBox, srunPrefix } from '../../preflight/probe-run.js';
-import type { BoxCheck } from '../../preflight/verdict.js';
 import { getPreset } from '../../presets/load.js';
-import { LocalTarget } from '../../targets/local.js';
-import type { Target } from '../../targets/target.js';
+import { type CheckBoxArgs, checkBoxes } from '../check-boxes.js';
 import { loadLanesForCli } from '../load-lanes.js';
-import { remoteHome } from '../open-session.js';
 import { requirePython } from '../preflight.js';
-import { connectFromArgs } from '../remote.js';
 import { reportFailure, usageError } from '../report-failure.js';
-import { launchOfArgs, type TargetArgs, targetUsageError, withTargetOptions } from '../target-options.js';
+import { targetUsageError, withTargetOptions } from '../target-options.js';
 
-interface CheckArgs extends TargetArgs {
+interface CheckArgs extends CheckBoxArgs {
   lane?: string;
   json?: boolean;
-  demo?: boolean;
-  'out-dir'?: string;
-}
-
-/** one box: connect (or this machine), probe, close */
-async function checkOne(
-  a: CheckArgs,
-  host: string | undefined,
-  lane: ReturnType<typeof bareLane>,
-): Promise<BoxCheck[]> {
-  const target: Target = host ? await connectFromArgs({ ...a, host }) : new LocalTarget();
-  try {
-    const home = host ? await remoteHome(target) : null;
-    const launch = launchOfArgs(a);
-    const boxes = await checkBox(target, lane, {
-      demo: !!a.demo,
-      home,
-      runsRoot: a['runs-dir'],
-      cwd: a.cwd,
-      outDir: a['out-dir'],
-      ...(launch?.kind === 'slurm' ? { wrap: srunPrefix(launch) } : {}),
-    });
-    // the alias the user gave names the box, with the name the box gives itself
-    return host ? boxes.map((b) => ({ ...b, host: b.host === host ? host : `${host} (${b.host})` })) : boxes;
-  } finally {
-    await target.close();
-  }
 }
 
 export const checkCommand: CommandModule<object, CheckArgs> = {
@@ -82,13 +49,10 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
     if (usage) return usageError(usage);
     if (a.demo && a.hosts) return usageError('--demo checks one box: give --host or nothing, not --hosts');
     if (a.demo && !a.host) await requirePython();
-    const t0 = performance.now();
     try {
       const lanes = loadLanesForCli(a.lane ? [a.lane] : []);
       const lane = a.lane ? getPreset(lanes, a.lane) : bareLane();
-      const hosts = a.hosts ? parseHostList(a.hosts) : [a.host];
-      const boxes = (await Promise.all(hosts.map((h) => checkOne(a, h, lane)))).flat();
-      const run = combine(lane.name, boxes, (performance.now() - t0) / 1000);
+      const run = await checkBoxes(a, lane);
       process.stdout.write(a.json ? `${JSON.stringify(run)}\n` : formatCheckRun(run));
       process.exitCode = run.go ? 0 : 1;
     } catch (e) {

@@ -3,7 +3,9 @@ import type { CommandModule } from 'yargs';
 import { NotebookController } from '../../notebook/controller.js';
 import { recoverCells } from '../../notebook/recover.js';
 import { DEFAULT_NOTEBOOK, NotebookStore } from '../../notebook/store.js';
+import type { Preset } from '../../presets/preset.js';
 import { defaultRunsRoot } from '../../runs/build-spec.js';
+import { checkBoxes } from '../check-boxes.js';
 import type { CliDeps } from '../deps.js';
 import { lanesReporter } from '../load-lanes.js';
 import { notebookDeps } from '../notebook-deps.js';
@@ -72,7 +74,17 @@ export function notebookCommand(deps: CliDeps): CommandModule<object, NotebookAr
           store = NotebookStore.open(notebookFileOf(a));
           const opener = await openerFromArgs(a);
           presets();
-          const o = { demo: !!a.demo, steps: a.steps, stepMs: a['step-ms'], command, cwd: a.cwd, presets };
+          const o = {
+            demo: !!a.demo,
+            steps: a.steps,
+            stepMs: a['step-ms'],
+            command,
+            cwd: a.cwd,
+            presets,
+            // the box check of the place the cells run on, over the notebook's own connection to
+            // its box (`--hosts`: one to each host, as `nsa-dbg check` makes)
+            checkBox: (lane: Preset) => checkBoxes(a, lane, opener.box),
+          };
           controller = new NotebookController(store, notebookDeps(opener, o));
         } catch (e) {
           store?.close();

@@ -1,0 +1,103 @@
+/**
+ * A box check run from the notebook: its cell is written when it starts and patched with the
+ * verdict when it ends. It holds the controller's task slot, so no run starts on the GPUs it
+ * measures (a cell asked for meanwhile is queued), and closing the notebook ends it with the cell
+ * marked as stopped.
+ */
+import type { CheckRun } from '../preflight/format.js';
+import { getPreset } from '../presets/load.js';
+import { type Preset, PresetError } from '../presets/preset.js';
+import { laneSnapshot } from './cell-build.js';
+import { checkedPatch, checkFailedPatch, checkLine, newCheckCell } from './check-cell.js';
+import type { NotebookDeps } from './controller-types.js';
+import type { Cell } from './model.js';
+import { type NotebookAction, nextCellId } from './reducer.js';
+import type { NotebookStore } from './store.js';
+
+export interface CheckTaskHost {
+  store: Pick<NotebookStore, 'get'>;
+  /** write an action; the error text, or null once written */
+  save(action: NotebookAction): string | null;
+  setNotice(text: string): void;
+  runTask(name: string, fn: (signal: AbortSignal) => Promise<unknown>): boolean;
+  /** the check cell in progress, for the view (null when it has ended) */
+  checking(id: string | null): void;
+}
+
+interface CheckTaskOptions {
+  preset: Preset;
+  target: string;
+  demo: boolean;
+  run: (preset: Preset) => Promise<CheckRun>;
+  now: () => Date;
+  parent?: string;
+}
+
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+/**
+ * The box check of `lane` on the deps' target (`parent`: the check cell it re-runs); returns its
+ * cell id, or null when it could not start (no check here, an unknown lane, the slot taken: said in
+ * the notice).
+ */
+export function startCheck(
+  host: CheckTaskHost,
+  deps: Pick<NotebookDeps, 'checkBox' | 'presets' | 'target' | 'demo' | 'now'>,
+  lane: string,
+  parent?: string,
+): string | null {
+  const run = deps.checkBox;
+  if (!run) {
+    host.setNotice('the box cannot be checked from here');
+    return null;
+  }
+  let preset: Preset;
+  try {
+    preset = getPreset(deps.presets(), lane);
+  } catch (e) {
+    host.setNotice(e instanceof PresetError ? e.message : `unknown lane "${lane}"`);
+    return null;
+  }
+  const now = deps.now ?? (() => new Date());
+  const o = { preset, target: deps.target, demo: !!deps.demo, run: run.bind(deps), now };
+  return runCheck(host, parent ? { ...o, parent } : o);
+}
+
+function runCheck(host: CheckTaskHost, o: CheckTaskOptions): string | null {
+  const id = nextCellId(host.store.get());
+  // refused while a run or a bisection holds the GPUs: "c3 is running: check the box when it has ended"
+  const started = host.runTask('check the box', async (signal) => {
+    const cell = newCheckCell({
+      lane: laneSnapshot(o.preset),
+      target: o.target,
+      demo: o.demo,
+      now: o.now(),
+      ...(o.parent ? { parent: o.parent } : {}),
+    });
+    if (host.save({ type: 'addCell', cell }) !== null) return;
+    host.checking(id);
+    host.setNotice(`${id} checking ${o.target} for lane ${o.preset.name}…`);
+    const closed = new Promise<null>((res) =>
+      signal.addEventListener('abort', () => res(null), { once: true }),
+    );
+    try {
+      const out = await Promise.race([o.run(o.preset), closed]);
+      const patch = out
+        ? checkedPatch(out, o.now())
+        : checkFailedPatch('stopped before its verdict: the notebook was closed', o.now());
+      host.save({ type: 'updateCell', id, patch });
+      const done = host.store.get().cells.find((c: Cell) => c.id === id);
+      if (out && done) host.setNotice(`${id} ${out.verdict}: ${checkLine(done)}`);
+    } catch (e) {
+      host.save({
+        type: 'updateCell',
+        id,
+        patch: checkFailedPatch(`the check could not run: ${message(e)}`, o.now()),
+      });
+      host.setNotice(`${id} box check failed: ${message(e)}`);
+    } finally {
+      host.checking(null);
+    }
+  });
+  return started ? id : null;
+}
