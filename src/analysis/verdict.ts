@@ -27,6 +27,7 @@ import {
   stepAt,
 } from './evidence-facts.js';
 import { type EvidenceState, ranksOf, type SignatureState } from './evidence-state.js';
+import { lastWordsOf, lastWordsSummary } from './last-words.js';
 import { headlineStall, stackDiffOf } from './rank-stacks.js';
 import { recoveredSummary } from './recovered.js';
 import type { AnalysisResult, CrashReport, DumpReport, StallReport } from './result.js';
@@ -309,6 +310,7 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
     stepFormat,
     memory: memoryOf(s),
     dumps: dumpsOf(s),
+    lastWords: lastWordsOf(s),
     skippedLines: s.skipped,
     summary: '',
     lastPosition,
@@ -355,7 +357,10 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   }
   // a hang that recovered is said whatever the verdict: the run was hung for that long
   const recovered = recoveredSummary(result.pastStalls);
-  result.summary = `${summarize(result)}${recovered ? `; ${recovered}` : ''}`;
+  // where the other ranks were when a signal ended them (torchrun stopping them after a crash)
+  const torchrun = s.torchrunFailed.length > 0 || s.tracebacks.some((t) => t.ev.torchrun !== undefined);
+  const words = lastWordsSummary(result.lastWords, torchrun, crash?.rank);
+  result.summary = `${summarize(result)}${recovered ? `; ${recovered}` : ''}${words ? `; ${words}` : ''}`;
   return result;
 }
 
