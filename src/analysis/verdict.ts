@@ -359,7 +359,9 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   const recovered = recoveredSummary(result.pastStalls);
   // where the other ranks were when a signal ended them (torchrun stopping them after a crash)
   const torchrun = s.torchrunFailed.length > 0 || s.tracebacks.some((t) => t.ev.torchrun !== undefined);
-  const words = lastWordsSummary(result.lastWords, torchrun, crash?.rank);
+  // the crashed rank's own stop says nothing new (a launcher's failure names no rank of its own)
+  const crashRank = verdict === 'crash' && crash?.basis !== 'launcher-error' ? crash?.rank : undefined;
+  const words = lastWordsSummary(result.lastWords, torchrun, crashRank);
   result.summary = `${summarize(result)}${recovered ? `; ${recovered}` : ''}${words ? `; ${words}` : ''}`;
   return result;
 }
