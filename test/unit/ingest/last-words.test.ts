@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Evidence } from '../../../src/analysis/evidence.js';
 import { lastWordsSummary, rankSet } from '../../../src/analysis/last-words.js';
+import { formatReport } from '../../../src/cli/commands/analyze.js';
 import type { DumpEvent, LastWordsEvent } from '../../../src/ingest/events.js';
 import { RunFolderReader } from '../../../src/ingest/run-folder.js';
 import { StackLogReader } from '../../../src/ingest/stack-log.js';
@@ -106,6 +107,12 @@ describe('last words in a real stack log', () => {
       'ranks 0 and 1 were waiting in all_reduce when SIGTERM came',
     );
     expect(r.summary).toContain('ranks 0 and 1 were waiting in all_reduce');
+    // `nsa-dbg analyze` (text): a line per rank
+    const text = formatReport(r);
+    expect(text).toMatch(
+      /^last words: rank 0 \(pid \d+\), SIGTERM at 2026-\S+Z: waiting in all_reduce \(\S+distributed_c10d\.py:1541\)$/m,
+    );
+    expect(text.match(/^last words: /gm)).toHaveLength(2);
   });
 
   it('rank sets as ranges when long', () => {
