@@ -309,7 +309,17 @@ def _nsa_dbg_last_words(fd, pid):
         threading.Thread(target=watch, args=(r,), name="nsa-dbg-last-words", daemon=True).start()
 
     def in_child():
-        # a forked child (a DataLoader worker) is not the rank: its signals end it as they would
+        # a forked child (a DataLoader worker) is not the rank: its signals end it as they would.
+        # Its wakeup fd is our pipe's write end, shared with the rank: a SIGTERM of the child would
+        # wake the rank's watcher, which would take it for its own and end the rank. The child's copy
+        # of that fd is pointed at /dev/null first (dup2 works from any thread; set_wakeup_fd does not)
+        if watching:
+            try:
+                nul = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(nul, w)
+                os.close(nul)
+            except OSError:
+                pass
         try:
             for sig, prev in previous.items():
                 if real_getsignal(sig) is handler:
