@@ -71,10 +71,17 @@ export function rankSet(ranks: number[]): string {
 /**
  * One clause per kind of ending, e.g. "ranks 0 and 1 were waiting in all_reduce when torchrun
  * stopped them (SIGTERM)", "rank 1 was in save_checkpoint (train.py:40) when SIGTERM came", "rank
- * 2 died of SIGSEGV in forward (model.py:88)". Each rank's last record counts. `torchrun`: the run's
- * launcher was torchrun (its failure lines or summary were read), which stops the other workers.
+ * 2 died of SIGSEGV in forward (model.py:88)", "rank 3 was killed by SIGKILL (no last words)". Each
+ * rank's last record counts. `torchrun`: the run's launcher was torchrun (its failure lines or
+ * summary were read), which stops the other workers. `sigkilled`: ranks the launcher saw die of
+ * SIGKILL (exit -9): with no record of their own, that is all that can be said of them.
  */
-export function lastWordsSummary(list: LastWordsReport[], torchrun: boolean, crashRank?: number): string {
+export function lastWordsSummary(
+  list: LastWordsReport[],
+  torchrun: boolean,
+  crashRank?: number,
+  sigkilled: number[] = [],
+): string {
   const last = new Map<number, LastWordsReport>();
   for (const r of list) last.set(r.rank, r);
   const groups = new Map<string, { ranks: number[]; r: LastWordsReport }>();
@@ -105,5 +112,11 @@ export function lastWordsSummary(list: LastWordsReport[], torchrun: boolean, cra
         : `when ${r.signal} came`;
     clauses.push(`${who} ${was} ${where} ${when}`);
   }
+  // SIGKILL leaves no last words (nothing can run): say so, the kill itself is the finding
+  const silent = sigkilled.filter((r) => !last.has(r));
+  if (silent.length)
+    clauses.unshift(
+      `${rankSet(silent)} ${silent.length > 1 ? 'were' : 'was'} killed by SIGKILL (no last words)`,
+    );
   return clauses.join('; ');
 }

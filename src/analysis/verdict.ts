@@ -361,7 +361,8 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   const torchrun = s.torchrunFailed.length > 0 || s.tracebacks.some((t) => t.ev.torchrun !== undefined);
   // the crashed rank's own stop says nothing new (a launcher's failure names no rank of its own)
   const crashRank = verdict === 'crash' && crash?.basis !== 'launcher-error' ? crash?.rank : undefined;
-  const words = lastWordsSummary(result.lastWords, torchrun, crashRank);
+  const sigkilled = s.torchrunFailed.filter((f) => f.exitCode === -9).map((f) => f.rank);
+  const words = lastWordsSummary(result.lastWords, torchrun, crashRank, sigkilled);
   result.summary = `${summarize(result)}${recovered ? `; ${recovered}` : ''}${words ? `; ${words}` : ''}`;
   return result;
 }

@@ -98,6 +98,16 @@ describe('last words: the evidence survives whoever kills the run', () => {
     }
   }, 200_000);
 
+  it('rank 2 dies of SIGKILL under torchrun: named as killed with no last words; the others waiting in all_reduce', async () => {
+    const { live, offline } = await headless('sigkill', [...(await torchrun()), TRAINER, 'sigkill']);
+    for (const r of [live, offline]) {
+      expect(byRank(r)).toEqual({ 0: ['SIGTERM', true, 'all_reduce'], 1: ['SIGTERM', true, 'all_reduce'] });
+      expect(r.summary).toContain(
+        '; rank 2 was killed by SIGKILL (no last words); ranks 0 and 1 were waiting in all_reduce when torchrun stopped them (SIGTERM)',
+      );
+    }
+  }, 200_000);
+
   it('`timeout -s TERM` around the launcher: every rank’s stack at the moment of the kill', async () => {
     const { live, offline } = await headless('timeout', [
       'timeout',

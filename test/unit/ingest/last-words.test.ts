@@ -115,6 +115,20 @@ describe('last words in a real stack log', () => {
     expect(text.match(/^last words: /gm)).toHaveLength(2);
   });
 
+  it('ranks that died of SIGKILL with no record are named; one with a record is said by it', () => {
+    expect(lastWordsSummary([], true, undefined, [4, 5, 6])).toBe(
+      'ranks 4–6 were killed by SIGKILL (no last words)',
+    );
+    const ev = new Evidence();
+    const reader = new RunFolderReader(ev);
+    const f = logOf('torchrun-crash', 0);
+    reader.push(f, readFileSync(join(FIX, 'torchrun-crash', f)));
+    reader.end();
+    expect(lastWordsSummary(ev.result({}).lastWords, true, undefined, [0, 2])).toBe(
+      'rank 2 was killed by SIGKILL (no last words); rank 0 was waiting in all_reduce when torchrun stopped it (SIGTERM)',
+    );
+  });
+
   it('rank sets as ranges when long', () => {
     expect(rankSet([3])).toBe('rank 3');
     expect(rankSet([1, 0])).toBe('ranks 0 and 1');
