@@ -55,7 +55,8 @@ export interface ResultOptions {
 
 /** Exit statuses that mean "killed from outside": SIGKILL, SIGTERM, timeout(1), torchrun's -9/-15. */
 const KILLED = new Set([137, 143, 124, -9, -15]);
-const NOT_CRASHES = new Set(['KeyboardInterrupt', 'SystemExit', 'ChildFailedError']);
+// SignalException: torchrun's own, when a signal stopped it (it forwards it to the workers)
+const NOT_CRASHES = new Set(['KeyboardInterrupt', 'SystemExit', 'ChildFailedError', 'SignalException']);
 
 function exitCodeOf(s: EvidenceState, opts: ResultOptions): number | null {
   if (opts.exitCode !== undefined && opts.exitCode !== null) return opts.exitCode;

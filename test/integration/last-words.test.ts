@@ -120,6 +120,10 @@ describe('last words: the evidence survives whoever kills the run', () => {
     ]);
     for (const r of [live, offline]) {
       expect(r.exitCode).toBe(124);
+      // killed from outside while it trained: torchrun's SignalException is no failure of its own
+      expect(r.verdict).toBe('incomplete');
+      expect(r.killed).toBe(true);
+      expect(r.summary).not.toMatch(/launcher failed/);
       expect(r.lastWords.map((w: Any) => w.rank)).toEqual([0, 1, 2]);
       const ats = r.lastWords.map((w: Any) => w.at);
       for (const w of r.lastWords) {
