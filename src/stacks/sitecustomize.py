@@ -311,8 +311,10 @@ def _nsa_dbg_last_words(fd, pid):
     def in_child():
         # a forked child (a DataLoader worker) is not the rank: its signals end it as they would.
         # Its wakeup fd is our pipe's write end, shared with the rank: a SIGTERM of the child would
-        # wake the rank's watcher, which would take it for its own and end the rank. The child's copy
-        # of that fd is pointed at /dev/null first (dup2 works from any thread; set_wakeup_fd does not)
+        # wake the rank's watcher, which would take it for its own and end the rank. Three guards,
+        # each enough alone: the child's copy of the write end goes to /dev/null (dup2 cannot fail
+        # on a thread), its handlers go back to what they were (no Python handler, no wakeup byte),
+        # and its wakeup fd is unset
         if watching:
             try:
                 nul = os.open(os.devnull, os.O_WRONLY)
