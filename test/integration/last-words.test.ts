@@ -108,6 +108,19 @@ describe('last words: the evidence survives whoever kills the run', () => {
     }
   }, 200_000);
 
+  it("gloo's collective timeout: rank 1, elsewhere (save_checkpoint), is said to be there when torchrun stopped it", async () => {
+    const { live, offline } = await headless('gloo-timeout', [...(await torchrun()), TRAINER, 'timeout']);
+    for (const r of [live, offline]) {
+      // gloo raises on its timeout (torch 1.13: no abort, so no fatal-signal record)
+      expect(r.lastWords.map((w: Any) => w.rank)).toEqual([1]);
+      expect(r.lastWords[0]).toMatchObject({ signal: 'SIGTERM', waiting: false });
+      expect(r.lastWords[0].mainThreadTop).toMatchObject({ function: 'save_checkpoint' });
+      expect(r.summary).toMatch(
+        /; rank 1 was in save_checkpoint \(last_words\.py:\d+\) when torchrun stopped it \(SIGTERM\)$/,
+      );
+    }
+  }, 200_000);
+
   it('`timeout -s TERM` around the launcher: every rank’s stack at the moment of the kill', async () => {
     const { live, offline } = await headless('timeout', [
       'timeout',
