@@ -175,6 +175,7 @@ def _nsa_dbg_last_words(fd, pid):
     A handler installed from C (not through signal.signal) is still seen by the watcher.
     """
     import faulthandler
+    import functools
     import json
     import os
     import signal
@@ -243,7 +244,7 @@ def _nsa_dbg_last_words(fd, pid):
         s = int(sig)
         if s not in names or os.getpid() != pid:
             return h
-        if h is previous[s]:
+        if h is previous[s] or (not callable(h) and h == previous[s]):  # SIG_DFL, also as 0
             return handler
         if s == signal.SIGTERM and callable(h) and h is not handler:
 
@@ -304,6 +305,9 @@ def _nsa_dbg_last_words(fd, pid):
         r = None
     for sig in previous:
         real_signal(sig, handler)
+    # the patched functions look like the originals to code that inspects them
+    functools.update_wrapper(patched_signal, real_signal)
+    functools.update_wrapper(patched_getsignal, real_getsignal)
     signal.signal, signal.getsignal = patched_signal, patched_getsignal
     if watching:
         threading.Thread(target=watch, args=(r,), name="nsa-dbg-last-words", daemon=True).start()
