@@ -11,6 +11,7 @@
 import type {
   DumpEvent,
   DumpRequestEvent,
+  LastWordsEvent,
   ProcProbeEvent,
   StepSource,
   TracebackEvent,
@@ -75,6 +76,8 @@ export interface EvidenceState {
   signatures: Map<string, SignatureState>;
   /** by path in the run folder: a dump re-read as it grows replaces its earlier parse */
   dumps: Map<string, DumpEvent>;
+  /** ranks' last words (stacks written as a signal ended them), by record name */
+  lastWords: Map<string, LastWordsEvent>;
   /** each rank's newest process as nsa-dbg's stack hook registered it */
   workers: Map<number, WorkerEvent>;
   /** PyTorch's Flight Recorder dumps, by path */

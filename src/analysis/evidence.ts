@@ -78,6 +78,7 @@ export class Evidence {
       torchrunFailed: [],
       signatures: new Map(),
       dumps: new Map(),
+      lastWords: new Map(),
       workers: this.workerRanks.byRank,
       flightRecorder: new Map(),
       outputMetrics: null,
@@ -150,6 +151,11 @@ export class Evidence {
         return;
       case 'flight-recorder':
         s.flightRecorder.set(e.file, e);
+        return;
+      case 'last-words':
+        // re-read as it grows: the newest parse of a record replaces the earlier one
+        // (not the clock a run is judged at: a run killed while it made progress is no hang)
+        s.lastWords.set(e.name, e);
         return;
       case 'dump':
         // the same file re-read as it grew replaces its earlier parse; what a dump implies (a

@@ -5,6 +5,7 @@
 
 import type { DumpRequestEvent, Frame } from '../ingest/events.js';
 import type { MissedCollective } from '../ingest/flight-recorder.js';
+import type { LastWordsReport } from './last-words.js';
 import type { RunDigest } from './run-digest.js';
 import type { Signature, Verdict } from './signatures.js';
 import type { HotFrame } from './silences.js';
@@ -134,6 +135,8 @@ export interface AnalysisResult {
   stepFormat: StepFormatReport | null;
   memory: { peakReservedMiB: number; peakAllocMiB?: number } | null;
   dumps: DumpReport[];
+  /** each rank's last words: where it was when a signal ended it (SIGTERM, SIGSEGV, …) */
+  lastWords: LastWordsReport[];
   skippedLines: number;
   // extras
   /** one line, e.g. "hang at step 6 (in-step), rank 0" */

@@ -52,8 +52,9 @@ export const isStopOrSummary = (exception: string) => NEVER_ROOT.has(shortName(e
  * (ChildFailedError) is not such a failure.
  */
 export function isLauncherTraceback(ev: TracebackEvent): boolean {
+  // a signal to torchrun (`timeout`, a scheduler, Ctrl+C) is a stop from outside, not its failure
   return (
-    shortName(ev.exception) !== 'ChildFailedError' &&
+    !isStopOrSummary(ev.exception) &&
     ev.frames.some((f) => /torch\/distributed\/(?:run|launch)\.py$/.test(f.file))
   );
 }

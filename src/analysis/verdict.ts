@@ -28,6 +28,7 @@ import {
   stepAt,
 } from './evidence-facts.js';
 import { type EvidenceState, ranksOf, type SignatureState } from './evidence-state.js';
+import { lastWordsOf, lastWordsSummary } from './last-words.js';
 import { headlineStall, stackDiffOf } from './rank-stacks.js';
 import { recoveredSummary } from './recovered.js';
 import type { AnalysisResult, CrashReport, DumpReport, StallReport } from './result.js';
@@ -55,7 +56,8 @@ export interface ResultOptions {
 
 /** Exit statuses that mean "killed from outside": SIGKILL, SIGTERM, timeout(1), torchrun's -9/-15. */
 const KILLED = new Set([137, 143, 124, -9, -15]);
-const NOT_CRASHES = new Set(['KeyboardInterrupt', 'SystemExit', 'ChildFailedError']);
+// SignalException: torchrun's own, when a signal stopped it (it forwards it to the workers)
+const NOT_CRASHES = new Set(['KeyboardInterrupt', 'SystemExit', 'ChildFailedError', 'SignalException']);
 
 function exitCodeOf(s: EvidenceState, opts: ResultOptions): number | null {
   if (opts.exitCode !== undefined && opts.exitCode !== null) return opts.exitCode;
@@ -310,6 +312,7 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
     stepFormat,
     memory: memoryOf(s),
     dumps: dumpsOf(s),
+    lastWords: lastWordsOf(s),
     skippedLines: s.skipped,
     summary: '',
     lastPosition,
@@ -356,7 +359,13 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   }
   // a hang that recovered is said whatever the verdict: the run was hung for that long
   const recovered = recoveredSummary(result.pastStalls);
-  result.summary = `${summarize(result)}${recovered ? `; ${recovered}` : ''}`;
+  // where the other ranks were when a signal ended them (torchrun stopping them after a crash)
+  const torchrun = s.torchrunFailed.length > 0 || s.tracebacks.some((t) => t.ev.torchrun !== undefined);
+  // the crashed rank's own stop says nothing new (a launcher's failure names no rank of its own)
+  const crashRank = verdict === 'crash' && crash?.basis !== 'launcher-error' ? crash?.rank : undefined;
+  const sigkilled = s.torchrunFailed.filter((f) => f.exitCode === -9).map((f) => f.rank);
+  const words = lastWordsSummary(result.lastWords, torchrun, crashRank, sigkilled);
+  result.summary = `${summarize(result)}${recovered ? `; ${recovered}` : ''}${words ? `; ${words}` : ''}`;
   return result;
 }
 

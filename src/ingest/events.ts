@@ -128,6 +128,31 @@ export interface DumpEvent {
 }
 
 /**
+ * A rank's last words: every thread's stack that nsa-dbg's stack hook wrote into the rank's stack
+ * log when a signal that ends a process came (SIGTERM, SIGINT, or a fatal one: SIGSEGV, SIGABRT…).
+ * Re-emitted under the same `name` as its text grows; the newest counts.
+ */
+export interface LastWordsEvent {
+  kind: 'last-words';
+  /** `<stack log>@last-words-<n>`: the n-th record of that log */
+  name: string;
+  /** the stack log, by path in the run folder */
+  file: string;
+  rank: number;
+  pid: number;
+  /** `SIGTERM`, `SIGSEGV`, …, as the hook or faulthandler named it */
+  signal: string;
+  /** when the signal came (epoch seconds, the rank's clock); null: faulthandler's fatal dumps say no time */
+  at: number | null;
+  /** written by faulthandler from C on a fatal signal (no Python ran after it) */
+  fatal: boolean;
+  /** the hook's own frames and watcher thread left out; the main thread named MainThread */
+  threads: DumpThread[];
+  /** its end marker was read (a fatal dump has none: complete at the end of the file) */
+  complete: boolean;
+}
+
+/**
  * A rank's process as nsa-dbg's stack hook registered it (the header of its stack log): where its
  * stacks go and which pid to signal for them.
  */
@@ -231,6 +256,7 @@ export type IngestEvent =
   | TracebackEvent
   | MetricsEvent
   | DumpEvent
+  | LastWordsEvent
   | WorkerEvent
   | FlightRecorderEvent
   | ProbeEvent;

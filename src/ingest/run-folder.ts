@@ -289,6 +289,7 @@ export class RunFolderReader {
           this.emit(d, { stream, seq: 0 });
           this.view.dump?.(d.file, d);
         },
+        (w) => this.emit(w, { stream, seq: 0 }),
       );
       this.stackLogs.set(path, r);
     }

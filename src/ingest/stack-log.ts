@@ -19,7 +19,15 @@
  */
 
 import { parseJsonObject } from '../util/json-object.js';
-import type { DumpEvent, WorkerEvent } from './events.js';
+import type { DumpEvent, LastWordsEvent, WorkerEvent } from './events.js';
+import {
+  FATAL_HEADER,
+  fatalSignalName,
+  isHookThread,
+  LAST_WORDS_END,
+  LAST_WORDS_HEADER,
+  lastWordsThreads,
+} from './last-words.js';
 import { parseStackDump } from './stackdump.js';
 
 /** a Python handler that answers this soon after the request ran with the main thread in Python */
@@ -51,14 +59,29 @@ interface Segment {
   dirty: boolean;
 }
 
+/** a last-words record being read (src/ingest/last-words.ts) */
+interface LastWordsSegment {
+  n: number;
+  signal: string;
+  at: number | null;
+  fatal: boolean;
+  text: string;
+  dirty: boolean;
+}
+
 export class StackLogReader {
   private main: string | null = null;
   private cur: Segment | null = null;
+  private rank: number | null = null;
+  private pid: number | null = null;
+  private words: LastWordsSegment | null = null;
+  private wordsCount = 0;
 
   constructor(
     private readonly path: string,
     private readonly onWorker: (w: WorkerEvent) => void,
     private readonly onDump: (d: DumpEvent) => void,
+    private readonly onLastWords: (w: LastWordsEvent) => void = () => {},
   ) {}
 
   /** the file's next line (without its newline) */
@@ -68,6 +91,7 @@ export class StackLogReader {
       this.header(h[1]!);
       return;
     }
+    if (this.lastWordsLine(line)) return;
     const r = REQUEST.exec(line);
     if (r !== null) {
       this.flush();
@@ -93,11 +117,72 @@ export class StackLogReader {
   /** the lines read so far are all there is for now: the dump as far as it got is read */
   flush(): void {
     if (this.cur?.dirty) this.emit(this.cur);
+    if (this.words?.dirty) this.emitWords(this.words, false);
   }
 
   /** the end of the file: the last dump as far as it got */
   end(): void {
     if (this.cur !== null) this.emit(this.cur);
+    // a fatal signal's record has no end marker: the process was gone after it
+    if (this.words !== null) this.emitWords(this.words, this.words.fatal);
+  }
+
+  /**
+   * A line of last words (a record's header, end or text): true when it was one. A record ends
+   * the request being read: the process wrote nothing of that dump after the signal came.
+   */
+  private lastWordsLine(line: string): boolean {
+    const head = LAST_WORDS_HEADER.exec(line);
+    const fatal = head === null ? FATAL_HEADER.exec(line) : null;
+    if (head !== null || fatal !== null) {
+      this.flush();
+      this.cur = null;
+      if (this.words !== null) this.emitWords(this.words, this.words.fatal);
+      const o = head === null ? null : parseJsonObject(head[1]!);
+      const at = typeof o?.t === 'number' && Number.isFinite(o.t) ? o.t : null;
+      const signal =
+        fatal !== null ? fatalSignalName(fatal[1]!) : typeof o?.signal === 'string' ? o.signal : '?';
+      this.words = { n: ++this.wordsCount, signal, at, fatal: fatal !== null, text: '', dirty: false };
+      return true;
+    }
+    const w = this.words;
+    if (w === null) return false;
+    if (LAST_WORDS_END.test(line)) {
+      this.emitWords(w, true);
+      this.words = null;
+      return true;
+    }
+    if (REQUEST.test(line) || IN_PYTHON.test(line)) {
+      // nsa-dbg asked for a dump after a record without an end (SIGINT caught by the trainer and
+      // a fatal signal's dump are complete when the next thing begins)
+      if (REQUEST.test(line)) {
+        this.emitWords(w, true);
+        this.words = null;
+      }
+      return !REQUEST.test(line);
+    }
+    if (w.text.length < MAX_SEGMENT_CHARS) {
+      w.text += `${line}\n`;
+      w.dirty = true;
+    }
+    return true;
+  }
+
+  private emitWords(w: LastWordsSegment, complete: boolean): void {
+    w.dirty = false;
+    if (this.rank === null || this.pid === null) return; // no header: whose words they are is unknown
+    this.onLastWords({
+      kind: 'last-words',
+      name: `${this.path}@last-words-${w.n}`,
+      file: this.path,
+      rank: this.rank,
+      pid: this.pid,
+      signal: w.signal,
+      at: w.at,
+      fatal: w.fatal,
+      threads: lastWordsThreads(w.text, this.main),
+      complete,
+    });
   }
 
   private header(json: string): void {
@@ -107,6 +192,8 @@ export class StackLogReader {
     const pid = int(o?.pid);
     if (o === null || rank === null || pid === null) return;
     this.main = typeof o.main === 'string' ? o.main.toLowerCase() : null;
+    this.rank = rank;
+    this.pid = pid;
     this.onWorker({
       kind: 'worker',
       rank,
@@ -127,6 +214,7 @@ export class StackLogReader {
     const d = parseStackDump(s.text, stackDumpName(this.path, s.id));
     if (d === null) return;
     d.ts = s.ts;
+    d.threads = d.threads.filter((t) => !isHookThread(t));
     for (const t of d.threads)
       if (this.main !== null && t.ident?.toLowerCase() === this.main) t.name = 'MainThread';
     if (s.inPythonTs !== null) d.inPython = s.inPythonTs - (s.sentTs ?? s.ts) <= IN_PYTHON_S;

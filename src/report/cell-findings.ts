@@ -3,6 +3,7 @@
  * (src/analysis/slow-groups.ts): the routine grouped, the finding first. Read from the analysis
  * the cell keeps, which a newer or older nsa-dbg may have written: anything malformed is left out.
  */
+import { type LastWordsReport, rankSet } from '../analysis/last-words.js';
 import type { DumpReport } from '../analysis/result.js';
 import {
   type DumpGroup,
@@ -52,4 +53,29 @@ export function cellDumps(c: Cell): DumpGroup[] {
   return groupDumps(
     list.filter((d): d is DumpReport => typeof d === 'object' && d !== null && typeof d.file === 'string'),
   );
+}
+
+/**
+ * The cell's last words (where each rank was when a signal ended it), one line per place: "ranks
+ * 0 and 1 — SIGTERM at 14:26:16 UTC: waiting in all_reduce (distributed_c10d.py:1541)". Empty when
+ * there are none: the report then has no such section.
+ */
+export function lastWordsLines(c: Cell): string[] {
+  const list = c.analysis?.lastWords;
+  if (!Array.isArray(list)) return [];
+  const groups = new Map<string, { ranks: number[]; w: LastWordsReport }>();
+  for (const w of list as LastWordsReport[]) {
+    if (typeof w !== 'object' || w === null || typeof w.rank !== 'number') continue;
+    const t = w.mainThreadTop;
+    const place =
+      t === null
+        ? 'in native code'
+        : `${w.waiting ? 'waiting in' : 'in'} ${t.function} (${t.file.split('/').pop()}:${t.line})`;
+    const at = typeof w.at === 'number' ? ` at ${new Date(w.at * 1000).toISOString().slice(11, 19)} UTC` : '';
+    const key = `${w.signal}${at}: ${place}`;
+    const g = groups.get(key) ?? { ranks: [], w };
+    g.ranks.push(w.rank);
+    groups.set(key, g);
+  }
+  return [...groups].map(([key, g]) => `${rankSet(g.ranks)} — ${g.w.fatal ? 'died of ' : ''}${key}`);
 }

@@ -135,6 +135,209 @@ def _nsa_dbg_stacks():
         os.close(fd)
         return
     os.environ["NSA_DBG_STACK_RANK"] = marker
+    try:
+        _nsa_dbg_last_words(fd, pid)
+    except Exception:  # last words are a bonus: the SIGUSR1 dump above stands without them
+        pass
+
+
+# Signals that end a process and that Python code can see (SIGINT only while Python's own
+# KeyboardInterrupt handler is installed: a trainer's handler means the trainer deals with it)
+_TERMINATING = ("SIGTERM", "SIGINT")
+# how long the main thread's handler waits for the watcher's record before writing its own
+_WATCHER_WAIT_S = 0.5
+
+
+def _nsa_dbg_last_words(fd, pid):
+    """Last words: every thread's stack in the rank's stack file when something ends the process.
+
+    Fatal C-level signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT): faulthandler.enable, which
+    writes from C (no GIL needed) after a `Fatal Python error: <name>` line (the parser's marker)
+    and then chains to the previous action, so the process dies as it would have. Left alone when
+    something already enabled faulthandler (PYTHONFAULTHANDLER, -X faulthandler): its file wins.
+
+    SIGTERM, SIGINT: a Python handler is installed where the action was the default (SIG_DFL;
+    default_int_handler for SIGINT). A Python handler alone runs only when the main thread next
+    executes bytecode: a rank blocked in a collective would never write and, worse, would no
+    longer die on SIGTERM. So the handler's real work is done by a watcher thread woken through
+    signal.set_wakeup_fd (Python's C-level handler writes the signal's number there at once): it
+    writes `# last-words {json}`, every thread's stack and `# last-words-end`, and where nothing
+    but the default was there before, restores SIG_DFL (libc, from a thread) and re-sends the
+    signal, so the exit status is the default's (-15 / 143). The main-thread handler does the same
+    when the watcher did not answer (the wakeup fd was taken over, e.g. by asyncio).
+
+    A trainer that installs its own SIGTERM handler after us would replace ours (Python allows one
+    handler per signal), and the watcher alone loses the race to a handler that exits at once. So
+    signal.signal is wrapped: a trainer's SIGTERM handler is installed behind a step that writes the
+    stacks first, then runs it as it would have run; signal.signal and signal.getsignal hand back
+    the trainer's own handler (and the default for ours), so code that compares or restores them
+    behaves the same. Restoring the default puts ours back, which ends the process the same way.
+    A handler installed from C (not through signal.signal) is still seen by the watcher.
+    """
+    import faulthandler
+    import functools
+    import json
+    import os
+    import signal
+    import threading
+    import time
+
+    if not faulthandler.is_enabled():
+        faulthandler.enable(file=fd, all_threads=True)
+    try:
+        import ctypes
+
+        libc_signal = ctypes.CDLL(None).signal
+        libc_signal.argtypes = (ctypes.c_int, ctypes.c_void_p)
+        libc_signal.restype = ctypes.c_void_p
+    except Exception:
+        libc_signal = None  # the main thread's handler ends the process instead
+    previous = {}
+    for name in _TERMINATING:
+        sig = getattr(signal, name)
+        cur = signal.getsignal(sig)
+        if cur == signal.SIG_DFL or cur is signal.default_int_handler:
+            previous[sig] = cur
+    if not previous:
+        return
+    names = {int(sig): sig.name for sig in previous}
+    cond = threading.Condition()
+    written = dict.fromkeys(names, 0)  # records the watcher wrote, per signal
+    taken = dict.fromkeys(names, 0)  # of those, the ones the main thread's handler waited for
+    skip = dict.fromkeys(names, 0)  # records the handler wrote itself: the watcher's late one is dropped
+
+    def write(sig, by):
+        head = {"signal": names[sig], "signum": sig, "t": round(time.time(), 3), "pid": pid, "by": by}
+        os.write(fd, f"# last-words {json.dumps(head)}\n".encode())
+        faulthandler.dump_traceback(file=fd, all_threads=True)
+        os.write(fd, b"# last-words-end\n")
+
+    def ends_by_default(sig):
+        return real_getsignal(sig) is handler and previous[sig] == signal.SIG_DFL
+
+    def record(sig):
+        """this delivery's record: the watcher's (waited for), else written here"""
+        if os.getpid() != pid:
+            return  # a forked child that kept our handler: not the rank
+        with cond:
+            if cond.wait_for(lambda: written[sig] > taken[sig], _WATCHER_WAIT_S if watching else 0):
+                taken[sig] += 1
+            else:
+                skip[sig] += 1
+                write(sig, "handler")
+
+    def handler(sig, frame):
+        record(sig)
+        prev = previous[sig]
+        if callable(prev):
+            prev(sig, frame)  # default_int_handler: KeyboardInterrupt, as without the hook
+            return
+        real_signal(sig, signal.SIG_DFL)  # not the patched one: it would put ours back
+        os.kill(os.getpid(), sig)
+
+    real_signal, real_getsignal = signal.signal, signal.getsignal
+
+    def covering(sig, h):
+        """what signal.signal installs for (sig, h): a trainer's SIGTERM handler runs after the
+        stacks are written (the watcher alone can lose that race: the handler may exit first);
+        the default action is ours, which ends the process the same way"""
+        s = int(sig)
+        if s not in names or os.getpid() != pid:
+            return h
+        if h is previous[s] or (not callable(h) and h == previous[s]):  # SIG_DFL, also as 0
+            return handler
+        if s == signal.SIGTERM and callable(h) and h is not handler:
+
+            def covered(signum, frame):
+                record(signum)
+                return h(signum, frame)
+
+            covered._nsa_dbg_wraps = h
+            return covered
+        return h
+
+    def shown(s, h):
+        """what the trainer sees of an installed handler: its own, or the default for ours"""
+        if h is handler:
+            return previous.get(int(s), h)
+        return getattr(h, "_nsa_dbg_wraps", h)
+
+    def patched_signal(sig, h):
+        return shown(sig, real_signal(sig, covering(sig, h)))
+
+    def patched_getsignal(sig):
+        return shown(sig, real_getsignal(sig))
+
+    def watch(r):
+        while True:
+            try:
+                data = os.read(r, 64)
+            except InterruptedError:
+                continue
+            except OSError:
+                return
+            if not data or os.getpid() != pid:
+                return
+            for sig in data:
+                if sig not in names:
+                    continue  # SIGUSR1's in-python handler, a trainer's own signals
+                if sig == signal.SIGINT and real_getsignal(sig) is not handler:
+                    continue  # the trainer handles SIGINT itself: not an ending
+                with cond:
+                    if skip[sig] > 0:
+                        skip[sig] -= 1
+                        continue
+                    write(sig, "watcher")
+                    written[sig] += 1
+                    cond.notify_all()
+                if ends_by_default(sig) and libc_signal is not None:
+                    libc_signal(sig, 0)  # SIG_DFL: the main thread may never run Python again
+                    os.kill(pid, sig)
+
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    old = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    watching = old == -1
+    if not watching:
+        signal.set_wakeup_fd(old)  # someone's already: leave it to them, the handler does the work
+        os.close(r)
+        os.close(w)
+        r = None
+    for sig in previous:
+        real_signal(sig, handler)
+    # the patched functions look like the originals to code that inspects them
+    functools.update_wrapper(patched_signal, real_signal)
+    functools.update_wrapper(patched_getsignal, real_getsignal)
+    signal.signal, signal.getsignal = patched_signal, patched_getsignal
+    if watching:
+        threading.Thread(target=watch, args=(r,), name="nsa-dbg-last-words", daemon=True).start()
+
+    def in_child():
+        # a forked child (a DataLoader worker) is not the rank: its signals end it as they would.
+        # Its wakeup fd is our pipe's write end, shared with the rank: a SIGTERM of the child would
+        # wake the rank's watcher, which would take it for its own and end the rank. Three guards,
+        # each enough alone: the child's copy of the write end goes to /dev/null (dup2 cannot fail
+        # on a thread), its handlers go back to what they were (no Python handler, no wakeup byte),
+        # and its wakeup fd is unset
+        if watching:
+            try:
+                nul = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(nul, w)
+                os.close(nul)
+            except OSError:
+                pass
+        try:
+            for sig, prev in previous.items():
+                if real_getsignal(sig) is handler:
+                    real_signal(sig, prev)
+            if r is not None:
+                old = signal.set_wakeup_fd(-1)
+                if old not in (-1, w):
+                    signal.set_wakeup_fd(old)
+        except ValueError:
+            pass  # forked from another thread: the handler's pid check covers it
+
+    os.register_at_fork(after_in_child=in_child)
 
 
 def _nsa_dbg_cmdline():

@@ -105,6 +105,11 @@ export function formatReport(r: AnalysisResult): string {
         : '';
     out.push(`${dumpHead(g)} main thread in ${fmtFrame(d.mainThreadTop)}${user}`);
   }
+  // where each rank was when a signal ended it (the stack hook's last words), one line per rank
+  for (const w of r.lastWords ?? [])
+    out.push(
+      `last words: rank ${w.rank} (pid ${w.pid}), ${w.signal}${w.at === null ? '' : ` at ${new Date(w.at * 1000).toISOString()}`}: ${w.waiting ? 'waiting in ' : ''}${w.mainThreadTop ? fmtFrame(w.mainThreadTop) : 'native code'}`,
+    );
   for (const s of r.signatures) out.push(`signature: ${s.name} ×${s.count} — ${s.meaning}`);
   for (const m of r.missingGrads)
     out.push(`missing grads: rank ${m.rank}${m.step === undefined ? '' : `, step ${m.step}`}: ${m.missing}`);

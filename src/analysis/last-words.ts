@@ -1,0 +1,122 @@
+/**
+ * Where each rank was when a signal ended it (its last words: src/ingest/last-words.ts), for the
+ * verdict's JSON and its summary: "ranks 0 and 1 were waiting in all_reduce when torchrun stopped
+ * them (SIGTERM)". A rank waiting in a collective is a consequence of whoever it waited for; a rank
+ * anywhere else was doing something of its own when it was stopped (a second lead).
+ */
+import type { Frame, LastWordsEvent } from '../ingest/events.js';
+import type { EvidenceState } from './evidence-state.js';
+
+export interface LastWordsReport {
+  rank: number;
+  pid: number;
+  /** `SIGTERM`, `SIGSEGV`, … */
+  signal: string;
+  /** when the signal came (epoch seconds); null for a fatal signal (faulthandler writes no time) */
+  at: number | null;
+  /** the main thread's innermost frame (the hook's own frames left out) */
+  mainThreadTop: Pick<Frame, 'function' | 'file' | 'line'> | null;
+  /** the main thread was waiting in torch.distributed (a collective, a barrier, the rendezvous) */
+  waiting: boolean;
+  /** a fatal signal's record (faulthandler's, from C) */
+  fatal: boolean;
+  /** the stack log it was read from */
+  file: string;
+}
+
+/** torch.distributed's own code (a collective, a barrier, init_process_group, the store) */
+const DISTRIBUTED_FILE = /(?:^|\/)torch\/distributed\//;
+
+function reportOf(e: LastWordsEvent): LastWordsReport {
+  const main = e.threads.find((t) => t.name === 'MainThread') ?? e.threads[0];
+  const frames = main?.frames ?? [];
+  const top = frames[frames.length - 1];
+  return {
+    rank: e.rank,
+    pid: e.pid,
+    signal: e.signal,
+    at: e.at,
+    mainThreadTop: top === undefined ? null : { function: top.function, file: top.file, line: top.line },
+    // the top itself: a rank that called into torch.distributed and came back is not waiting
+    waiting: top !== undefined && DISTRIBUTED_FILE.test(top.file),
+    fatal: e.fatal,
+    file: e.file,
+  };
+}
+
+/** every rank's last words, by rank then time (a process may have several: SIGINT, then SIGTERM) */
+export function lastWordsOf(s: EvidenceState): LastWordsReport[] {
+  return [...s.lastWords.values()]
+    .map(reportOf)
+    .sort((a, b) => a.rank - b.rank || (a.at ?? Infinity) - (b.at ?? Infinity) || (a.file < b.file ? -1 : 1));
+}
+
+/** "rank 3", "ranks 0 and 1", "ranks 0–6", "ranks 0–3, 5, 7" */
+export function rankSet(ranks: number[]): string {
+  const sorted = [...new Set(ranks)].sort((a, b) => a - b);
+  if (sorted.length === 1) return `rank ${sorted[0]}`;
+  if (sorted.length === 2) return `ranks ${sorted[0]} and ${sorted[1]}`;
+  const parts: string[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
+    // a run of three or more is a range; two neighbours are listed (`0, 1` reads better than `0–1`)
+    if (j - i >= 2) parts.push(`${sorted[i]}–${sorted[j]}`);
+    else for (let k = i; k <= j; k++) parts.push(String(sorted[k]));
+    i = j + 1;
+  }
+  return `ranks ${parts.join(', ')}`;
+}
+
+/**
+ * One clause per kind of ending, e.g. "ranks 0 and 1 were waiting in all_reduce when torchrun
+ * stopped them (SIGTERM)", "rank 1 was in save_checkpoint (train.py:40) when SIGTERM came", "rank
+ * 2 died of SIGSEGV in forward (model.py:88)", "rank 3 was killed by SIGKILL (no last words)". Each
+ * rank's last record counts. `torchrun`: the run's launcher was torchrun (its failure lines or
+ * summary were read), which stops the other workers. `sigkilled`: ranks the launcher saw die of
+ * SIGKILL (exit -9): with no record of their own, that is all that can be said of them.
+ */
+export function lastWordsSummary(
+  list: LastWordsReport[],
+  torchrun: boolean,
+  crashRank?: number,
+  sigkilled: number[] = [],
+): string {
+  const last = new Map<number, LastWordsReport>();
+  for (const r of list) last.set(r.rank, r);
+  const groups = new Map<string, { ranks: number[]; r: LastWordsReport }>();
+  for (const r of last.values()) {
+    if (r.rank === crashRank && !r.fatal) continue; // its crash is the verdict; its stop says nothing
+    const top = r.mainThreadTop;
+    const key = `${r.signal}|${r.fatal}|${r.waiting}|${top?.function}|${r.waiting ? '' : `${top?.file}:${top?.line}`}`;
+    const g = groups.get(key) ?? { ranks: [], r };
+    g.ranks.push(r.rank);
+    groups.set(key, g);
+  }
+  const clauses: string[] = [];
+  for (const { ranks, r } of groups.values()) {
+    const who = rankSet(ranks);
+    const many = ranks.length > 1;
+    const top = r.mainThreadTop;
+    const place =
+      top === null ? 'in native code' : `in ${top.function} (${top.file.split('/').pop()}:${top.line})`;
+    if (r.fatal) {
+      clauses.push(`${who} died of ${r.signal} ${place}`);
+      continue;
+    }
+    const was = many ? 'were' : 'was';
+    const where = r.waiting && top !== null ? `waiting in ${top.function}` : place;
+    const when =
+      torchrun && r.signal === 'SIGTERM'
+        ? `when torchrun stopped ${many ? 'them' : 'it'} (SIGTERM)`
+        : `when ${r.signal} came`;
+    clauses.push(`${who} ${was} ${where} ${when}`);
+  }
+  // SIGKILL leaves no last words (nothing can run): say so, the kill itself is the finding
+  const silent = sigkilled.filter((r) => !last.has(r));
+  if (silent.length)
+    clauses.unshift(
+      `${rankSet(silent)} ${silent.length > 1 ? 'were' : 'was'} killed by SIGKILL (no last words)`,
+    );
+  return clauses.join('; ');
+}

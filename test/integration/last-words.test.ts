@@ -1,0 +1,178 @@
+/**
+ * Last words for real: the stack hook in real processes under a real torchrun (Debian's torch 1.13,
+ * gloo on CPU) and `nsa-dbg run --headless --json`, the trainer test/fixtures/trainers/last_words.py.
+ * Whoever ends the run (torchrun after a rank's crash, `timeout -s TERM` around the launcher, the
+ * trainer's own SIGTERM handler), each rank's stack at that moment is in the evidence, live and
+ * offline (`nsa-dbg analyze`), and the process ends as it would have.
+ *
+ * torchrun's ports are free ones (--master_port), never 29500, so runs beside this one cannot collide.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { freePort } from '../helpers/ports.js';
+
+const TRAINER = join(import.meta.dirname, '..', 'fixtures', 'trainers', 'last_words.py');
+const work = mkdtempSync(join(tmpdir(), 'nsa-dbg-last-words-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/** a plain lane: the command is the user's (torchrun typed in it, or a single process) */
+const LANE = `name: lw
+description: last words
+stepsFlag: ""
+detector: { floorS: 3, spinConfirmS: 4, maxStepS: 60 }
+stop: { halt: false, sigintWaitS: 5 }
+acceptance: { finiteLoss: true, noStall: true }
+`;
+
+// biome-ignore lint/suspicious/noExplicitAny: the CLI's JSON, read field by field
+type Any = any;
+
+async function headless(
+  name: string,
+  cmd: string[],
+): Promise<{ code: number | null; live: Any; offline: Any }> {
+  const cwd = join(work, name);
+  mkdirSync(join(cwd, '.nsa-dbg', 'presets'), { recursive: true });
+  writeFileSync(join(cwd, '.nsa-dbg', 'presets', 'lw.yaml'), LANE);
+  const env = { NSA_DBG_HOME: join(cwd, 'home') };
+  const args = ['run', '--headless', '--json', '--lane', 'lw', '--runs-dir', join(cwd, 'runs'), '--', ...cmd];
+  const run = await runCli(args, { cwd, env, timeoutMs: 170_000 });
+  expect(run.stderr).not.toMatch(/at .*\.js:\d+/);
+  const live = JSON.parse(run.stdout.trim().split('\n').pop()!);
+  const an = await runCli(['analyze', live.runDir, '--json'], { cwd, env });
+  return { code: run.code, live, offline: JSON.parse(an.stdout) };
+}
+
+const torchrun = async () => [
+  '/usr/bin/python3',
+  '-m',
+  'torch.distributed.run',
+  '--nproc_per_node',
+  '3',
+  '--master_port',
+  String(await freePort()),
+  '--redirects',
+  '2',
+  '--tee',
+  '2',
+];
+
+/** rank → [signal, waiting, main thread's top function] of its last record */
+const byRank = (r: Any) =>
+  Object.fromEntries(
+    (r.lastWords as Any[]).map((w) => [w.rank, [w.signal, w.waiting, w.mainThreadTop?.function]]),
+  );
+
+/** the ranks the summary's clauses ending in `end` name ("ranks 0–2 were …", "rank 1 was …") */
+function ranksSaid(summary: string, end: string): number[] {
+  const out: number[] = [];
+  for (const clause of summary.split('; ').filter((c) => c.endsWith(end))) {
+    const set = /^ranks? ([\d–, and]+?) (?:was|were) /.exec(clause)?.[1] ?? '';
+    for (const part of set.split(/, | and /)) {
+      const [a, b] = part.split('–').map(Number);
+      for (let k = a!; k <= (b ?? a!); k++) out.push(k);
+    }
+  }
+  return out.sort((x, y) => x - y);
+}
+
+describe('last words: the evidence survives whoever kills the run', () => {
+  it('rank 2 raises under torchrun: ranks 0 and 1 were waiting in all_reduce when torchrun stopped them', async () => {
+    const { live, offline } = await headless('crash', [...(await torchrun()), TRAINER, 'crash']);
+    for (const r of [live, offline]) {
+      expect(r.verdict).toBe('crash');
+      expect(r.crash.rank).toBe(2);
+      expect(r.crash.exception).toBe('ValueError');
+      expect(byRank(r)).toEqual({ 0: ['SIGTERM', true, 'all_reduce'], 1: ['SIGTERM', true, 'all_reduce'] });
+      for (const w of r.lastWords) {
+        expect(w.pid).toBeGreaterThan(0);
+        expect(w.at).toBeGreaterThan(1.7e9);
+        expect(w.mainThreadTop.file).toMatch(/torch\/distributed\/distributed_c10d\.py$/);
+      }
+      expect(r.summary).toMatch(
+        /^crash .*rank 2: ValueError: bad batch.*; ranks 0 and 1 were waiting in all_reduce when torchrun stopped them \(SIGTERM\)$/,
+      );
+    }
+  }, 200_000);
+
+  it('rank 2 dies of SIGKILL under torchrun: named as killed with no last words; the others waiting in all_reduce', async () => {
+    const { live, offline } = await headless('sigkill', [...(await torchrun()), TRAINER, 'sigkill']);
+    for (const r of [live, offline]) {
+      expect(byRank(r)).toEqual({ 0: ['SIGTERM', true, 'all_reduce'], 1: ['SIGTERM', true, 'all_reduce'] });
+      expect(r.summary).toContain(
+        '; rank 2 was killed by SIGKILL (no last words); ranks 0 and 1 were waiting in all_reduce when torchrun stopped them (SIGTERM)',
+      );
+    }
+  }, 200_000);
+
+  it("gloo's collective timeout: rank 1, elsewhere (save_checkpoint), is said to be there when torchrun stopped it", async () => {
+    const { live, offline } = await headless('gloo-timeout', [...(await torchrun()), TRAINER, 'timeout']);
+    for (const r of [live, offline]) {
+      // gloo raises on its timeout (torch 1.13: no abort, so no fatal-signal record)
+      expect(r.lastWords.map((w: Any) => w.rank)).toEqual([1]);
+      expect(r.lastWords[0]).toMatchObject({ signal: 'SIGTERM', waiting: false });
+      expect(r.lastWords[0].mainThreadTop).toMatchObject({ function: 'save_checkpoint' });
+      expect(r.summary).toMatch(
+        /; rank 1 was in save_checkpoint \(last_words\.py:\d+\) when torchrun stopped it \(SIGTERM\)$/,
+      );
+    }
+  }, 200_000);
+
+  it('`timeout -s TERM` around the launcher: every rank’s stack at the moment of the kill', async () => {
+    const { live, offline } = await headless('timeout', [
+      'timeout',
+      '-s',
+      'TERM',
+      '25',
+      ...(await torchrun()),
+      TRAINER,
+      'steps',
+    ]);
+    for (const r of [live, offline]) {
+      expect(r.exitCode).toBe(124);
+      // killed from outside while it trained: torchrun's SignalException is no failure of its own
+      expect(r.verdict).toBe('incomplete');
+      expect(r.killed).toBe(true);
+      expect(r.summary).not.toMatch(/launcher failed/);
+      expect(r.lastWords.map((w: Any) => w.rank)).toEqual([0, 1, 2]);
+      const ats = r.lastWords.map((w: Any) => w.at);
+      for (const w of r.lastWords) {
+        expect(w.signal).toBe('SIGTERM');
+        // in the trainer's step (its sleep) or in its all_reduce: never in the hook itself
+        expect(w.mainThreadTop.file).toMatch(/last_words\.py$|torch\/distributed\//);
+        expect(w.mainThreadTop.file).not.toMatch(/sitecustomize\.py$/);
+      }
+      // one signal to the whole process group: the same moment on every rank
+      expect(Math.max(...ats) - Math.min(...ats)).toBeLessThan(2);
+      // the summary says where each of the three ranks was
+      expect(ranksSaid(r.summary, 'when SIGTERM came')).toEqual([0, 1, 2]);
+    }
+  }, 200_000);
+
+  it('a trainer with its own SIGTERM handler: it still runs it and exits as it chose; the stack is written first', async () => {
+    const { live, offline } = await headless('own', ['/usr/bin/python3', '-u', TRAINER, 'own']);
+    expect(live.exitCode).toBe(3);
+    expect(readFileSync(join(live.runDir, 'stdout.log'), 'utf8')).toMatch(
+      /trainer's own SIGTERM handler ran \(signal 15\)/,
+    );
+    for (const r of [live, offline]) {
+      expect(r.lastWords).toHaveLength(1);
+      expect(r.lastWords[0]).toMatchObject({ rank: 0, signal: 'SIGTERM', waiting: false });
+      expect(r.lastWords[0].mainThreadTop).toMatchObject({ function: 'own' });
+      expect(r.lastWords[0].mainThreadTop.file).toMatch(/last_words\.py$/);
+    }
+    expect(offline.exitCode).toBe(3);
+  }, 120_000);
+});
+
+describe('the exit status is the one without the hook', () => {
+  it('own handler: the same status with and without nsa-dbg (3), and its line printed', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const plain = spawnSync('/usr/bin/python3', ['-u', TRAINER, 'own'], { cwd: work, encoding: 'utf8' });
+    expect(plain.status).toBe(3);
+    expect(plain.stdout).toMatch(/trainer's own SIGTERM handler ran \(signal 15\)/);
+  });
+});
