@@ -5,6 +5,7 @@
  * anywhere else was doing something of its own when it was stopped (a second lead).
  */
 import type { Frame, LastWordsEvent } from '../ingest/events.js';
+import { rankSetText } from '../util/rank-set.js';
 import type { EvidenceState } from './evidence-state.js';
 
 export interface LastWordsReport {
@@ -51,23 +52,6 @@ export function lastWordsOf(s: EvidenceState): LastWordsReport[] {
     .sort((a, b) => a.rank - b.rank || (a.at ?? Infinity) - (b.at ?? Infinity) || (a.file < b.file ? -1 : 1));
 }
 
-/** "rank 3", "ranks 0 and 1", "ranks 0–6", "ranks 0–3, 5, 7" */
-export function rankSet(ranks: number[]): string {
-  const sorted = [...new Set(ranks)].sort((a, b) => a - b);
-  if (sorted.length === 1) return `rank ${sorted[0]}`;
-  if (sorted.length === 2) return `ranks ${sorted[0]} and ${sorted[1]}`;
-  const parts: string[] = [];
-  for (let i = 0; i < sorted.length; ) {
-    let j = i;
-    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
-    // a run of three or more is a range; two neighbours are listed (`0, 1` reads better than `0–1`)
-    if (j - i >= 2) parts.push(`${sorted[i]}–${sorted[j]}`);
-    else for (let k = i; k <= j; k++) parts.push(String(sorted[k]));
-    i = j + 1;
-  }
-  return `ranks ${parts.join(', ')}`;
-}
-
 /**
  * One clause per kind of ending, e.g. "ranks 0 and 1 were waiting in all_reduce when torchrun
  * stopped them (SIGTERM)", "rank 1 was in save_checkpoint (train.py:40) when SIGTERM came", "rank
@@ -95,7 +79,7 @@ export function lastWordsSummary(
   }
   const clauses: string[] = [];
   for (const { ranks, r } of groups.values()) {
-    const who = rankSet(ranks);
+    const who = rankSetText(ranks);
     const many = ranks.length > 1;
     const top = r.mainThreadTop;
     const place =
@@ -116,7 +100,7 @@ export function lastWordsSummary(
   const silent = sigkilled.filter((r) => !last.has(r));
   if (silent.length)
     clauses.unshift(
-      `${rankSet(silent)} ${silent.length > 1 ? 'were' : 'was'} killed by SIGKILL (no last words)`,
+      `${rankSetText(silent)} ${silent.length > 1 ? 'were' : 'was'} killed by SIGKILL (no last words)`,
     );
   return clauses.join('; ');
 }

@@ -3,7 +3,7 @@
  * (src/analysis/slow-groups.ts): the routine grouped, the finding first. Read from the analysis
  * the cell keeps, which a newer or older nsa-dbg may have written: anything malformed is left out.
  */
-import { type LastWordsReport, rankSet } from '../analysis/last-words.js';
+import type { LastWordsReport } from '../analysis/last-words.js';
 import type { DumpReport } from '../analysis/result.js';
 import {
   type DumpGroup,
@@ -15,6 +15,7 @@ import {
 } from '../analysis/slow-groups.js';
 import type { SlowStep } from '../analysis/step-stats.js';
 import type { Cell } from '../notebook/model.js';
+import { rankSetText } from '../util/rank-set.js';
 
 /** slow steps a cell's line spells out, the longest first; the rest are counted */
 const MAX_SLOW = 3;
@@ -77,5 +78,5 @@ export function lastWordsLines(c: Cell): string[] {
     g.ranks.push(w.rank);
     groups.set(key, g);
   }
-  return [...groups].map(([key, g]) => `${rankSet(g.ranks)} — ${g.w.fatal ? 'died of ' : ''}${key}`);
+  return [...groups].map(([key, g]) => `${rankSetText(g.ranks)} — ${g.w.fatal ? 'died of ' : ''}${key}`);
 }

@@ -7,11 +7,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Evidence } from '../../../src/analysis/evidence.js';
-import { lastWordsSummary, rankSet } from '../../../src/analysis/last-words.js';
+import { lastWordsSummary } from '../../../src/analysis/last-words.js';
 import { formatReport } from '../../../src/cli/commands/analyze.js';
 import type { DumpEvent, LastWordsEvent } from '../../../src/ingest/events.js';
 import { RunFolderReader } from '../../../src/ingest/run-folder.js';
 import { StackLogReader } from '../../../src/ingest/stack-log.js';
+import { rankSetText as rankSet } from '../../../src/util/rank-set.js';
 
 const FIX = join(import.meta.dirname, '..', '..', 'fixtures', 'last-words');
 
@@ -133,7 +134,7 @@ describe('last words in a real stack log', () => {
     expect(rankSet([3])).toBe('rank 3');
     expect(rankSet([1, 0])).toBe('ranks 0 and 1');
     expect(rankSet([0, 1, 2, 3, 4, 5, 6])).toBe('ranks 0–6');
-    expect(rankSet([0, 1, 2, 3, 5, 7, 8])).toBe('ranks 0–3, 5, 7, 8');
+    expect(rankSet([0, 1, 2, 3, 5, 7, 8])).toBe('ranks 0–3, 5, 7 and 8');
   });
 
   it('a fatal record reads as a death, a rank elsewhere as where it was', () => {
