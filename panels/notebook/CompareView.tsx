@@ -76,7 +76,10 @@ export function CompareView({
   const clean = useClean();
   const cmp = compareCells(a, b);
   const col = Math.max(12, Math.floor((width - 22) / 2));
-  const chartH = Math.max(3, Math.min(8, Math.floor((height - cmp.summary.length - cmp.env.length - 6) / 1)));
+  const chartH = Math.max(
+    3,
+    Math.min(8, Math.floor((height - cmp.summary.length - cmp.ab.length - cmp.env.length - 6) / 1)),
+  );
   const chartW = Math.max(20, Math.floor((width - 3) / 2));
   return (
     <Box flexDirection="column">
@@ -138,6 +141,11 @@ export function CompareView({
       {cmp.summary.map((r) => (
         <Text key={r.label} wrap="truncate-end">
           {padCut(r.label, 20)} {padCut(clean(r.a), col)} {clean(r.b)}
+        </Text>
+      ))}
+      {cmp.ab.map((line) => (
+        <Text key={line} wrap="truncate-end">
+          {line}
         </Text>
       ))}
     </Box>

@@ -48,7 +48,12 @@ export interface RunExcerpts {
 }
 
 export interface RunDigest {
-  series: { loss: Array<[number, number]>; toks: Array<[number, number]> };
+  series: {
+    loss: Array<[number, number]>;
+    toks: Array<[number, number]>;
+    /** the step time in ms (ab-compare.ts reads it): absent in digests of older versions */
+    stepMs?: Array<[number, number]>;
+  };
   excerpts: RunExcerpts;
   platform: { gpu?: string; torch?: string; cuda?: string; python?: string };
 }
@@ -195,7 +200,7 @@ export class DigestCollector implements ReaderView {
     const d = focus?.view ?? this.newestDump;
     const dumpFile = focus?.path ?? this.newestDumpName;
     return {
-      series: { loss: pairs(this.loss), toks: pairs(this.toks) },
+      series: { loss: pairs(this.loss), toks: pairs(this.toks), stepMs: pairs(this.stepMs) },
       excerpts: {
         steps,
         // a run stopped after a stall ends with the stop's KeyboardInterrupt, which says nothing

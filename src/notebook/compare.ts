@@ -1,5 +1,6 @@
 /** Two cells side by side: what differs in env and command, and their summaries in one table. */
 
+import { abOfRuns, abText } from '../analysis/ab-compare.js';
 import { rateOrDash } from '../util/rate.js';
 import type { Cell } from './model.js';
 
@@ -8,6 +9,22 @@ export interface Comparison {
   /** argv words only one of the two has (run dirs and out dirs always differ: left out) */
   command: { onlyA: string[]; onlyB: string[] };
   summary: Array<{ label: string; a: string; b: string }>;
+  /**
+   * B against A with a 95 % interval (step time, toks/s), or why there is none: a run that did not
+   * finish is not ranked against one that did
+   */
+  ab: string[];
+}
+
+const unfinished = (c: Cell) =>
+  c.state === 'running' || Boolean(c.summary?.stall || c.summary?.crash || c.summary?.nan);
+
+function abLines(a: Cell, b: Cell): string[] {
+  const open = [a, b].filter(unfinished);
+  if (open.length) return [`not ranked: ${open.map((c) => c.id).join(' and ')} did not finish`];
+  const stats = abOfRuns(a.series, b.series);
+  if (stats.length === 0) return ['too few steps for an interval (8 a run after warm-up)'];
+  return stats.map((s) => abText(s, { a: a.id, b: b.id }));
 }
 
 /** a run's own words (run dirs, out dirs: `20260101-120000-…`), which differ every run */
@@ -43,5 +60,6 @@ export function compareCells(a: Cell, b: Cell): Comparison {
         return '–';
       }),
     ],
+    ab: abLines(a, b),
   };
 }

@@ -109,7 +109,8 @@ export interface Cell {
   summary?: CellSummary;
   /** evidence files, relative to evidenceDir */
   evidence: string[];
-  series: { loss: Series; toks: Series };
+  /** stepMs: the step time in ms, for the A/B interval (cells of older versions have none) */
+  series: { loss: Series; toks: Series; stepMs?: Series };
   /** the analysis result as `analyze --json` gave it; fields this version does not know pass through */
   analysis?: Record<string, unknown>;
   /** evidence lines for the report, taken when the run ended (secret values masked) */

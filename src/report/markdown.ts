@@ -10,7 +10,7 @@ import { rateOrDash } from '../util/rate.js';
 import { boxCheckHeader, boxCheckSection } from './box-check.js';
 import { cellSection, details } from './markdown-cells.js';
 import { DECISION_EMOJI, type ReportModel } from './model.js';
-import { times } from './performance.js';
+import { type PerfRow, times } from './performance.js';
 
 const cellText = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 /** more rows than this go into a collapsible block */
@@ -24,7 +24,7 @@ function performance(m: ReportModel): string[] {
     '| --- | --- | --- | --- | --- | --- |',
     ...p.rows.map(
       (r) =>
-        `| ${cellText(r.configuration)} | ${rateOrDash(r.toksPerS)} | ${r.unfinished ? 'not ranked: did not finish' : r.slowerBy === null ? '–' : r.slowerBy >= 1.05 ? `${times(r.slowerBy)} slower` : r.slowerBy <= 0.95 ? `${times(1 / r.slowerBy)} faster` : 'same'} | ${r.medianStepS === null ? '–' : stepTimeText(r.medianStepS)} | ${r.stepS ?? '–'} | ${r.target === null ? '–' : `${r.target} toks/s`} |`,
+        `| ${cellText(r.configuration)} | ${rateOrDash(r.toksPerS)} | ${vsFastestText(r)} | ${r.medianStepS === null ? '–' : stepTimeText(r.medianStepS)} | ${r.stepS ?? '–'} | ${r.target === null ? '–' : `${r.target} toks/s`} |`,
     ),
   ];
   return [
@@ -96,4 +96,15 @@ export function renderMarkdown(
   ];
   while (lines[lines.length - 1] === '') lines.pop();
   return `${lines.join('\n')}\n`;
+}
+
+/** the table's word against the fastest: no "1.1× slower" whose 95 % interval holds no difference */
+function vsFastestText(r: Pick<PerfRow, 'unfinished' | 'slowerBy' | 'vsFastest'>): string {
+  if (r.unfinished) return 'not ranked: did not finish';
+  if (r.slowerBy === null) return '–';
+  const ab = r.vsFastest;
+  if (ab && !ab.resolved) return `same (±${Math.round(((ab.hi - ab.lo) / 2) * 1000) / 10} %)`;
+  if (r.slowerBy >= 1.05) return `${times(r.slowerBy)} slower`;
+  if (r.slowerBy <= 0.95) return `${times(1 / r.slowerBy)} faster`;
+  return 'same';
 }

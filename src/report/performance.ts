@@ -3,6 +3,7 @@
  * fastest, a cell below its lane's target. The seed reports say "37 toks/s (target: 50+)"; a
  * notebook where one lane runs at 14.5 toks/s beside another's 88.8 must say it too.
  */
+import { type AbStat, abCompare } from '../analysis/ab-compare.js';
 import type { Cell } from '../notebook/model.js';
 import { rateOrDash, rateText } from '../util/rate.js';
 import { belowTarget, judged, stepsOf } from './cells.js';
@@ -18,6 +19,11 @@ export interface PerfRow {
   toksPerS: number | null;
   /** the fastest cell's toks/s over this one's (1 for the fastest); null when not compared */
   slowerBy: number | null;
+  /**
+   * its toks/s against the fastest's, per step with a 95 % interval (src/analysis/ab-compare.ts);
+   * absent when either has too few steps. An interval that holds 0 makes no claim: "same (±X %)"
+   */
+  vsFastest?: AbStat;
   /** it did not run to its last step (hang, crash, NaN, short): its rate is not ranked */
   unfinished: boolean;
   /** the median step time: the trainer's own printed time, else step lines' arrivals over the interval */
@@ -80,11 +86,17 @@ export function performanceOf(cells: Cell[], nameOf: (c: Cell) => string): Perfo
     .map((c) => {
       const toks = c.summary?.medianToksPerS ?? null;
       const done = finished(c);
+      const slowerBy = done && toks && top ? round(top / toks, 2) : null;
+      const vs =
+        slowerBy !== null && fastest !== null && c !== fastest
+          ? abCompare(fastest.series.toks, c.series.toks, 'toks/s')
+          : null;
       return {
         cell: c,
         configuration: nameOf(c),
         toksPerS: toks,
-        slowerBy: done && toks && top ? round(top / toks, 2) : null,
+        slowerBy,
+        ...(vs ? { vsFastest: vs } : {}),
         unfinished: !done,
         medianStepS: c.summary?.medianStepS ?? null,
         stepS: wallStep(c),
@@ -93,7 +105,13 @@ export function performanceOf(cells: Cell[], nameOf: (c: Cell) => string): Perfo
     });
   const findings: string[] = [];
   const slow = rows
-    .filter((r) => r.cell !== fastest && r.slowerBy !== null && r.slowerBy >= SLOW_RATIO)
+    .filter(
+      (r) =>
+        r.cell !== fastest &&
+        r.slowerBy !== null &&
+        r.slowerBy >= SLOW_RATIO &&
+        r.vsFastest?.resolved !== false, // no claim whose interval holds no difference
+    )
     .sort((a, b) => (b.slowerBy ?? 0) - (a.slowerBy ?? 0));
   for (const r of slow.slice(0, MAX_FINDINGS))
     findings.push(

@@ -201,6 +201,28 @@ describe('flags, compare, phases', () => {
       b: 'GO',
     });
     expect(cmp.summary.find((r) => r.label === 'hang / NaN / crash')?.a).toBe('hang step 6 (in-step)');
+    // a hung run is not ranked against one that finished
+    expect(cmp.ab).toEqual([`not ranked: ${cells[0]!.id} did not finish`]);
+  });
+
+  it('B against A with a 95 % interval: step time and toks/s from their per-step values', () => {
+    const done = cells.find((c) => c.id === 'c2')!;
+    const steady = (n: number, mean: number) =>
+      Array.from({ length: n }, (_, i): [number, number] => [i + 1, mean * (1 + 0.02 * Math.sin(i * 2.4))]);
+    const a = {
+      ...done,
+      id: 'cA',
+      series: { ...done.series, toks: steady(200, 100), stepMs: steady(200, 50) },
+    };
+    const b = {
+      ...done,
+      id: 'cB',
+      series: { ...done.series, toks: steady(200, 97), stepMs: steady(200, 51.5) },
+    };
+    const cmp = compareCells(a, b);
+    expect(cmp.ab[0]).toMatch(/^step time: cB 3\.0 % longer than cA \(95 % CI/);
+    expect(cmp.ab[1]).toMatch(/^toks\/s: cB 3\.0 % lower than cA/);
+    expect(compareCells(a, { ...a, id: 'cA2' }).ab[0]).toMatch(/^step time: no difference detectable at ±/);
   });
 
   it('a lane declares smoke-ladder phases; bad ones name the field', () => {
