@@ -7,6 +7,7 @@
 import type { Frame, LastWordsEvent } from '../ingest/events.js';
 import { rankSetText } from '../util/rank-set.js';
 import type { EvidenceState } from './evidence-state.js';
+import { userFrame } from './user-frame.js';
 
 export interface LastWordsReport {
   rank: number;
@@ -17,6 +18,12 @@ export interface LastWordsReport {
   at: number | null;
   /** the main thread's innermost frame (the hook's own frames left out) */
   mainThreadTop: Pick<Frame, 'function' | 'file' | 'line'> | null;
+  /**
+   * where the user's code called the library the main thread stood in (an NCCL collective's wait
+   * shows in torch.cuda.synchronize or .item(), called from the training loop); absent when the top
+   * is the user's own code
+   */
+  calledFrom?: Pick<Frame, 'function' | 'file' | 'line'>;
   /** the main thread was waiting in torch.distributed (a collective, a barrier, the rendezvous) */
   waiting: boolean;
   /** a fatal signal's record (faulthandler's, from C) */
@@ -32,12 +39,16 @@ function reportOf(e: LastWordsEvent): LastWordsReport {
   const main = e.threads.find((t) => t.name === 'MainThread') ?? e.threads[0];
   const frames = main?.frames ?? [];
   const top = frames[frames.length - 1];
+  const user = userFrame(frames);
   return {
     rank: e.rank,
     pid: e.pid,
     signal: e.signal,
     at: e.at,
     mainThreadTop: top === undefined ? null : { function: top.function, file: top.file, line: top.line },
+    ...(user !== null && user !== top
+      ? { calledFrom: { function: user.function, file: user.file, line: user.line } }
+      : {}),
     // the top itself: a rank that called into torch.distributed and came back is not waiting
     waiting: top !== undefined && DISTRIBUTED_FILE.test(top.file),
     fatal: e.fatal,
@@ -72,7 +83,8 @@ export function lastWordsSummary(
   for (const r of last.values()) {
     if (r.rank === crashRank && !r.fatal) continue; // its crash is the verdict; its stop says nothing
     const top = r.mainThreadTop;
-    const key = `${r.signal}|${r.fatal}|${r.waiting}|${top?.function}|${r.waiting ? '' : `${top?.file}:${top?.line}`}`;
+    const from = r.calledFrom;
+    const key = `${r.signal}|${r.fatal}|${r.waiting}|${top?.function}|${r.waiting ? '' : `${top?.file}:${top?.line}|${from?.file}:${from?.line}`}`;
     const g = groups.get(key) ?? { ranks: [], r };
     g.ranks.push(r.rank);
     groups.set(key, g);
@@ -82,8 +94,10 @@ export function lastWordsSummary(
     const who = rankSetText(ranks);
     const many = ranks.length > 1;
     const top = r.mainThreadTop;
+    const at = (f: Pick<Frame, 'function' | 'file' | 'line'>) =>
+      `${f.function} (${f.file.split('/').pop()}:${f.line})`;
     const place =
-      top === null ? 'in native code' : `in ${top.function} (${top.file.split('/').pop()}:${top.line})`;
+      top === null ? 'in native code' : `in ${at(top)}${r.calledFrom ? ` from ${at(r.calledFrom)}` : ''}`;
     if (r.fatal) {
       clauses.push(`${who} died of ${r.signal} ${place}`);
       continue;

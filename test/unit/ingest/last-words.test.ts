@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { analyzeDir } from '../../../src/analysis/analyze-dir.js';
 import { Evidence } from '../../../src/analysis/evidence.js';
 import { lastWordsSummary } from '../../../src/analysis/last-words.js';
 import { formatReport } from '../../../src/cli/commands/analyze.js';
@@ -148,7 +149,24 @@ describe('last words in a real stack log', () => {
     const list = ev.result({}).lastWords;
     expect(list[0]).toMatchObject({ rank: 0, signal: 'SIGSEGV', waiting: false, at: null });
     expect(lastWordsSummary(list, false)).toMatch(
-      /^rank 0 died of SIGSEGV in string_at \(__init__\.py:\d+\)$/,
+      /^rank 0 died of SIGSEGV in string_at \(__init__\.py:\d+\) from <module> \(blocked\.py:16\)$/,
+    );
+  });
+
+  it('a real NCCL run on two H100s: the rank stopped while CUDA waited for the collective is named, with the line of the loop that waited', async () => {
+    const r = await analyzeDir(join(FIX, 'h100x2-nccl'));
+    expect(r.verdict).toBe('crash');
+    expect(r.lastWords).toEqual([
+      expect.objectContaining({
+        rank: 0,
+        signal: 'SIGTERM',
+        waiting: false,
+        mainThreadTop: expect.objectContaining({ function: 'synchronize' }),
+        calledFrom: { function: 'main', file: '/srv/job/lw_nccl.py', line: 27 },
+      }),
+    ]);
+    expect(r.summary).toMatch(
+      /crash at step 3, rank 1: ValueError: .*; rank 0 was in synchronize \(__init__\.py:1162\) from main \(lw_nccl\.py:27\) when torchrun stopped it \(SIGTERM\)$/,
     );
   });
 });
