@@ -78,39 +78,66 @@ export class ReplyReader {
   /** a header that went wrong: the stream is not a command shell's (the caller drops the shell) */
   broken: string | null = null;
 
+  /** the reply whose body is being read: its header, and the body's pieces so far */
+  private body: {
+    id: number;
+    code: number;
+    outLen: number;
+    need: number;
+    parts: Buffer[];
+    got: number;
+  } | null = null;
+
   push(chunk: Buffer): ShellReply[] {
-    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
     const replies: ShellReply[] = [];
-    if (this.pid === null && !this.readReady()) return replies;
+    let rest: Buffer = chunk;
     for (;;) {
+      // a body is gathered in pieces and joined once: a 50 MB file read must not be copied per chunk
+      if (this.body !== null) {
+        const b = this.body;
+        const take = rest.subarray(0, b.need - b.got);
+        if (take.length) b.parts.push(take);
+        b.got += take.length;
+        rest = rest.subarray(take.length);
+        if (b.got < b.need) return replies;
+        const whole = Buffer.concat(b.parts, b.need);
+        replies.push({
+          id: b.id,
+          code: b.code,
+          stdout: Buffer.from(whole.subarray(0, b.outLen)),
+          stderr: Buffer.from(whole.subarray(b.outLen)),
+        });
+        this.body = null;
+      }
+      this.buf = this.buf.length ? Buffer.concat([this.buf, rest]) : rest;
+      rest = Buffer.alloc(0);
+      if (this.pid === null && !this.readReady()) return replies;
       const nl = this.buf.indexOf(10);
-      if (nl < 0 || this.broken) break;
+      if (nl < 0 || this.broken) return replies;
       const head = this.buf.subarray(0, nl).toString('latin1');
+      const after = this.buf.subarray(nl + 1);
+      this.buf = Buffer.alloc(0);
+      rest = after;
       const started = /^@@NSA-S (\d+)$/.exec(head);
       if (started) {
         this.started = Number(started[1]);
-        this.buf = this.buf.subarray(nl + 1);
         continue;
       }
       const m = /^@@NSA-R (\d+) +(\d+) +(\d+) +(\d+)$/.exec(head);
       if (!m) {
         this.broken = `unexpected reply from the command shell: ${JSON.stringify(head.slice(0, 80))}`;
-        break;
+        return replies;
       }
       const outLen = Number(m[3]);
-      const errLen = Number(m[4]);
-      const end = nl + 1 + outLen + errLen;
-      if (this.buf.length < end) break;
-      const body = this.buf.subarray(nl + 1, end);
-      replies.push({
+      this.body = {
         id: Number(m[1]),
         code: Number(m[2]),
-        stdout: Buffer.from(body.subarray(0, outLen)),
-        stderr: Buffer.from(body.subarray(outLen)),
-      });
-      this.buf = this.buf.subarray(end);
+        outLen,
+        need: outLen + Number(m[4]),
+        parts: [],
+        got: 0,
+      };
     }
-    return replies;
   }
 
   private readReady(): boolean {

@@ -116,6 +116,24 @@ describe('ReplyReader', () => {
     }
   });
 
+  it('a large reply in many pieces comes out whole and exact', () => {
+    const big = Buffer.alloc(4 * 1024 * 1024 + 7, 0);
+    for (let i = 0; i < big.length; i++) big[i] = (i * 31) & 0xff;
+    const stream = Buffer.concat([
+      Buffer.from(`@@NSA-READY 9\n@@NSA-S 1\n@@NSA-R 1 0 ${big.length} 3\n`),
+      big,
+      Buffer.from('err@@NSA-S 2\n@@NSA-R 2 0 2 0\nok'),
+    ]);
+    const reader = new ReplyReader();
+    const got: ShellReply[] = [];
+    for (let i = 0; i < stream.length; i += 32 * 1024)
+      got.push(...reader.push(stream.subarray(i, i + 32 * 1024)));
+    expect(got).toHaveLength(2);
+    expect(got[0]!.stdout.equals(big)).toBe(true);
+    expect(got[0]!.stderr.toString()).toBe('err');
+    expect(got[1]!.stdout.toString()).toBe('ok');
+  });
+
   it('says so when the stream is not a command shell', () => {
     const reader = new ReplyReader();
     reader.push(Buffer.from('@@NSA-READY 7\nsomething else\n'));
