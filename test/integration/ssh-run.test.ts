@@ -156,7 +156,12 @@ describe('links that drop and processes that die', () => {
     });
     for (const step of [5, 12, 20, 28]) {
       await waitForStep(runs, step);
-      expect(sshd.killSessions()).toBeGreaterThan(0);
+      // cut the link once it is up again: right after a cut the client may still be redialling
+      // (its backoff starts at 500 ms, and steps come every 100 ms), with no session to cut yet
+      await waitUntil(() => sshd.killSessions() > 0, {
+        timeoutMs: 30_000,
+        what: `a live session to cut at step ${step}`,
+      });
     }
     const r = await pending;
     expect(r.code).toBe(0);

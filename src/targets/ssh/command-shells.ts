@@ -122,8 +122,9 @@ export class CommandShells {
       const overflow = () => {
         const at = this.queue.indexOf(job);
         if (at < 0) return;
-        // none open yet: the first is on its way (its login bounded by the link timeout)
-        if (this.shells.size === 0 && this.opening > 0) {
+        // a shell is on its way (its login bounded by the link timeout): waiting for it costs less
+        // than another login
+        if (this.opening > 0) {
           job.overflow = setTimeout(overflow, OVERFLOW_MS);
           return;
         }
