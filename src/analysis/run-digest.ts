@@ -71,6 +71,7 @@ export class DigestCollector implements ReaderView {
    */
   readonly stepMs = new Series();
   private lastArrival: { rank: number; step: number; ts: number } | null = null;
+  private lastBeat: { rank: number; step: number; ts: number } | null = null;
   /** the newest step any source has reported, and the last one completed */
   step = 0;
   done = 0;
@@ -114,6 +115,7 @@ export class DigestCollector implements ReaderView {
       this.step = Math.max(this.step, e.step);
       if (e.msg === 'progress' && e.loss !== undefined) {
         const pri = SOURCE_PRIORITY.beat * 1e6 - e.rank;
+        this.beatStepTime(e.rank, e.step, e.ts);
         this.loss.set(e.step, e.loss, pri);
         this.done = Math.max(this.done, e.step);
         if (e.toksPerS !== undefined) this.toks.set(e.step, e.toksPerS, pri);
@@ -159,6 +161,20 @@ export class DigestCollector implements ReaderView {
     }
     if (ts !== undefined && (this.lastArrival === null || rank <= this.lastArrival.rank))
       this.lastArrival = { rank, step, ts };
+  }
+
+  /**
+   * a step's time from the trainer's own clock: the lowest rank's progress heartbeats (each written
+   * as its step ends), over the steps between them. Finer than step lines' arrival, which a
+   * follower polling a file every 100 ms quantises; below a time the trainer prints
+   */
+  private beatStepTime(rank: number, step: number, ts: number): void {
+    const b = this.lastBeat;
+    if (b !== null && b.rank === rank && step > b.step && ts >= b.ts) {
+      const pri = SOURCE_PRIORITY.output * 1e6 - rank - 0.5;
+      this.stepMs.set(step, ((ts - b.ts) / (step - b.step)) * 1000, pri);
+    }
+    if (b === null || rank <= b.rank) this.lastBeat = { rank, step, ts };
   }
 
   /**
