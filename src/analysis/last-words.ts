@@ -7,6 +7,7 @@
 import type { Frame, LastWordsEvent } from '../ingest/events.js';
 import { rankSetText } from '../util/rank-set.js';
 import type { EvidenceState } from './evidence-state.js';
+import { inCollective } from './stack-diff.js';
 import { userFrame } from './user-frame.js';
 
 export interface LastWordsReport {
@@ -24,16 +25,13 @@ export interface LastWordsReport {
    * is the user's own code
    */
   calledFrom?: Pick<Frame, 'function' | 'file' | 'line'>;
-  /** the main thread was waiting in torch.distributed (a collective, a barrier, the rendezvous) */
+  /** the main thread was waiting for its peers in a collective (stack-diff.ts's inCollective) */
   waiting: boolean;
   /** a fatal signal's record (faulthandler's, from C) */
   fatal: boolean;
   /** the stack log it was read from */
   file: string;
 }
-
-/** torch.distributed's own code (a collective, a barrier, init_process_group, the store) */
-const DISTRIBUTED_FILE = /(?:^|\/)torch\/distributed\//;
 
 function reportOf(e: LastWordsEvent): LastWordsReport {
   const main = e.threads.find((t) => t.name === 'MainThread') ?? e.threads[0];
@@ -49,8 +47,8 @@ function reportOf(e: LastWordsEvent): LastWordsReport {
     ...(user !== null && user !== top
       ? { calledFrom: { function: user.function, file: user.file, line: user.line } }
       : {}),
-    // the top itself: a rank that called into torch.distributed and came back is not waiting
-    waiting: top !== undefined && DISTRIBUTED_FILE.test(top.file),
+    // the same test as a hang's stacks: a collective (or DDP's sync point) among the innermost frames
+    waiting: inCollective(frames),
     fatal: e.fatal,
     file: e.file,
   };
