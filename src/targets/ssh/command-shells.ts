@@ -13,7 +13,7 @@ import { encodeRequest, MAX_SHELL_STDIN, ReplyReader, SHELL_LOOP, type ShellRepl
 import type { SshConnection } from './connection.js';
 import { NoRetry } from './connection.js';
 import { CommandTimeoutError, SshError } from './errors.js';
-import { killCommand } from './remote-pid.js';
+import { killRemoteGroup } from './remote-exec.js';
 import { shJoin } from './sh-quote.js';
 
 /** Use an exec channel for this command: the loop cannot run on this box, or no shell came free. */
@@ -196,20 +196,7 @@ export class CommandShells {
   /** the command holds the shell past its time: kill the shell's process group, command included */
   private killShell(shell: CommandShell): void {
     shell.die(new Error('killed'));
-    void this.conn
-      .withClient(
-        (client) =>
-          new Promise<void>((resolve) => {
-            client.exec(killCommand(shell.pid), (err, ch) => {
-              if (err) return resolve();
-              ch.on('close', () => resolve());
-              ch.resume();
-              ch.stderr.resume();
-            });
-          }),
-        this.downTimeoutMs,
-      )
-      .catch(() => {});
+    killRemoteGroup(this.conn, shell.pid, this.downTimeoutMs);
   }
 
   private async open(): Promise<void> {

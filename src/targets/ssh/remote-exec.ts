@@ -30,6 +30,27 @@ export interface StartOptions {
   stdin?: Buffer;
 }
 
+/**
+ * SIGKILL a remote process group on an exec channel of its own (closing a channel does not stop a
+ * command that never writes). A link that is gone leaves nothing to do: errors are dropped.
+ */
+export function killRemoteGroup(conn: SshConnection, pid: number, downTimeoutMs: number): void {
+  void conn
+    .withClient(
+      (client) =>
+        new Promise<void>((resolve) => {
+          client.exec(killCommand(pid), (err, ch) => {
+            if (err) return resolve();
+            ch.on('close', () => resolve());
+            ch.resume();
+            ch.stderr.resume();
+          });
+        }),
+      downTimeoutMs,
+    )
+    .catch(() => {});
+}
+
 /** after kill(), how long to wait for sshd to report the exit before letting go of the channel */
 const KILL_GRACE_MS = 3000;
 
@@ -47,21 +68,7 @@ export function startRemote(conn: SshConnection, argv: string[], o: StartOptions
 
   const killByPid = () => {
     if (sniffer.pid === null) return false;
-    const pid = sniffer.pid;
-    void conn
-      .withClient(
-        (client) =>
-          new Promise<void>((resolve) => {
-            client.exec(killCommand(pid), (err, ch) => {
-              if (err) return resolve();
-              ch.on('close', () => resolve());
-              ch.resume();
-              ch.stderr.resume();
-            });
-          }),
-        o.downTimeoutMs,
-      )
-      .catch(() => {}); // the link is gone: the channel close below is all that is left
+    killRemoteGroup(conn, sniffer.pid, o.downTimeoutMs);
     return true;
   };
 
