@@ -99,6 +99,19 @@ async function tuiFigures(): Promise<{ json: Record<string, unknown>; checks: Ch
   const notebook = await measureTui(loaded(seconds + 40), WINDOW_S, 20, 8, 'notebook');
   const ranks64Trainer = [...TRAINER, '--ranks', '64', '--steps-per-s', '5', '--lines-per-s', '200'];
   const ranks64 = await measureTui([...ranks64Trainer, '--seconds', String(seconds + 20)], WINDOW_S, 0);
+  // 512 ranks on 64 nodes: one row per node, the odd ones first (the view does not grow per rank)
+  const ranks512Trainer = [
+    ...TRAINER,
+    '--ranks',
+    '512',
+    '--nodes',
+    '64',
+    '--steps-per-s',
+    '2',
+    '--lines-per-s',
+    '50',
+  ];
+  const ranks512 = await measureTui([...ranks512Trainer, '--seconds', String(seconds + 20)], WINDOW_S, 0);
   const ratios = vsPlain(notebook, load);
   console.log(
     `notebook-hosted dashboard vs plain: ${Object.entries(ratios)
@@ -106,13 +119,15 @@ async function tuiFigures(): Promise<{ json: Record<string, unknown>; checks: Ch
       .join(', ')}`,
   );
   return {
-    json: { ...load, idle, notebook: { ...notebook, vsPlain: ratios }, ranks64 },
+    json: { ...load, idle, notebook: { ...notebook, vsPlain: ratios }, ranks64, ranks512 },
     checks: [
       ['tui.idle.cpuPct', idle.cpuPct, idle.cpuPct <= 1, '≤ 1'],
       ['tui.idle.bytesPerSec', idle.bytesPerSec, idle.bytesPerSec <= 200, '≤ 200'],
       ...dashboardChecks('tui', load),
       ...dashboardChecks('tui.notebook', notebook),
       ['tui.ranks64.cpuPct', ranks64.cpuPct, ranks64.cpuPct <= 5, '≤ 5'],
+      ['tui.ranks512.cpuPct', ranks512.cpuPct, ranks512.cpuPct <= 5, '≤ 5'],
+      ['tui.ranks512.rssMB', ranks512.rssMB, ranks512.rssMB <= 250, '≤ 250'],
     ],
   };
 }
@@ -127,15 +142,18 @@ async function main(): Promise<void> {
   const stall = measureStall();
   const memory = engineMemory();
   const tui = await tuiFigures();
-  const scale = await measureScale(QUICK ? [4, 16] : [4, 16, 64]);
+  const scale = await measureScale(QUICK ? [4, 16] : [4, 16, 64, 128, 256, 512]);
   const r = {
     ...Object.fromEntries(
       Object.entries(scale).map(([k, v]) => [
         k,
         {
+          nodes: v.hook.nodes,
           confirmToVerdictS: v.hook.confirmToVerdictS,
+          confirmToExitS: v.hook.confirmToExitS,
           ranksWithStack: v.hook.ranksWithStack,
           culprit: v.hook.culprit,
+          peakRssMB: v.hook.peakRssMB,
           oneAtATime: v.oneAtATime,
         },
       ]),
@@ -168,12 +186,18 @@ async function main(): Promise<void> {
     ],
     ['falseStalls', stall.falseStalls, stall.falseStalls === 0, '= 0'],
     ...Object.entries(scale).map(([k, v]): Check => {
-      const ok = v.hook.confirmToVerdictS !== null && v.hook.ranksWithStack === v.hook.ranks;
+      const h = v.hook;
+      const ok = h.confirmToVerdictS !== null && h.ranksWithStack === h.ranks && h.culprit === h.ranks - 1;
+      // the issue's targets: ≤ 2 s at 64 ranks, ≤ 5 s at 512 (64 nodes × 8)
+      const limit = h.ranks === 64 ? 2 : h.ranks === 512 ? 5 : null;
+      const where = h.nodes > 1 ? ` on ${h.nodes} simulated nodes` : '';
+      const slow =
+        v.oneAtATime === null ? '' : `; one at a time: ${v.oneAtATime.confirmToVerdictS ?? 'n/a'} s`;
       return [
         `${k}.confirmToVerdictS`,
-        v.hook.confirmToVerdictS,
-        ok && (v.hook.ranks < 64 || v.hook.confirmToVerdictS! <= 15),
-        `${v.hook.ranks === 64 ? '≤ 15, ' : ''}every rank's stack (${v.hook.ranksWithStack}/${v.hook.ranks}; one at a time: ${v.oneAtATime.confirmToVerdictS ?? 'n/a'} s, ${v.oneAtATime.ranksWithStack} stacks)`,
+        h.confirmToVerdictS,
+        ok && (limit === null || h.confirmToVerdictS! <= limit),
+        `${limit === null ? '' : `≤ ${limit}, `}every rank's stack (${h.ranksWithStack}/${h.ranks})${where}, culprit ${h.culprit ?? 'none'}${slow}`,
       ];
     }),
   ];

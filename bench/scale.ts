@@ -4,7 +4,9 @@
  * --lane demo-rank-stall`: the last rank stalls in its backward, the others wait in a simulated
  * native collective). Measured with nsa-dbg's stack hook (every silent rank asked at once) and
  * without it (`stackSignal: off`: the trainer's SIGUSR1 handler, one rank at a time, as before),
- * in the same run. The confirmation time is the engine log's; the verdict's, when the JSON is out.
+ * in the same run. Past 16 ranks the ranks are spread over simulated nodes of 8 (`--nodes`), each
+ * asked as a cluster's node is. The confirmation and the verdict's times are the engine log's (the
+ * verdict: every rank's stack in and the culprit judged); the exit's, when the JSON is out.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,16 +14,43 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const ROOT = join(import.meta.dirname, '..', '..');
+/** ranks per simulated node past 16 ranks (`--nodes`): 8 GPUs a node */
+const RANKS_PER_NODE = 8;
 
 export interface ScaleResult {
   ranks: number;
+  /** simulated nodes the ranks were spread over (1: one box) */
+  nodes: number;
+  /**
+   * from the hang confirmed to the verdict known with every rank's stack (the engine's "culprit
+   * judged": the stop for the evidence starts there); null when it never came
+   */
   confirmToVerdictS: number | null;
+  /** from the hang confirmed to nsa-dbg's exit with the JSON (the trainer's teardown included) */
+  confirmToExitS: number | null;
   /** ranks whose stack is in the verdict's evidence */
   ranksWithStack: number;
   culprit: number | null;
+  /** nsa-dbg's largest resident set during the run, MB */
+  peakRssMB: number | null;
 }
 
+function rssMB(pid: number | undefined): number | null {
+  try {
+    const kb = /^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb === undefined ? null : Number(kb) / 1024;
+  } catch {
+    return null;
+  }
+}
+
+const secondsBetween = (from: string | undefined, to: string | number | undefined) =>
+  from === undefined || to === undefined
+    ? null
+    : Math.round(((typeof to === 'number' ? to : Date.parse(to)) - Date.parse(from)) / 100) / 10;
+
 async function demo(ranks: number, hook: boolean): Promise<ScaleResult> {
+  const nodes = ranks > 16 ? Math.ceil(ranks / RANKS_PER_NODE) : 1;
   const dir = mkdtempSync(join(tmpdir(), 'nsa-dbg-bench-scale-'));
   try {
     mkdirSync(join(dir, '.nsa-dbg', 'presets'), { recursive: true });
@@ -44,6 +73,7 @@ async function demo(ranks: number, hook: boolean): Promise<ScaleResult> {
         '--json',
         '--ranks',
         String(ranks),
+        ...(nodes > 1 ? ['--nodes', String(nodes)] : []),
         '--lane',
         'bench-rank-stall',
         '--runs-dir',
@@ -53,28 +83,43 @@ async function demo(ranks: number, hook: boolean): Promise<ScaleResult> {
     );
     let out = '';
     child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    let peak: number | null = null;
+    const sampler = setInterval(() => {
+      const mb = rssMB(child.pid);
+      if (mb !== null) peak = Math.max(peak ?? 0, mb);
+    }, 500);
     const endMs = await new Promise<number>((resolve) => child.on('close', () => resolve(Date.now())));
-    const confirmed = /^(\S+) run \S+: hang confirmed/m.exec(readFileSync(log, 'utf8'))?.[1];
+    clearInterval(sampler);
+    const text = readFileSync(log, 'utf8');
+    const confirmed = /^(\S+) run \S+: hang confirmed/m.exec(text)?.[1];
+    const judged = /^(\S+) run \S+: culprit judged/m.exec(text)?.[1];
     const r = JSON.parse(out.trim().split('\n').pop() ?? '{}') as {
       dumps?: Array<{ rank?: number }>;
       stall?: { rootCause?: { rank: number } };
     };
     return {
       ranks,
-      confirmToVerdictS:
-        confirmed === undefined ? null : Math.round((endMs - Date.parse(confirmed)) / 100) / 10,
+      nodes,
+      confirmToVerdictS: secondsBetween(confirmed, judged),
+      confirmToExitS: secondsBetween(confirmed, endMs),
       ranksWithStack: new Set((r.dumps ?? []).map((d) => d.rank).filter((x) => x !== undefined)).size,
       culprit: r.stall?.rootCause?.rank ?? null,
+      peakRssMB: peak === null ? null : Math.round(peak),
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
+/**
+ * Each size with the stack hook; up to 64 ranks also through the trainer's own handler alone (one
+ * rank at a time: past 64 that takes minutes and says nothing new).
+ */
 export async function measureScale(
   sizes: number[],
-): Promise<Record<string, { hook: ScaleResult; oneAtATime: ScaleResult }>> {
-  const out: Record<string, { hook: ScaleResult; oneAtATime: ScaleResult }> = {};
-  for (const n of sizes) out[`ranks${n}`] = { hook: await demo(n, true), oneAtATime: await demo(n, false) };
+): Promise<Record<string, { hook: ScaleResult; oneAtATime: ScaleResult | null }>> {
+  const out: Record<string, { hook: ScaleResult; oneAtATime: ScaleResult | null }> = {};
+  for (const n of sizes)
+    out[`ranks${n}`] = { hook: await demo(n, true), oneAtATime: n <= 64 ? await demo(n, false) : null };
   return out;
 }

@@ -18,6 +18,8 @@ const STEPS_PER_S = arg('--steps-per-s', 20);
 const LINES_PER_S = arg('--lines-per-s', 2000);
 const SECONDS = arg('--seconds', 3600);
 const IDLE = process.argv.includes('--idle');
+/** `--nodes N`: the ranks recorded on N nodes (nodes.jsonl), as a cluster's agents record them */
+const NODES = arg('--nodes', 1);
 const dir = process.env.NSA_DBG_OUT_DIR ?? process.env.NSA_DBG_RUN_DIR ?? '.';
 const iso = () => new Date().toISOString().replace('Z', '000Z');
 
@@ -29,6 +31,15 @@ function record(rank: number, step: number, msg: string, phase: string, extra = 
 const hb = (rank: number) => join(dir, `heartbeat_rank${rank}.jsonl`);
 // idle: not even a boot record (a silent rank would become suspect and be checked on the box)
 if (!IDLE) for (let r = 0; r < RANKS; r++) appendFileSync(hb(r), record(r, 0, 'boot', 'start'));
+if (!IDLE && NODES > 1) {
+  const per = Math.ceil(RANKS / NODES);
+  const lines = Array.from({ length: RANKS }, (_, r) => {
+    const task = Math.floor(r / per);
+    const node = `node-${String(task).padStart(2, '0')}`;
+    return `${JSON.stringify({ task, node, pid: process.pid, rank: r, localRank: r % per })}\n`;
+  });
+  appendFileSync(join(process.env.NSA_DBG_RUN_DIR ?? dir, 'nodes.jsonl'), lines.join(''));
+}
 
 // the stop policy's first step: nsa-vibe polls .HALT between steps and exits cleanly
 setInterval(() => {

@@ -16,6 +16,7 @@ import {
   type DiffLine,
   diffLines,
   MAX_DIFF_LINES,
+  moreNodesText,
   NODE_SUMMARY_HEADER,
   nodeSummaries,
   orderedRows,
@@ -177,9 +178,7 @@ function NodeRows({
       ])}
       {cut.length > 0 ? (
         <Text dimColor wrap="truncate-end">
-          {clean(
-            `+${cut.length} more node${cut.length === 1 ? '' : 's'} (${cut.map((n) => n.node).join(', ')})`,
-          )}
+          {clean(moreNodesText(cut))}
         </Text>
       ) : null}
       {positional(diff).map(({ key, item }) => (

@@ -141,7 +141,9 @@ export function bannerOf(many: ManyRanks, ranks: readonly RankView[]): string[] 
   const lost = silentNodes(many, ranks);
   if (lost.length > 0)
     return [
-      `NODE ${lost.join(', ')} SILENT AS A WHOLE`,
+      lost.length === 1
+        ? `NODE ${lost[0]} SILENT AS A WHOLE`
+        : `${lost.length} NODES (${lost.slice(0, 3).join(', ')}${lost.length > 3 ? ', …' : ''}) SILENT AS A WHOLE`,
       'every rank there stopped beating: lost host or dead agent?',
     ];
   const silent = ranks.find((r) => r.stall);
@@ -166,6 +168,8 @@ export interface NodeSummary {
   tone: 'bad' | 'warn' | null;
   /** the node's rows, shown under its summary when it holds the culprit */
   rows: RankRow[];
+  /** how far the node stands out: the culprit's, an odd stack, a hung rank, silence or lag */
+  oddness: number;
 }
 
 /**
@@ -202,7 +206,24 @@ export function nodeSummaries(many: ManyRanks, ranks: readonly RankView[]): Node
       `${silent.length}/${rows.length}`.padStart(8),
       ` ${groups.join(' ') || '–'}`,
     ].join(' ');
-    return { node, culprit, text, tone: hung || culprit ? 'bad' : silent.length > 0 ? 'warn' : null, rows };
+    const odd = rows.some((r) => letters.get(r.rank)?.odd === true);
+    return {
+      node,
+      culprit,
+      text,
+      tone: hung || culprit || odd ? 'bad' : silent.length > 0 ? 'warn' : null,
+      rows,
+      oddness: (culprit ? 8 : 0) + (odd ? 4 : 0) + (hung ? 2 : 0) + (silent.length > 0 || lag > 0 ? 1 : 0),
+    };
   });
-  return out.sort((a, b) => Number(b.culprit) - Number(a.culprit));
+  // the odd ones out first (the culprit's node, a node with a stack unlike the others', one hung or
+  // behind), then the rest in agent order: at 64 nodes the one that matters is on screen
+  return out.sort((a, b) => b.oddness - a.oddness);
+}
+
+/** `+N more nodes (a, b, …)`, naming a few: the line never grows with the node count */
+export function moreNodesText(cut: readonly NodeSummary[]): string {
+  const named = cut.slice(0, 3).map((n) => n.node);
+  const rest = cut.length - named.length;
+  return `+${cut.length} more node${cut.length === 1 ? '' : 's'} (${named.join(', ')}${rest > 0 ? `, … ${rest} more` : ''})`;
 }

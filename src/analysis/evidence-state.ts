@@ -82,6 +82,8 @@ export interface EvidenceState {
   workers: Map<number, WorkerEvent>;
   /** PyTorch's Flight Recorder dumps, by path */
   flightRecorder: Map<string, FlightRecorderEvent>;
+  /** counts the events added: what is derived from the state (rank-index.ts) is rebuilt when it moves */
+  revision: number;
   procProbes: ProcProbeEvent[];
   dumpRequests: DumpRequestEvent[];
   /** which node each rank runs on (multi-node runs: nodes.jsonl) */

@@ -66,6 +66,7 @@ export class Evidence {
     this.s = {
       nodes: new NodeMap(opts.nprocPerNode),
       detector: new StallDetector(opts.detector),
+      revision: 0,
       procProbes: [],
       dumpRequests: [],
       probing: false,
@@ -100,6 +101,7 @@ export class Evidence {
   /** One event of a stream. `at`: its stream and place there (the reader's); default: call order. */
   addEvent(e: IngestEvent, at: At = { stream: '', seq: this.seq++ }): void {
     const s = this.s;
+    s.revision++;
     switch (e.kind) {
       case 'beat':
         this.addBeat(e, at);

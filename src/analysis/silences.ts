@@ -7,6 +7,7 @@ import type { DumpEvent, Frame } from '../ingest/events.js';
 import { IN_PYTHON_S } from '../ingest/stack-log.js';
 import { mainThread, mainThreadTop } from '../ingest/stackdump.js';
 import { type EvidenceState, ranksOf } from './evidence-state.js';
+import { type RankIndex, rankIndex } from './rank-index.js';
 import type { PastStallReport, SuspectReport } from './result.js';
 import type { StallInfo } from './stall-detector.js';
 import { cpuBusy, judgeSilence, type SampledFrame, type SilenceJudgement } from './stall-judge.js';
@@ -23,18 +24,8 @@ export interface CurrentSilence extends StallInfo {
 
 /** The rank a dump belongs to: from the request that produced it, else the only rank there is. */
 export function rankOfDump(s: EvidenceState, file: string): number | undefined {
-  for (let i = s.dumpRequests.length - 1; i >= 0; i--) {
-    const r = s.dumpRequests[i]!;
-    if (r.file === file) return r.rank;
-  }
-  // a dump of nsa-dbg's stack hook is named by its rank's stack log (`<log>@<request>`)
-  const at = file.lastIndexOf('@');
-  if (at > 0) {
-    const log = file.slice(0, at);
-    for (const w of s.workers.values()) if (w.file === log) return w.rank;
-    const m = /_rank(\d+)_pid\d+\.log$/.exec(log);
-    if (m !== null) return Number(m[1]);
-  }
+  const known = rankIndex(s).rankOfFile.get(file);
+  if (known !== undefined) return known;
   const ranks = ranksOf(s);
   return ranks.length <= 1 ? (ranks[0] ?? 0) : undefined;
 }
@@ -46,13 +37,15 @@ export function rankOfDump(s: EvidenceState, file: string): number | undefined {
  */
 function samplesOf(
   s: EvidenceState,
+  index: RankIndex,
   rank: number,
   nowS: number,
   final: boolean,
 ): Array<SampledFrame & { file: string }> {
   const out: Array<SampledFrame & { file: string }> = [];
-  for (const d of s.dumps.values()) {
-    if (d.ts === undefined || rankOfDump(s, d.file) !== rank) continue;
+  for (const file of index.dumps.get(rank) ?? []) {
+    const d = s.dumps.get(file);
+    if (d?.ts === undefined) continue;
     const hook = d.file.includes('@');
     // the hook's Python handler has its second to answer (not once the evidence is complete); no
     // answer: native code
@@ -71,18 +64,19 @@ function judge(
   thresholdS: number,
   final: boolean,
 ) {
+  const index = rankIndex(s);
   const upTo = <T extends { ts: number }>(list: T[]) => list.filter((e) => e.ts <= nowS);
-  const samples = upTo(samplesOf(s, rank, nowS, final));
+  const samples = upTo(samplesOf(s, index, rank, nowS, final));
   const native = new Set(samples.filter((d) => !d.inPython).map((d) => d.file));
   return judgeSilence(
     {
       sinceTs,
       nowS,
       thresholdS,
-      procs: upTo(s.procProbes.filter((p) => p.rank === rank)),
+      procs: upTo(index.procs.get(rank) ?? []),
       dumps: samples,
       // a hook dump taken in native code answers the request as the trainer's handler could not
-      requests: upTo(s.dumpRequests.filter((r) => r.rank === rank && r.purpose !== 'user')).map((r) =>
+      requests: upTo((index.requests.get(rank) ?? []).filter((r) => r.purpose !== 'user')).map((r) =>
         r.outcome === 'faulthandler' && r.file !== undefined && native.has(r.file)
           ? { ...r, outcome: 'none-within-5s' as const }
           : r,

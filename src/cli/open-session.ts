@@ -27,6 +27,8 @@ export interface OpenOptions {
   stepMs?: number;
   /** the demo's rank processes (`--ranks N`) */
   ranks?: number;
+  /** the demo's simulated nodes (`--nodes M`): the ranks spread over M, each asked as a node */
+  nodes?: number;
   command?: string[];
   /** where run dirs go on the machine that runs them (`--runs-dir`) */
   runsRoot?: string;
@@ -108,7 +110,7 @@ export function localOpener(
 ): Opener {
   return placeOpener(launch, target, sink, (o) => ({
     spec: {
-      demo: o.demo ? { stepMs: o.stepMs, ranks: o.ranks } : undefined,
+      demo: o.demo ? { stepMs: o.stepMs, ranks: o.ranks, nodes: o.nodes } : undefined,
       runsRoot: o.runsRoot ?? o.evidenceRoot,
       cwd: o.cwd,
     },
@@ -178,7 +180,7 @@ export function remoteOpener(
       o.evidenceRoot ? join(o.evidenceRoot, spec.runId) : localMirrorDir(target.label, spec.runId);
     return {
       spec: {
-        demo: o.demo ? { stepMs: o.stepMs, ranks: o.ranks, inRunDir: true } : undefined,
+        demo: o.demo ? { stepMs: o.stepMs, ranks: o.ranks, nodes: o.nodes, inRunDir: true } : undefined,
         runsRoot: o.runsRoot ?? runsRoot,
         cwd: o.cwd ?? home,
       },

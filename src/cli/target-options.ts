@@ -29,7 +29,11 @@ export function withTargetOptions<T>(y: Argv<T>): Argv<T & TargetArgs> {
       describe:
         'submit as a Slurm job (sbatch; one torchrun agent per node at a c10d rendezvous); the lane needs launcher: torchrun',
     })
-    .option('nodes', { type: 'number', describe: 'with --slurm: nodes (default 1)' })
+    .option('nodes', {
+      type: 'number',
+      describe:
+        'with --slurm: nodes (default 1); with --demo --ranks: simulated nodes the ranks are spread over',
+    })
     .option('partition', { type: 'string', describe: 'with --slurm: the partition' })
     .option('time', { type: 'string', describe: 'with --slurm: the time limit (sbatch --time)' })
     .option('sbatch-arg', {
@@ -54,8 +58,14 @@ export function withTargetOptions<T>(y: Argv<T>): Argv<T & TargetArgs> {
 }
 
 /** flags that only make sense together, checked before anything connects or runs */
-export function targetUsageError(a: TargetArgs & { demo?: boolean; 'out-dir'?: string }): string | null {
-  const slurmOnly = (['nodes', 'partition', 'time', 'sbatch-arg'] as const).filter((k) => a[k] !== undefined);
+export function targetUsageError(
+  a: TargetArgs & { demo?: boolean; ranks?: number; 'out-dir'?: string },
+): string | null {
+  // the demo's ranks spread over simulated nodes (`--demo --ranks 512 --nodes 64`)
+  const demoNodes = !a.slurm && a.demo === true && a.ranks !== undefined;
+  const slurmOnly = (['nodes', 'partition', 'time', 'sbatch-arg'] as const).filter(
+    (k) => a[k] !== undefined && !(k === 'nodes' && demoNodes),
+  );
   if (!a.slurm && slurmOnly.length) return `--${slurmOnly[0]} needs --slurm`;
   if (a['rdzv-port'] !== undefined && !a.slurm && !a.hosts) return '--rdzv-port needs --slurm or --hosts';
   if (a['rdzv-host'] !== undefined && !a.hosts) return '--rdzv-host needs --hosts';

@@ -80,3 +80,29 @@ export function lastWordsLines(c: Cell): string[] {
   }
   return [...groups].map(([key, g]) => `${rankSetText(g.ranks)} — ${g.w.fatal ? 'died of ' : ''}${key}`);
 }
+
+/** files of one kind named more often than this are one entry: `heartbeat_rank*.jsonl` (512 files) */
+const LISTED_PER_KIND = 16;
+
+/**
+ * A cell's evidence files, in order: each name, except that names which differ only in their
+ * numbers (a rank's, a pid's, a second's) are one entry once there are more than 16 of them, so a
+ * run of 512 ranks lists a few kinds of file, not a thousand names.
+ */
+export function evidenceFilesText(files: readonly string[]): string {
+  const kindOf = (f: string) => f.replace(/\d+/g, '*');
+  const counts = new Map<string, number>();
+  for (const f of files) counts.set(kindOf(f), (counts.get(kindOf(f)) ?? 0) + 1);
+  const out: string[] = [];
+  const said = new Set<string>();
+  for (const f of files) {
+    const kind = kindOf(f);
+    const n = counts.get(kind) ?? 0;
+    if (n <= LISTED_PER_KIND) out.push(`\`${f}\``);
+    else if (!said.has(kind)) {
+      said.add(kind);
+      out.push(`\`${kind}\` (${n} files)`);
+    }
+  }
+  return out.join(', ');
+}

@@ -8,7 +8,7 @@ import type { Cell } from '../notebook/model.js';
 import { proofLine } from '../notebook/run-proof.js';
 import { rateOrDash } from '../util/rate.js';
 import { shQuote } from '../util/sh-quote.js';
-import { cellDumps, lastWordsLines, slowStepsLine } from './cell-findings.js';
+import { cellDumps, evidenceFilesText, lastWordsLines, slowStepsLine } from './cell-findings.js';
 import { stoppedByUser } from './cells.js';
 import type { CellStatus, ReportRow } from './model.js';
 
@@ -114,7 +114,7 @@ export function cellSection(r: ReportRow): string[] {
       '',
       ...fence('', x.dumpTop),
     );
-  if (c.evidence.length) bulk.push('', `**Evidence files**: ${c.evidence.map((f) => `\`${f}\``).join(', ')}`);
+  if (c.evidence.length) bulk.push('', `**Evidence files**: ${evidenceFilesText(c.evidence)}`);
   out.push(...details('Command, env, output and evidence files', bulk));
   if (s?.crash && x?.crash.length) out.push('**Crash**:', '', ...fence('', x.crash), '');
   // only when a signal ended some rank and its stacks were written (the stack hook's last words)

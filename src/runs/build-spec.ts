@@ -17,6 +17,8 @@ export interface SpecOptions {
     stepMs?: number;
     /** rank processes (the many-rank demo); default: the lane's NSA_DEMO_RANKS, else 1 */
     ranks?: number;
+    /** simulated nodes the ranks are spread over (their node records make each one asked as a node) */
+    nodes?: number;
     /** a copy inside the run dir (remote boxes) */
     inRunDir?: boolean;
   };
@@ -97,6 +99,7 @@ export function buildRunSpec(o: SpecOptions): RunSpec {
       outDir,
       ...(o.demo.stepMs ? ['--step-ms', String(o.demo.stepMs)] : []),
       ...(o.demo.ranks ? ['--ranks', String(o.demo.ranks)] : []),
+      ...(o.demo.ranks && o.demo.nodes && o.demo.nodes > 1 ? ['--nodes', String(o.demo.nodes)] : []),
     ];
     env = { ...env, ...preset.demoEnv };
   } else {

@@ -4,7 +4,7 @@
  * through srun), one command per node does it for all the node's pids, not one per rank: at 64 nodes
  * × 8 ranks that is 64 commands a round instead of 512, and a connection's channels are not exhausted.
  */
-import { execForPid, groupByNode, type Target } from '../targets/target.js';
+import { execForPid, groupByNode, procIsLocal, type Target } from '../targets/target.js';
 import { type ProcReading, parseStat, readProc } from './proc-facts.js';
 
 /** prints, per pid: `@@ PID`, its stat line, `@@w` and its wchan (nothing for a pid that is gone) */
@@ -50,7 +50,7 @@ export async function readProcMany(
   pids: number[],
 ): Promise<Map<number, ProcReadingWithSignals>> {
   const out = new Map<number, ProcReadingWithSignals>();
-  if (target.kind === 'local') {
+  if (procIsLocal(target)) {
     // this machine's /proc is a file read away: nothing to batch
     await Promise.all(
       pids.map(async (p) => {

@@ -2,6 +2,8 @@
  * What the two kinds whose run is one process tree on the target share (a PTY here, a detached
  * run): the trainer's pid from its pid file is what a stop, a dump and the listing act on.
  */
+import { NodeRoutedTarget } from '../targets/node-routed.js';
+import { NodeShells } from '../targets/node-shell.js';
 import type { Target } from '../targets/target.js';
 import type { FollowerFactory } from './follower.js';
 import type { ActiveLaunch, LaunchContext, RunStatus } from './launch-kind.js';
@@ -29,17 +31,38 @@ export const processKind = {
  */
 export function processActive(ctx: LaunchContext, how: string): Omit<ActiveLaunch, 'terminal'> {
   const { target, spec } = ctx;
+  const nodeShells = simulatesNodes(spec) ? new NodeShells() : null;
   return {
     stoppable: () => processStoppable(ctx),
     requestDump: () => processDump(ctx),
-    checksTarget: () => target,
+    checksTarget: (nodeOf) => (nodeShells === null ? target : simulatedNodes(target, nodeShells, nodeOf)),
     line: () => null,
     quitWords: (q) =>
       q.leave
         ? `The run keeps running on ${q.targetLabel}${how}; re-attach with: ${attachCommand(q.targetLabel, spec.runId)}`
         : stopWords(q, spec.runDir),
-    dispose: () => {},
+    dispose: () => nodeShells?.close(),
   };
+}
+
+/** the many-rank demo spread over simulated nodes (`--ranks N --nodes M`) */
+function simulatesNodes(spec: RunSpec): boolean {
+  return spec.demo === true && spec.argv.includes('--nodes');
+}
+
+/**
+ * The demo's simulated nodes are asked as a cluster's nodes are: /proc reads and signals of a
+ * node's ranks in one command per node (by the ranks' node records), through a shell that stays
+ * open per node as an SSH box's command shells do (src/targets/node-shell.ts), all on this one box.
+ * A pid whose node is not recorded yet is asked on the box itself.
+ */
+function simulatedNodes(target: Target, shells: NodeShells, nodeOf: (pid: number) => string | null): Target {
+  return new NodeRoutedTarget(
+    target,
+    async (node, argv) => (await shells.run(node, argv)) ?? target.exec(argv, { timeoutMs: 30_000 }),
+    (pid) => nodeOf(pid) ?? 'this box',
+    () => 'the simulated nodes',
+  );
 }
 
 /** the trainer's process tree; null when no pid file came within 2 s (it never started) */

@@ -10,13 +10,15 @@ import type { DumpOutcome, DumpRequestEvent, ProbeEvent, WorkerEvent } from '../
 import { PROBES_FILE, probeLine } from '../ingest/probes.js';
 import { IN_PYTHON_S, stackDumpName, stackRequestId } from '../ingest/stack-log.js';
 import type { Target } from '../targets/target.js';
-import { ProcBatcher, SignalBatcher } from './proc-batch.js';
+import { ProcBatcher, type ProcReadingWithSignals, SignalBatcher } from './proc-batch.js';
 import { catchesSignal, SIGNUM } from './signals.js';
 
 /** how long a dump may take to appear before the main thread is called blocked outside Python */
 export const DUMP_WAIT_MS = 5000;
 /** how long the stack hook's dump may take to be read back (written at once; the log is followed) */
 const HOOK_WAIT_MS = 3000;
+/** the most record bytes one append carries */
+const APPEND_MAX_BYTES = 64 * 1024;
 /** how far our estimate of the trainer's clock may lag it (it is bounded by the files' arrival) */
 const CLOCK_SLACK_S = 0.5;
 
@@ -51,6 +53,8 @@ export class StackSampler {
   private pySpy: Promise<boolean> | null = null;
   /** appends are chained so records land whole and in order */
   private writes: Promise<void> = Promise.resolve();
+  /** records not yet appended (the next append takes them all) */
+  private pendingLines: string[] = [];
   /** stack requests, one at a time */
   private queue: Promise<void> = Promise.resolve();
   /** the next signal waits for this second (trainer clock): the last dump's name is taken */
@@ -63,8 +67,10 @@ export class StackSampler {
   /** the second the last filed dump is named by (its own clock, not our estimate of it) */
   private lastDumpS = Number.NEGATIVE_INFINITY;
   private closed = false;
+  /** a trainer's own dump asked for after a stack hook's (at most one waits or runs) */
+  private trainerDumpPending = false;
   /** stack hook requests under way (they do not queue) */
-  private inFlight = 0;
+  private readonly inFlight = new Set<Promise<unknown>>();
   /** many ranks' /proc reads and signals, together (src/runs/proc-batch.ts) */
   private readonly procs: ProcBatcher;
   private readonly signals: SignalBatcher;
@@ -80,17 +86,40 @@ export class StackSampler {
 
   /**
    * append one record to the probe file on the target (read back by the follower like any file).
+   * Records asked for while an append is under way go out together in the next one: one command
+   * per flush, not one per record (at a confirmed hang of 256 ranks the prober files ~500 records a
+   * round; one shell each, in a row, fell further behind every round and the run never concluded).
    * Once closed nothing is appended: the run is ending, and its files' final read (the mirror's
    * last drain, the verdict) must not be overtaken by a check that was still reading /proc.
    */
   record(e: ProbeEvent): Promise<void> {
     if (this.closed) return this.writes;
+    this.pendingLines.push(probeLine(e));
+    if (this.pendingLines.length === 1) this.writes = this.writes.then(() => this.appendPending());
+    return this.writes;
+  }
+
+  /** one append of every record waiting (in order); failures are dropped like before */
+  private async appendPending(): Promise<void> {
+    // one argument stays well under Linux's 128 KB per argument; the rest goes in the next append
+    let n = 0;
+    let size = 0;
+    while (
+      n < this.pendingLines.length &&
+      (n === 0 || size + this.pendingLines[n]!.length <= APPEND_MAX_BYTES)
+    )
+      size += this.pendingLines[n++]!.length;
+    const text = this.pendingLines.splice(0, n).join('');
+    if (this.pendingLines.length > 0) this.writes = this.writes.then(() => this.appendPending());
+    if (text === '') return;
     const path = `${this.o.runDir}/${PROBES_FILE}`;
-    this.writes = this.writes
-      .then(() => this.o.target.exec(['sh', '-c', 'printf "%s" "$1" >> "$2"', 'sh', probeLine(e), path]))
+    const { target } = this.o;
+    await (target.appendFile
+      ? target.appendFile(path, text)
+      : target.exec(['sh', '-c', 'printf "%s" "$1" >> "$2"', 'sh', text, path])
+    )
       .then(() => undefined)
       .catch(() => undefined);
-    return this.writes;
   }
 
   /**
@@ -125,9 +154,15 @@ export class StackSampler {
   /** resolves once every request asked so far is done and recorded */
   async idle(): Promise<void> {
     await this.queue;
-    while (this.inFlight > 0) await sleep(20);
+    // the requests under way now, not those started meanwhile: while a hang of many ranks is
+    // being confirmed the prober keeps asking, and waiting for none to be in flight could be forever
+    await Promise.all([...this.inFlight]);
     await this.queue;
-    await this.writes;
+    // an append may chain the next one (records that came meanwhile): wait for the chain's end
+    for (let w = this.writes; ; w = this.writes) {
+      await w;
+      if (w === this.writes) break;
+    }
   }
 
   private hasPySpy(): Promise<boolean> {
@@ -148,13 +183,18 @@ export class StackSampler {
     rank: number,
     pid: number,
     purpose: DumpRequestEvent['purpose'],
-    opts: { batch?: boolean } = {},
+    opts: { batch?: boolean; facts?: ProcReadingWithSignals | null } = {},
   ): Promise<DumpRequestEvent> {
     this.asked.set(rank, this.o.trainerNowS());
     // the stack hook answers at once and names its dumps by rank and pid: a rank that has it is
     // asked now, beside any other; only the trainer's own handler needs one request at a time
     const w = this.hooked(rank, pid);
-    if (w !== undefined) return this.requestHooked(rank, pid, w, purpose, opts.batch === true);
+    if (w !== undefined) {
+      const flight = this.requestHooked(rank, pid, w, purpose, opts.batch === true, opts.facts);
+      this.inFlight.add(flight);
+      void flight.finally(() => this.inFlight.delete(flight));
+      return flight;
+    }
     return this.queued(rank, pid, purpose);
   }
 
@@ -198,11 +238,13 @@ export class StackSampler {
     w: WorkerEvent,
     purpose: DumpRequestEvent['purpose'],
     batch: boolean,
+    /** the process's facts just read by the caller (one /proc round per node, not two) */
+    fresh?: ProcReadingWithSignals | null,
   ): Promise<DumpRequestEvent> {
     const at = this.o.trainerNowS();
     const unrecorded = unrecordedRequest(at, rank, pid, purpose);
     if (this.closed) return unrecorded;
-    const facts = await this.procs.read(pid);
+    const facts = fresh !== undefined ? fresh : await this.procs.read(pid);
     if (facts === null || facts.state === 'Z' || facts.state === 'X') return unrecorded;
     const sigCgt = facts.sigCgt || '0';
     if (!catchesSignal(sigCgt, w.signal)) {
@@ -211,29 +253,29 @@ export class StackSampler {
     }
     const id = stackRequestId(at);
     const name = stackDumpName(w.file, id);
-    this.inFlight++;
-    try {
-      await this.signals.send(pid, w.path, w.signal, id);
-      // the box stamped the signal's send before this returned; our estimate of its clock may lag
-      this.hookWindowEndS = Math.max(this.hookWindowEndS, this.o.trainerNowS() + IN_PYTHON_S + CLOCK_SLACK_S);
-      const got = await this.until(() => this.o.dumpNamed?.(name) !== undefined, HOOK_WAIT_MS);
-      let ev: DumpRequestEvent;
-      if (!got) ev = { ...unrecorded, outcome: 'none-within-5s' };
-      // (a hook's dump is no answer from Python: `answered` counts those, the trainer's own)
-      else ev = { kind: 'dump-request', ts: at, rank, pid, outcome: 'faulthandler', purpose, file: name };
-      if (this.closed) return ev;
-      await this.record(ev);
-      // the trainer's own dump, when its main thread is in Python and it has a handler for it
-      if (got && !batch && catchesSignal(sigCgt, SIGNUM.USR1!)) {
+    await this.signals.send(pid, w.path, w.signal, id);
+    // the box stamped the signal's send before this returned; our estimate of its clock may lag
+    this.hookWindowEndS = Math.max(this.hookWindowEndS, this.o.trainerNowS() + IN_PYTHON_S + CLOCK_SLACK_S);
+    const got = await this.until(() => this.o.dumpNamed?.(name) !== undefined, HOOK_WAIT_MS);
+    let ev: DumpRequestEvent;
+    if (!got) ev = { ...unrecorded, outcome: 'none-within-5s' };
+    // (a hook's dump is no answer from Python: `answered` counts those, the trainer's own)
+    else ev = { kind: 'dump-request', ts: at, rank, pid, outcome: 'faulthandler', purpose, file: name };
+    if (this.closed) return ev;
+    await this.record(ev);
+    // the trainer's own dump, when its main thread is in Python and it has a handler for it; one
+    // such request at a time and none while another waits: they go one after another (a dump per
+    // whole second), so with many ranks in Python a queue of them would grow a second per rank
+    if (got && !batch && !this.trainerDumpPending && catchesSignal(sigCgt, SIGNUM.USR1!)) {
+      this.trainerDumpPending = true;
+      try {
         await this.until(() => this.o.dumpNamed?.(name)?.inPython !== undefined, IN_PYTHON_S * 1000);
-        if (this.o.dumpNamed?.(name)?.inPython === true) {
-          await this.queued(rank, pid, purpose);
-        }
+        if (this.o.dumpNamed?.(name)?.inPython === true) await this.queued(rank, pid, purpose);
+      } finally {
+        this.trainerDumpPending = false;
       }
-      return ev;
-    } finally {
-      this.inFlight--;
     }
+    return ev;
   }
 
   private async until(ok: () => boolean, ms: number): Promise<boolean> {

@@ -7,7 +7,7 @@
  * evidence reads like any other file; the verdict is the evidence's, never this class's.
  */
 import type { ProcState } from '../ingest/events.js';
-import { ProcBatcher } from '../runs/proc-batch.js';
+import { ProcBatcher, type ProcReadingWithSignals } from '../runs/proc-batch.js';
 import { cpuPctBetween } from '../runs/proc-facts.js';
 import type { StackSampler } from '../runs/stack-sampler.js';
 import type { Target } from '../targets/target.js';
@@ -121,7 +121,8 @@ export class StallProber {
     if (ep.unansweredAtS !== null && this.dumpSince(ep.unansweredAtS)) ep.unansweredAtS = null;
     if (!quiet && ep.unansweredAtS === null && !this.stopped) {
       ep.firstAtMs ??= started;
-      const req = await this.o.sampler.request(rank, pid, 'suspect');
+      // the facts just read serve the request too: one /proc round per node, not two
+      const req = await this.o.sampler.request(rank, pid, 'suspect', { facts: facts?.reading ?? null });
       if (req.outcome === 'none-within-5s' || req.outcome === 'no-handler') ep.unansweredAtS = req.ts;
       ep.samples++;
     }
@@ -153,9 +154,13 @@ export class StallProber {
     return this.o.model.evidence.dumpEvents().some((d) => (d.ts ?? 0) >= ts);
   }
 
-  private async facts(
-    pid: number,
-  ): Promise<{ state: ProcState | null; cpuPct: number | null; wchan: string } | null> {
+  private async facts(pid: number): Promise<{
+    state: ProcState | null;
+    cpuPct: number | null;
+    wchan: string;
+    /** the reading itself (with the caught signals), handed to the stack request */
+    reading: ProcReadingWithSignals;
+  } | null> {
     const read = async () => {
       const r = await this.procs.read(pid);
       return r === null ? null : { ...r, atMs: Date.now() };
@@ -169,6 +174,6 @@ export class StallProber {
       cur = (await read()) ?? cur;
     }
     this.cpu.set(pid, { ticks: cur.ticks, atMs: cur.atMs });
-    return { state: cur.state, cpuPct: cpuPctBetween(prev, cur), wchan: cur.wchan };
+    return { state: cur.state, cpuPct: cpuPctBetween(prev, cur), wchan: cur.wchan, reading: cur };
   }
 }

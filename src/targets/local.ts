@@ -1,6 +1,6 @@
 import { spawn as spawnChild } from 'node:child_process';
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
-import { readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { appendFile, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import pty from '@lydell/node-pty';
 import { mkdirp } from '../util/fs-errors.js';
@@ -109,6 +109,10 @@ export class LocalTarget implements Target {
   }
 
   /** Atomic: a reader never sees half a file. */
+  async appendFile(path: string, data: string): Promise<void> {
+    await appendFile(path, data);
+  }
+
   async writeFile(path: string, data: string | Buffer): Promise<void> {
     await mkdirp(dirname(path));
     const tmp = `${path}.tmp-${process.pid}`;

@@ -98,6 +98,10 @@ export class NodeRoutedTarget implements Target, PidRouting {
   stream(argv: string[], onStdout: (chunk: Buffer) => void, opts?: StreamOptions): StreamHandle {
     return this.base.stream(argv, onStdout, opts);
   }
+  get appendFile(): Target['appendFile'] {
+    return this.base.appendFile?.bind(this.base);
+  }
+
   writeFile(path: string, data: string | Buffer): Promise<void> {
     return this.base.writeFile(path, data);
   }

@@ -77,6 +77,11 @@ export interface Target {
   stream(argv: string[], onStdout: (chunk: Buffer) => void, opts?: StreamOptions): StreamHandle;
   readFile(path: string): Promise<Buffer | null>;
   writeFile(path: string, data: string | Buffer): Promise<void>;
+  /**
+   * append to a file (created when missing), where the target can without running a command: this
+   * machine's files; elsewhere absent, and a caller appends with a command
+   */
+  appendFile?(path: string, data: string): Promise<void>;
   /** file names (not paths) in a directory; [] if it does not exist */
   listDir(path: string): Promise<string[]>;
   /** follow a file from an offset; chunk is raw bytes in order, never duplicated */
@@ -113,6 +118,14 @@ export function groupByNode(target: Target, pids: number[]): number[][] {
     groups.set(node, [...(groups.get(node) ?? []), pid]);
   }
   return [...groups.values()];
+}
+
+/**
+ * Whether this machine's /proc is a file read away for every pid of the run: a local target not
+ * routed by node (the demo's simulated nodes are asked a command per node, as a cluster's are)
+ */
+export function procIsLocal(target: Target): boolean {
+  return target.kind === 'local' && typeof (target as Partial<PidRouting>).nodeOfPid !== 'function';
 }
 
 /** run argv where `pid` lives: on its node when the target spans nodes, else on the target */

@@ -10,6 +10,7 @@ import { showDashboard, showHeadless } from '../show.js';
 interface DemoArgs extends HostArgs {
   'step-ms'?: number;
   ranks?: number;
+  nodes?: number;
   lane: string;
   steps?: number;
   'runs-dir'?: string;
@@ -28,6 +29,11 @@ export function demoCommand(deps: CliDeps): CommandModule<object, DemoArgs> {
           .option('ranks', {
             type: 'number',
             describe: 'rank processes (lanes demo-rank-stall, demo-rank-crash)',
+          })
+          .option('nodes', {
+            type: 'number',
+            describe:
+              'with --ranks: spread the ranks over this many simulated nodes (8 ranks a node: --ranks 512 --nodes 64)',
           })
           .option('lane', { type: 'string', default: 'baseline', describe: 'lane to start with' })
           .option('steps', { type: 'number', describe: 'steps to run (default: the lane’s)' })
@@ -52,6 +58,7 @@ export function demoCommand(deps: CliDeps): CommandModule<object, DemoArgs> {
           demo: true,
           stepMs: a['step-ms'],
           ranks: a.ranks,
+          nodes: a.nodes,
           runsRoot: a['runs-dir'],
         });
         // a check that an install works, without a terminal: the same path as run --demo --headless

@@ -100,6 +100,7 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
           demo: !!a.demo,
           stepMs: a['step-ms'],
           ranks: a.ranks,
+          nodes: a.nodes,
           command: command.length ? command : undefined,
           runsRoot: a['runs-dir'],
           // a cell's folder goes beside the notebook (a remote run's mirror too)

@@ -27,7 +27,7 @@ MODE = os.environ.get("NSA_DEMO_RANK_MODE", "")
 AT_STEP = int(os.environ.get("NSA_DEMO_RANK_STEP", "3"))
 
 
-def parent(argv, ranks, out_dir):
+def parent(argv, ranks, out_dir, nodes=1):
     procs = []
     lock = threading.Lock()
 
@@ -57,6 +57,8 @@ def parent(argv, ranks, out_dir):
             text=True,
         )
         procs.append(p)
+        if nodes > 1:
+            place(out_dir, rank, p.pid, ranks, nodes)
         t = threading.Thread(target=pump, args=(rank, p.stdout), daemon=True)
         t.start()
         threads.append(t)
@@ -65,6 +67,17 @@ def parent(argv, ranks, out_dir):
         t.join(timeout=2)
     failed = [c for c in codes if c != 0]
     sys.exit(failed[0] if failed else 0)
+
+
+def place(out_dir, rank, pid, ranks, nodes):
+    """--nodes N: the ranks as a launcher spreads them over N nodes (consecutive ranks share one),
+    recorded the way each node's agent records its workers on a real cluster (nodes.jsonl: task,
+    node, pid, rank, localRank), so nsa-dbg asks each simulated node as it asks a real one"""
+    per = -(-ranks // nodes)
+    task = rank // per
+    rec = {"task": task, "node": f"sim-node-{task:02d}", "pid": pid, "rank": rank, "localRank": rank % per}
+    with open(os.path.join(out_dir, "nodes.jsonl"), "a") as f:
+        f.write(json.dumps(rec) + "\n")
 
 
 class Rank:
@@ -96,7 +109,7 @@ class Rank:
     def forward(self, step):
         time.sleep(self.step_s / 2)
         if MODE == "crash" and self.rank == self.world - 1 and step == AT_STEP:
-            open(os.path.join(self.barrier, f"failed_rank{self.rank}"), "w").close()
+            open(os.path.join(self.barrier, "failed"), "w").close()
             raise ValueError(f"bad batch at step {step}: label 7 out of range on rank {self.rank}")
         return 5.7 - 0.01 * step
 
@@ -113,21 +126,31 @@ class Rank:
         dump every thread (the signal goes to the helper thread that watches the barrier)."""
         signals = {signal.SIGUSR1, signal.SIGUSR2}
         signal.pthread_sigmask(signal.SIG_BLOCK, signals)
-        open(os.path.join(self.barrier, f"step{step}_rank{self.rank}"), "w").close()
+        # one folder per step, so an arrival lists at most one entry per rank; the rank that sees
+        # every rank arrived marks the step done (the last to arrive always does), and the others
+        # only look for that mark: at 512 ranks on 2 cores, waiting must cost next to nothing
+        here = os.path.join(self.barrier, f"step{step}")
+        os.makedirs(here, exist_ok=True)
+        open(os.path.join(here, f"rank{self.rank}"), "w").close()
+        done = os.path.join(here, "done")
+        if len(os.listdir(here)) >= self.world and not os.path.exists(done):
+            open(done, "w").close()
+        failed_mark = os.path.join(self.barrier, "failed")
         rd, wr = os.pipe()
         failed = []
 
         def watch():
             signal.pthread_sigmask(signal.SIG_UNBLOCK, signals)
+            t0 = time.time()
             while True:
-                names = set(os.listdir(self.barrier))
-                if any(n.startswith("failed_rank") for n in names):
+                if os.path.exists(failed_mark):
                     time.sleep(0.5)  # the peer's exit reaches the others a moment later
                     failed.append(True)
                     break
-                if all(f"step{step}_rank{r}" in names for r in range(self.world)):
+                if os.path.exists(done):
                     break
-                time.sleep(0.02)
+                # a step's wait is short; a wait past a second is a stall, looked at 5 times a second
+                time.sleep(0.02 if time.time() - t0 < 1 else 0.2)
             os.write(wr, b"x")
 
         threading.Thread(target=watch, daemon=True).start()
@@ -155,9 +178,9 @@ class Rank:
             print(json.dumps({"steps": self.steps, "loss_last": loss}), flush=True)
 
 
-def main(argv, ranks, steps, step_ms, out_dir):
+def main(argv, ranks, steps, step_ms, out_dir, nodes=1):
     if "RANK" not in os.environ:
-        parent(argv, ranks, out_dir)
+        parent(argv, ranks, out_dir, nodes)
         return
     try:
         Rank(out_dir, steps, step_ms).run()

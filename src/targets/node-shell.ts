@@ -1,0 +1,104 @@
+/**
+ * One shell that stays open per simulated node (the many-rank demo's `--nodes`): the node's
+ * commands go through the same framed loop an SSH box's command shells use
+ * (src/targets/ssh/command-shell.ts), so asking a simulated node costs what asking a real one
+ * costs — a request line and the node's own `sh` — and not a fork of nsa-dbg's process per
+ * command (at 256 ranks on 32 nodes those forks took most of the engine's CPU).
+ * Requests run one at a time per node, in order; a shell that dies is opened again on the next
+ * command.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import {
+  encodeRequest,
+  MAX_SHELL_STDIN,
+  ReplyReader,
+  SHELL_LOOP,
+  type ShellReply,
+} from './ssh/command-shell.js';
+import type { ExecResult } from './target.js';
+
+const COMMAND_TIMEOUT_MS = 30_000;
+
+interface Waiting {
+  id: number;
+  resolve: (r: ShellReply | null) => void;
+}
+
+class NodeShell {
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly reader = new ReplyReader();
+  private readonly waiting: Waiting[] = [];
+  private nextId = 1;
+  dead = false;
+
+  constructor() {
+    this.child = spawn('sh', ['-c', SHELL_LOOP], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child.stdout.on('data', (c: Buffer) => {
+      for (const r of this.reader.push(c)) {
+        const i = this.waiting.findIndex((w) => w.id === r.id);
+        if (i >= 0) this.waiting.splice(i, 1)[0]!.resolve(r);
+      }
+      if (this.reader.broken) this.die();
+    });
+    this.child.stderr.resume();
+    this.child.on('error', () => this.die());
+    this.child.on('close', () => this.die());
+    this.child.stdin.on('error', () => this.die());
+  }
+
+  /** the loop reads one request a line and answers in order: requests are written as they come */
+  run(script: string): Promise<ShellReply | null> {
+    if (this.dead) return Promise.resolve(null);
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      // a command that never ends (a /proc read of a process stuck in the kernel) would hold every
+      // later one of this node: the shell is dropped, and those commands go elsewhere
+      const timer = setTimeout(() => this.die(), COMMAND_TIMEOUT_MS);
+      this.waiting.push({
+        id,
+        resolve: (r) => {
+          clearTimeout(timer);
+          resolve(r);
+        },
+      });
+      this.child.stdin.write(encodeRequest(id, script));
+    });
+  }
+
+  die(): void {
+    if (this.dead) return;
+    this.dead = true;
+    for (const w of this.waiting.splice(0)) w.resolve(null);
+    this.child.kill('SIGKILL');
+  }
+}
+
+/** `sh -c SCRIPT sh ARG...` as one script the loop can run */
+function asScript(argv: string[]): string | null {
+  const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  if (argv.length === 0) return null;
+  return argv.map(quote).join(' ');
+}
+
+export class NodeShells {
+  private readonly shells = new Map<string, NodeShell>();
+
+  /** run argv on `node` through its shell; null when it could not run there */
+  async run(node: string, argv: string[]): Promise<ExecResult | null> {
+    const script = asScript(argv);
+    if (script === null || script.length > MAX_SHELL_STDIN) return null;
+    let shell = this.shells.get(node);
+    if (shell === undefined || shell.dead) {
+      shell = new NodeShell();
+      this.shells.set(node, shell);
+    }
+    const r = await shell.run(script);
+    if (r === null) return null;
+    return { code: r.code, stdout: r.stdout.toString('utf8'), stderr: r.stderr.toString('utf8') };
+  }
+
+  close(): void {
+    for (const s of this.shells.values()) s.die();
+    this.shells.clear();
+  }
+}

@@ -1,0 +1,77 @@
+// A hang of 256 ranks on 32 simulated nodes, through the built CLI: `nsa-dbg run --headless --json
+// --demo --ranks 256 --nodes 32 --lane demo-rank-stall`. 256 real rank processes, each with nsa-dbg's
+// stack hook; the demo's parent records them on 32 nodes as a cluster's agents do, and nsa-dbg asks
+// each node with one command per round. Before the fix this never concluded: the prober's ~500
+// records a round went out one shell each and fell further behind every round, each silent rank's
+// judgement scanned every dump and every request (the engine had no CPU left), and the stop waited
+// for no stack request to be in flight while new ones kept starting. The speed is the bench's
+// (`npm run bench`, ranksN); this test holds the outcome: a verdict, the culprit, every rank's stack,
+// words that do not grow with the rank count, and the same verdict from `analyze` of the folder.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+
+const work = mkdtempSync(join(tmpdir(), 'nsa-dbg-scale-256-'));
+const env = { NSA_DBG_HOME: join(work, 'home'), NSA_DBG_LOG: join(work, 'engine.log') };
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+// biome-ignore lint/suspicious/noExplicitAny: the verdict JSON
+type Json = any;
+
+describe('256 ranks on 32 simulated nodes', () => {
+  it('a hang on rank 255 is concluded with every rank stack, in words that do not grow per rank', async () => {
+    const run = await runCli(
+      [
+        'run',
+        '--headless',
+        '--json',
+        '--demo',
+        '--ranks',
+        '256',
+        '--nodes',
+        '32',
+        '--lane',
+        'demo-rank-stall',
+        '--steps',
+        '8',
+        '--step-ms',
+        '200',
+        '--runs-dir',
+        join(work, 'runs'),
+      ],
+      { env, timeoutMs: 540_000 },
+    );
+    const last = run.stdout.trim().split('\n').pop() ?? '';
+    if (!last.startsWith('{')) throw new Error(`no JSON (exit ${run.code}): ${run.stderr.slice(-800)}`);
+    const live: Json = JSON.parse(last);
+    expect(run.code).toBe(1);
+    expect(live.verdict).toBe('hang');
+    expect(live.stall).toMatchObject({ rank: 255, step: 3 });
+    expect(live.stall.rootCause.rank).toBe(255);
+    expect(live.stall.rootCause.waiting).toHaveLength(255);
+    // every rank's stack: the culprit's in its own code, the others' in the collective
+    const ranksWithDump = new Set((live.dumps as Json[]).map((d) => d.rank));
+    expect(ranksWithDump.size).toBe(256);
+    expect(live.stackDiff.noDump).toEqual([]);
+    const odd = (live.stackDiff.groups as Json[]).find((g) => g.odd);
+    expect(odd).toMatchObject({ ranks: [255], inCollective: false });
+    // the culprit's node, from the ranks' node records
+    expect(live.summary).toContain('rank 255 on sim-node-31');
+    // rank sets as ranges: the sentence is the same length at 256 ranks as at 4
+    expect(live.summary).toContain('255 ranks (0–254)');
+    expect(live.summary.length).toBeLessThan(600);
+    expect(live.summary).not.toMatch(/\b0, 1, 2\b/);
+    // the engine concluded on its own (it was confirmed, then stopped for the evidence)
+    const log = readFileSync(env.NSA_DBG_LOG, 'utf8');
+    expect(log).toMatch(/hang confirmed, rank \d+/);
+    expect(log).toMatch(/every silent rank asked for its stack/);
+    // the folder says the same offline
+    const an = await runCli(['analyze', String(live.runDir), '--json'], { env, timeoutMs: 120_000 });
+    const offline: Json = JSON.parse(an.stdout);
+    expect(offline.verdict).toBe('hang');
+    expect(offline.stall.rootCause.rank).toBe(255);
+    expect(new Set((offline.dumps as Json[]).map((d) => d.rank)).size).toBe(256);
+  }, 720_000);
+});
