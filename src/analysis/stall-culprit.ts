@@ -103,10 +103,8 @@ function oddStackOut(ranks: RankAtStall[]): StallCulprit | undefined {
   const culprit = alone[0]!;
   return {
     rank: culprit.rank,
-    why: `its stack is the odd one out${at(culprit.stack!.userTop)}: ranks ${crowd
-      .map((r) => r.rank)
-      .sort((a, b) => a - b)
-      .join(', ')} all wait in one place${at(crowd[0]!.stack!.userTop)}`,
+    // a rank set in words that do not grow with the job ("255 ranks (0–254)")
+    why: `its stack is the odd one out${at(culprit.stack!.userTop)}: ${rankSetText(crowd.map((r) => r.rank))} all wait in one place${at(crowd[0]!.stack!.userTop)}`,
     waiting: others(ranks, culprit),
   };
 }

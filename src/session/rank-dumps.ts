@@ -7,6 +7,7 @@
  */
 import type { DumpRequestEvent } from '../ingest/events.js';
 import type { StackSampler } from '../runs/stack-sampler.js';
+import { debugLog } from '../util/debug-log.js';
 import { rankSetText } from '../util/rank-set.js';
 import type { LiveModel } from './live-model.js';
 
@@ -55,8 +56,13 @@ export async function askEverySilentRank(
     const pid = pidOf(c.rank);
     if (pid !== undefined && (sampler.lastAskedS(c.rank) ?? -Infinity) < c.sinceTs) asks.push([c.rank, pid]);
   }
-  await sampler.requestMany(asks, 'suspect');
+  const t0 = Date.now();
+  const answers = await sampler.requestMany(asks, 'suspect');
+  const t1 = Date.now();
   // requests queued before (by the prober) finish too (a stop would drop them unanswered), and
   // late answers freed by the stop must land in a new second, not over a filed dump
   await sampler.quiet();
+  debugLog(
+    `${rankSetText(asks.map(([r]) => r))} of ${silent.length} silent asked at once: ${answers.filter((a) => a.outcome === 'faulthandler').length} hook dumps in ${((t1 - t0) / 1000).toFixed(1)} s, then ${((Date.now() - t1) / 1000).toFixed(1)} s for the requests before them`,
+  );
 }

@@ -14,6 +14,8 @@ import type { Target } from '../targets/target.js';
 import type { LiveModel } from './live-model.js';
 
 const QUICK_SAMPLES = 3;
+/** checks fall due on this grid (the prober ticks every 250 ms while a rank is silent) */
+const ROUND_MS = 500;
 const QUICK_GAP_MS = 1500;
 const SLOW_GAP_MS = 5000;
 /** the second reading that gives a first CPU % */
@@ -135,7 +137,9 @@ export class StallProber {
         : ep.samples < QUICK_SAMPLES && ep.unansweredAtS === null
           ? QUICK_GAP_MS
           : this.untilSpinWindow(ep, started);
-    ep.nextAtMs = started + gap;
+    // on a grid of rounds: ranks that fell silent together are checked together (one /proc read
+    // and one signal command per node a round), not each on its own schedule a few ms apart
+    ep.nextAtMs = Math.ceil((started + gap) / ROUND_MS) * ROUND_MS;
   }
 
   /**

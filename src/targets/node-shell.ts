@@ -46,10 +46,18 @@ class NodeShell {
     this.child.stdin.on('error', () => this.die());
   }
 
+  /** whether the loop took request `id` (one it never took can be sent to a new shell) */
+  took(id: number): boolean {
+    return this.reader.started >= id;
+  }
+
   /** the loop reads one request a line and answers in order: requests are written as they come */
-  run(script: string): Promise<ShellReply | null> {
-    if (this.dead) return Promise.resolve(null);
+  run(script: string): { id: number; reply: Promise<ShellReply | null> } {
     const id = this.nextId++;
+    return { id, reply: this.dead ? Promise.resolve(null) : this.send(id, script) };
+  }
+
+  private send(id: number, script: string): Promise<ShellReply | null> {
     return new Promise((resolve) => {
       // a command that never ends (a /proc read of a process stuck in the kernel) would hold every
       // later one of this node: the shell is dropped, and those commands go elsewhere
@@ -69,7 +77,9 @@ class NodeShell {
     if (this.dead) return;
     this.dead = true;
     for (const w of this.waiting.splice(0)) w.resolve(null);
-    this.child.kill('SIGKILL');
+    // TERM, not KILL: the loop's trap removes its temp folder (after a command still running)
+    this.child.stdin.end();
+    this.child.kill('SIGTERM');
   }
 }
 
@@ -87,12 +97,18 @@ export class NodeShells {
   async run(node: string, argv: string[]): Promise<ExecResult | null> {
     const script = asScript(argv);
     if (script === null || script.length > MAX_SHELL_STDIN) return null;
-    let shell = this.shells.get(node);
-    if (shell === undefined || shell.dead) {
-      shell = new NodeShell();
-      this.shells.set(node, shell);
+    let r: ShellReply | null = null;
+    // a shell found dead (or dying under the request before its loop took it) is opened again once
+    for (let attempt = 0; attempt < 2 && r === null; attempt++) {
+      let shell = this.shells.get(node);
+      if (shell === undefined || shell.dead) {
+        shell = new NodeShell();
+        this.shells.set(node, shell);
+      }
+      const sent = shell.run(script);
+      r = await sent.reply;
+      if (r === null && shell.took(sent.id)) return null;
     }
-    const r = await shell.run(script);
     if (r === null) return null;
     return { code: r.code, stdout: r.stdout.toString('utf8'), stderr: r.stderr.toString('utf8') };
   }

@@ -332,4 +332,48 @@ describe('Dashboard with many ranks', () => {
     expect(lines[1]).toContain('NODE gpu-b SILENT AS A WHOLE');
     expect(lines[1]).toContain('lost host or dead agent?');
   });
+
+  it('512 ranks on 64 nodes: the odd nodes first, then agent order; no line grows with the count', () => {
+    // rank 301 (node-37) stuck in its own code; node-12's ranks 96–103 are behind (lag 2); the rest wait
+    const node = (r: number) => `node-${String(Math.floor(r / 8)).padStart(2, '0')}`;
+    const many: ManyRanks = {
+      rows: Array.from({ length: 512 }, (_, r) =>
+        row(r, { node: node(r), localRank: r % 8, ...(r >= 96 && r < 104 ? { lag: 2, step: 10 } : {}) }),
+      ),
+      rootCause: {
+        rank: 301,
+        why: 'in its own code (backward nsa/core/attention.py:142) while 511 ranks (0–300, 302–511) wait',
+      },
+      stackDiff: {
+        groups: [
+          {
+            ranks: Array.from({ length: 512 }, (_, r) => r).filter((r) => r !== 301),
+            frames: ALL_REDUCE,
+            userTop: ALL_REDUCE[0]!,
+            inCollective: true,
+            odd: false,
+          },
+          { ranks: [301], frames: BACKWARD, userTop: BACKWARD[1]!, inCollective: false, odd: true },
+        ],
+        noDump: [],
+        stopped: [],
+      },
+    };
+    const views = Array.from({ length: 512 }, (_, r) => rank0({ rank: r, lastBeatAgeS: 1, stall: null }));
+    const lines = frameLines(
+      render(
+        <DisplayMode ascii={false}>
+          <RankTable many={many} ranks={views} width={100} height={24} color={false} />
+        </DisplayMode>,
+      ).lastFrame(),
+    );
+    expect(lines.length).toBeLessThanOrEqual(24);
+    expect(lines[1]).toContain('ROOT CAUSE rank 301 on node-37');
+    const nodes = lines.filter((l) => /^node-\d\d\s/.test(l)).map((l) => l.split(/\s+/)[0]);
+    // the culprit's node, then the node behind, then the others in agent order
+    expect(nodes.slice(0, 3)).toEqual(['node-37', 'node-12', 'node-00']);
+    const more = lines.find((l) => l.startsWith('+'));
+    expect(more).toMatch(/^\+\d+ more nodes \(node-\d\d, node-\d\d, node-\d\d, … \d+ more\)$/);
+    for (const l of lines) expect(l.length).toBeLessThanOrEqual(100);
+  });
 });

@@ -120,7 +120,7 @@ describe('root cause of a multi-rank hang', () => {
     expect(r.stall).toMatchObject({ rank: 3, step: 3, node: 'node-b', frame: { function: 'backward' } });
     expect(r.stall!.rootCause).toMatchObject({ rank: 3, waiting: [0, 1, 2] });
     expect(r.stall!.rootCause!.why).toMatch(
-      /odd one out \(backward \/srv\/ddp\/ddp_ranks.py:68\): ranks 0, 1, 2 all wait in one place \(main /,
+      /odd one out \(backward \/srv\/ddp\/ddp_ranks.py:68\): ranks 0–2 all wait in one place \(main /,
     );
   });
 
