@@ -5,10 +5,12 @@
  * terminal on both stdin and stdout there is no view to show: that is said here, once, before
  * the session starts its run (a dashboard that dies after the launch leaves the run `lost`).
  */
+
 import type { NotebookController } from '../notebook/controller.js';
 import { type HeadlessOutcome, runHeadless } from '../session/headless.js';
 import type { Session } from '../session/session.js';
 import type { CliDeps, TuiModule } from './deps.js';
+import { exitAfter } from './exit-after.js';
 
 /** the line said, and its exit status, when stdin or stdout is not a terminal */
 export const NO_TERMINAL = 'the dashboard needs a terminal; use --headless';
@@ -48,6 +50,5 @@ export async function showHeadless(
   line: (r: HeadlessOutcome['result']) => string,
 ): Promise<never> {
   const out = await runHeadless(session);
-  process.stdout.write(json ? `${JSON.stringify(out.result)}\n` : `${line(out.result)}\n`);
-  process.exit(out.exitCode);
+  return exitAfter(json ? `${JSON.stringify(out.result)}\n` : `${line(out.result)}\n`, out.exitCode);
 }

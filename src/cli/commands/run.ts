@@ -5,6 +5,7 @@ import { DEFAULT_COMMAND } from '../../presets/preset.js';
 import { stepCount } from '../../runs/build-spec.js';
 import { runHeadless } from '../../session/headless.js';
 import type { CliDeps } from '../deps.js';
+import { exitAfter } from '../exit-after.js';
 import { loadLanesForCli } from '../load-lanes.js';
 import { openerFromArgs } from '../open-from-args.js';
 import { requirePython } from '../preflight.js';
@@ -128,13 +129,13 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
           notebook.close();
           if (!a.json) process.stderr.write(`nsa-dbg: cell ${cell.id} added to ${notebook.file}\n`);
         }
-        if (a.json) process.stdout.write(`${JSON.stringify(r)}\n`);
-        else
-          process.stdout.write(
-            `${r.go ? 'GO' : 'NO-GO'} lane ${r.lane}: ${r.verdict}, ${r.stepsReached} steps${r.reasons.length ? ` (${r.reasons.join('; ')})` : ''}${r.target?.reached ? `\n  target: ${r.target.how}` : ''}\n  run dir: ${opener.label}:${r.runDir}\n  evidence: ${r.localDir}\n${r.notes.map((n) => `  note: ${n}\n`).join('')}`,
-          );
-        // the SSH connection and timers must not keep the process alive
-        process.exit(out.exitCode);
+        // the SSH connection and timers must not keep the process alive: exit once the text is out
+        await exitAfter(
+          a.json
+            ? `${JSON.stringify(r)}\n`
+            : `${r.go ? 'GO' : 'NO-GO'} lane ${r.lane}: ${r.verdict}, ${r.stepsReached} steps${r.reasons.length ? ` (${r.reasons.join('; ')})` : ''}${r.target?.reached ? `\n  target: ${r.target.how}` : ''}\n  run dir: ${opener.label}:${r.runDir}\n  evidence: ${r.localDir}\n${r.notes.map((n) => `  note: ${n}\n`).join('')}`,
+          out.exitCode,
+        );
       } catch (e) {
         notebook?.close();
         reportFailure(e);
