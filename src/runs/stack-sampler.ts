@@ -10,6 +10,7 @@ import type { DumpOutcome, DumpRequestEvent, ProbeEvent, WorkerEvent } from '../
 import { PROBES_FILE, probeLine } from '../ingest/probes.js';
 import { IN_PYTHON_S, stackDumpName, stackRequestId } from '../ingest/stack-log.js';
 import type { Target } from '../targets/target.js';
+import { debugLog } from '../util/debug-log.js';
 import { ProcBatcher, type ProcReadingWithSignals, SignalBatcher } from './proc-batch.js';
 import { catchesSignal, SIGNUM } from './signals.js';
 
@@ -137,7 +138,13 @@ export class StackSampler {
    * a rank blocked in native code comes too late to read as that rank's answer.
    */
   async quiet(): Promise<void> {
+    const t0 = Date.now();
     await this.idle();
+    const waited = Date.now() - t0;
+    if (waited > 2000)
+      debugLog(
+        `stack requests: ${(waited / 1000).toFixed(1)} s until those under way were done (${this.inFlight.size} started since)`,
+      );
     while (this.o.trainerNowS() < Math.max(this.nextSecondS, this.hookWindowEndS)) await sleep(50);
   }
 
@@ -153,16 +160,23 @@ export class StackSampler {
 
   /** resolves once every request asked so far is done and recorded */
   async idle(): Promise<void> {
+    const t0 = Date.now();
     await this.queue;
+    const tq = Date.now();
     // the requests under way now, not those started meanwhile: while a hang of many ranks is
     // being confirmed the prober keeps asking, and waiting for none to be in flight could be forever
     await Promise.all([...this.inFlight]);
+    const t1 = Date.now();
     await this.queue;
     // an append may chain the next one (records that came meanwhile): wait for the chain's end
     for (let w = this.writes; ; w = this.writes) {
       await w;
       if (w === this.writes) break;
     }
+    if (Date.now() - t0 > 2000)
+      debugLog(
+        `stack requests: ${((tq - t0) / 1000).toFixed(1)} s for the trainer's own queued, ${((t1 - tq) / 1000).toFixed(1)} s for those in flight, ${((Date.now() - t1) / 1000).toFixed(1)} s for the queue again and the records`,
+      );
   }
 
   private hasPySpy(): Promise<boolean> {
