@@ -12,8 +12,10 @@ import type {
   DumpEvent,
   DumpRequestEvent,
   LastWordsEvent,
+  OomKillEvent,
   ProcProbeEvent,
   StepSource,
+  TeardownEvent,
   TracebackEvent,
   WorkerEvent,
 } from '../ingest/events.js';
@@ -83,6 +85,10 @@ export interface EvidenceState {
   /** PyTorch's Flight Recorder dumps, by path */
   flightRecorder: Map<string, FlightRecorderEvent>;
   procProbes: ProcProbeEvent[];
+  /** nsa-dbg's snapshots of the ranks at the first sign of teardown (one per run, in order read) */
+  teardowns: TeardownEvent[];
+  /** ranks the kernel log says the OOM killer ended */
+  oomKills: OomKillEvent[];
   dumpRequests: DumpRequestEvent[];
   /** which node each rank runs on (multi-node runs: nodes.jsonl) */
   nodes: NodeMap;

@@ -67,6 +67,8 @@ export class Evidence {
       nodes: new NodeMap(opts.nprocPerNode),
       detector: new StallDetector(opts.detector),
       procProbes: [],
+      teardowns: [],
+      oomKills: [],
       dumpRequests: [],
       probing: false,
       judge: { ...DEFAULT_JUDGE, ...definedOnly(opts.judge ?? {}) },
@@ -140,6 +142,12 @@ export class Evidence {
         if (e.kind === 'proc') pushBounded(s.procProbes, e);
         else pushBounded(s.dumpRequests, e);
         this.seenAt(e.ts);
+        return;
+      case 'teardown':
+      case 'oom-kill':
+        // what nsa-dbg saw as the run ended: no step, no silence (not the clock a run is judged at)
+        if (e.kind === 'teardown') pushBounded(s.teardowns, e);
+        else pushBounded(s.oomKills, e);
         return;
       case 'worker':
         // its rank is where worker-ranks.ts places it (a guessed one, where its pid beats)
