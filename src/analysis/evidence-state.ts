@@ -87,6 +87,8 @@ export interface EvidenceState {
   procProbes: ProcProbeEvent[];
   /** nsa-dbg's snapshots of the ranks at the first sign of teardown (one per run, in order read) */
   teardowns: TeardownEvent[];
+  /** Slurm's word that it ended the job ("Slurm cancelled the job"), from its line in the output */
+  slurmCancel: string | null;
   /** ranks the kernel log says the OOM killer ended */
   oomKills: OomKillEvent[];
   dumpRequests: DumpRequestEvent[];

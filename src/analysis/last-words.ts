@@ -70,6 +70,7 @@ export function lastWordsOf(s: EvidenceState): LastWordsReport[] {
  * summary were read), which stops the other workers. `sigkilled`: ranks the launcher saw die of
  * SIGKILL (exit -9): with no record of their own, that is all that can be said of them, unless the
  * kernel log names the OOM killer (`oom`, by rank: any launcher's ranks, seen dead or not).
+ * `stopper`: who sent SIGTERM where the output says (Slurm's cancel line: "Slurm cancelled the job").
  */
 export function lastWordsSummary(
   list: LastWordsReport[],
@@ -77,6 +78,7 @@ export function lastWordsSummary(
   crashRank?: number,
   sigkilled: number[] = [],
   oom: ReadonlyMap<number, OomKillEvent> = new Map(),
+  stopper: string | null = null,
 ): string {
   const last = new Map<number, LastWordsReport>();
   for (const r of list) last.set(r.rank, r);
@@ -105,10 +107,13 @@ export function lastWordsSummary(
     }
     const was = many ? 'were' : 'was';
     const where = r.waiting && top !== null ? `waiting in ${top.function}` : place;
+    // Slurm's cancel reaches the ranks through torchrun too: the cancel is the cause
     const when =
-      torchrun && r.signal === 'SIGTERM'
-        ? `when torchrun stopped ${many ? 'them' : 'it'} (SIGTERM)`
-        : `when ${r.signal} came`;
+      stopper !== null && r.signal === 'SIGTERM'
+        ? `when ${stopper} (SIGTERM)`
+        : torchrun && r.signal === 'SIGTERM'
+          ? `when torchrun stopped ${many ? 'them' : 'it'} (SIGTERM)`
+          : `when ${r.signal} came`;
     clauses.push(`${who} ${was} ${where} ${when}`);
   }
   // SIGKILL leaves no last words (nothing can run): say so, the kill itself is the finding, and its

@@ -366,7 +366,14 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   // the crashed rank's own stop says nothing new (a launcher's failure names no rank of its own)
   const crashRank = verdict === 'crash' && crash?.basis !== 'launcher-error' ? crash?.rank : undefined;
   const sigkilled = s.torchrunFailed.filter((f) => f.exitCode === -9).map((f) => f.rank);
-  const words = lastWordsSummary(result.lastWords, torchrun, crashRank, sigkilled, oomKillsOf(s));
+  const words = lastWordsSummary(
+    result.lastWords,
+    torchrun,
+    crashRank,
+    sigkilled,
+    oomKillsOf(s),
+    s.slurmCancel,
+  );
   // what the kernel saw of the living ranks at the first sign of teardown, before their last words
   // (a run that passed or that nsa-dbg stopped: ranks ending one after another is no teardown)
   const seen =

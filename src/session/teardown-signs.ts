@@ -5,6 +5,8 @@
  * monitor sees the rank exit (its monitor interval, 5 s by default) and stops the rest.
  */
 
+import { slurmCancelOf } from '../ingest/slurm-cancel.js';
+
 const SIGNS: Array<[RegExp, (m: RegExpExecArray) => string]> = [
   // a rank's crash: its traceback reaches the output as it exits. torchrun's tee prefixes the local
   // rank (`[default2]:`, `[2]:`), torch 2.x's own print the global one (`[rank2]:`)
@@ -26,10 +28,7 @@ const SIGNS: Array<[RegExp, (m: RegExpExecArray) => string]> = [
     (m) => `local rank ${m[2]} exited (${m[1]})`,
   ],
   // Slurm: the step's or job's cancellation (scancel, time limit), and srun giving up on the step
-  [
-    /\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+(?: DUE TO (TIME LIMIT|PREEMPTION|NODE FAILURE))?/,
-    (m) => (m[1] ? `Slurm cancelled the job (${m[1].toLowerCase()})` : 'Slurm cancelled the job'),
-  ],
+  [/\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT/, (m) => slurmCancelOf(m.input) ?? 'Slurm cancelled the job'],
   [
     /^srun: (?:Job step aborted|forcing job termination|Force Terminated)/,
     () => 'srun began ending the job step',

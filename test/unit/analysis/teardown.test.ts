@@ -117,6 +117,34 @@ describe('the sentences', () => {
     expect(rssText(1536 * 1024)).toBe('1.5 GiB RSS');
   });
 
+  it("Slurm's cancel line names who sent SIGTERM (above torchrun, which passed it on)", async () => {
+    const { slurmCancelOf } = await import('../../../src/ingest/slurm-cancel.js');
+    const w = {
+      rank: 0,
+      pid: 1,
+      signal: 'SIGTERM',
+      at: 1,
+      mainThreadTop: { function: 'all_reduce', file: 'torch/distributed/distributed_c10d.py', line: 1 },
+      waiting: true,
+      fatal: false,
+      file: 'x.log',
+    };
+    const stopper = slurmCancelOf(
+      '0: slurmstepd-vm: error: *** STEP 1.0 ON vm CANCELLED AT 2026-11-26T18:12:15 ***',
+    );
+    expect(lastWordsSummary([w], true, undefined, [], new Map(), stopper)).toBe(
+      'rank 0 was waiting in all_reduce when Slurm cancelled the job (SIGTERM)',
+    );
+    expect(lastWordsSummary([w], true)).toBe(
+      'rank 0 was waiting in all_reduce when torchrun stopped it (SIGTERM)',
+    );
+    expect(
+      slurmCancelOf(
+        'slurmstepd: error: *** JOB 9 ON n1 CANCELLED AT 2026-11-26T18:00:00 DUE TO TIME LIMIT ***',
+      ),
+    ).toBe('the job hit its time limit');
+  });
+
   it('teardown and oom-kill records round-trip through the probe file; a malformed one is skipped', () => {
     const t = {
       kind: 'teardown' as const,

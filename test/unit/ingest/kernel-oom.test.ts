@@ -82,7 +82,7 @@ describe('signs of teardown in the output', () => {
     ],
     [
       'slurmstepd: error: *** JOB 12 ON node1 CANCELLED AT 2026-11-26T18:00:00 DUE TO TIME LIMIT ***',
-      'Slurm cancelled the job (time limit)',
+      'the job hit its time limit',
     ],
     [
       'srun: Job step aborted: Waiting up to 32 seconds for job step to finish.',
