@@ -13,7 +13,7 @@ import { PROBES_FILE, probeLine } from '../ingest/probes.js';
 import { oomKillsOf } from '../runs/kernel-log.js';
 import { type ProcReadingWithSignals, readProcMany } from '../runs/proc-batch.js';
 import { cpuPctBetween } from '../runs/proc-facts.js';
-import type { Target } from '../targets/target.js';
+import type { PidRouting, Target } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
 import type { LiveModel } from './live-model.js';
 import { teardownSign } from './teardown-signs.js';
@@ -23,7 +23,7 @@ const CPU_WINDOW_MS = 300;
 /**
  * How often the ranks' pids are checked for one that exited. torchrun's monitor may notice a dead
  * worker within a second and stop the rest at once, so on this machine (a few file reads) often; a
- * remote box costs one command per node each time.
+ * remote box costs a command each time; a run across nodes is not polled (see the constructor).
  */
 const LIVENESS_LOCAL_MS = 250;
 const LIVENESS_REMOTE_MS = 2000;
@@ -57,17 +57,19 @@ export class TeardownSnapshot {
   private writes: Promise<void> = Promise.resolve();
   private taking: Promise<void> | null = null;
   private polling = false;
-  private readonly timer: NodeJS.Timeout;
+  private readonly timer: NodeJS.Timeout | null;
   private readonly startedS: number;
 
   constructor(private readonly o: TeardownSnapshotOptions) {
     this.startedS = Date.now() / 1000;
     if (o.watchOutput !== false) o.model.lineWatchers.add(this.onLine);
-    this.timer = setInterval(
-      () => this.tick(),
-      o.target.kind === 'local' ? LIVENESS_LOCAL_MS : LIVENESS_REMOTE_MS,
-    );
-    this.timer.unref?.();
+    // across nodes (srun --overlap, a host's connection per node) a command per node every few
+    // seconds for the whole run costs too much (64 nodes: 64 sruns): the output's signs only there
+    const routed = typeof (o.target as Partial<PidRouting>).execForPid === 'function';
+    this.timer = routed
+      ? null
+      : setInterval(() => this.tick(), o.target.kind === 'local' ? LIVENESS_LOCAL_MS : LIVENESS_REMOTE_MS);
+    this.timer?.unref?.();
   }
 
   /** every output line, as it is read: a sign of teardown is acted on at once, not at the next tick */
@@ -89,7 +91,7 @@ export class TeardownSnapshot {
   /** nsa-dbg is stopping the run itself: what follows is its own doing, no teardown to look at */
   stop(): void {
     this.stopped = true;
-    clearInterval(this.timer);
+    if (this.timer !== null) clearInterval(this.timer);
     this.o.model.lineWatchers.delete(this.onLine);
   }
 
