@@ -9,9 +9,10 @@ import { slurmCancelOf } from '../ingest/slurm-cancel.js';
 
 const SIGNS: Array<[RegExp, (m: RegExpExecArray) => string]> = [
   // a rank's crash: its traceback reaches the output as it exits. torchrun's tee prefixes the local
-  // rank (`[default2]:`, `[2]:`), torch 2.x's own print the global one (`[rank2]:`)
+  // rank (`[default2]:`, `[2]:`; srun --label puts its task first, `1: `), torch 2.x's own print the
+  // global one (`[rank2]:`)
   [
-    /^(?:\[(?:default)?(\d+)\]:)?(?:\[rank(\d+)\]:)?\s*Traceback \(most recent call last\):/,
+    /^(?:\d+: )?(?:\[(?:default)?(\d+)\]:)?(?:\[rank(\d+)\]:)?\s*Traceback \(most recent call last\):/,
     (m) => (m[2] ? `rank ${m[2]} crashed` : m[1] ? `local rank ${m[1]} crashed` : 'a traceback was printed'),
   ],
   // torchrun 1.13 (`WARNING:torch.distributed.elastic…:`) and 2.x (`W1122 02:47:40.123000 140 torch/…]`)

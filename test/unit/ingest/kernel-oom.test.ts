@@ -60,6 +60,8 @@ describe('signs of teardown in the output', () => {
     ['[rank1]: Traceback (most recent call last):', 'rank 1 crashed'],
     ['[default0]:[rank0]: Traceback (most recent call last):', 'rank 0 crashed'],
     ['Traceback (most recent call last):', 'a traceback was printed'],
+    // under srun --label (the Slurm kind): the agent's task, then torchrun's tee prefix
+    ['1: [default1]:Traceback (most recent call last):', 'local rank 1 crashed'],
     [
       'WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 16096 closing signal SIGTERM',
       'torchrun began stopping the workers (SIGTERM)',
