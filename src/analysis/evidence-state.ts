@@ -12,8 +12,10 @@ import type {
   DumpEvent,
   DumpRequestEvent,
   LastWordsEvent,
+  OomKillEvent,
   ProcProbeEvent,
   StepSource,
+  TeardownEvent,
   TracebackEvent,
   WorkerEvent,
 } from '../ingest/events.js';
@@ -85,6 +87,12 @@ export interface EvidenceState {
   /** counts the events added: what is derived from the state (rank-index.ts) is rebuilt when it moves */
   revision: number;
   procProbes: ProcProbeEvent[];
+  /** nsa-dbg's snapshots of the ranks at the first sign of teardown (one per run, in order read) */
+  teardowns: TeardownEvent[];
+  /** Slurm's word that it ended the job ("Slurm cancelled the job"), from its line in the output */
+  slurmCancel: string | null;
+  /** ranks the kernel log says the OOM killer ended */
+  oomKills: OomKillEvent[];
   dumpRequests: DumpRequestEvent[];
   /** which node each rank runs on (multi-node runs: nodes.jsonl) */
   nodes: NodeMap;

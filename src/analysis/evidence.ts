@@ -19,6 +19,7 @@ import { SOURCE_PRIORITY } from '../ingest/events.js';
 import { NodeMap } from '../ingest/node-map.js';
 import type { At } from '../ingest/order.js';
 import { compareAt } from '../ingest/order.js';
+import { slurmCancelOf } from '../ingest/slurm-cancel.js';
 import { addHit, dumpsInOrder } from './evidence-facts.js';
 import type { EvidenceState, StepContext } from './evidence-state.js';
 import type { ProgressRecord } from './progress-tracker.js';
@@ -68,6 +69,9 @@ export class Evidence {
       detector: new StallDetector(opts.detector),
       revision: 0,
       procProbes: [],
+      teardowns: [],
+      oomKills: [],
+      slurmCancel: null,
       dumpRequests: [],
       probing: false,
       judge: { ...DEFAULT_JUDGE, ...definedOnly(opts.judge ?? {}) },
@@ -143,6 +147,12 @@ export class Evidence {
         else pushBounded(s.dumpRequests, e);
         this.seenAt(e.ts);
         return;
+      case 'teardown':
+      case 'oom-kill':
+        // what nsa-dbg saw as the run ended: no step, no silence (not the clock a run is judged at)
+        if (e.kind === 'teardown') pushBounded(s.teardowns, e);
+        else pushBounded(s.oomKills, e);
+        return;
       case 'worker':
         // its rank is where worker-ranks.ts places it (a guessed one, where its pid beats)
         this.workerRanks.add(e);
@@ -200,6 +210,8 @@ export class Evidence {
       // a per-step marker (`[debug] step N:`) is the step's start
       if (e.ts !== undefined) this.observe({ rank, step: e.step, ts: e.ts, msg: 'beat' }, 'output');
     }
+    // slurmstepd's `*** JOB 12 ON node1 CANCELLED AT … ***`: the ranks' SIGTERM was Slurm's
+    s.slurmCancel ??= slurmCancelOf(e.text);
     if (e.tag === 'capture') {
       const m = EXIT_LINE.exec(e.text);
       if (m !== null) s.exitFromLog = Number(m[1]);

@@ -4,10 +4,11 @@
  * them (SIGTERM)". A rank waiting in a collective is a consequence of whoever it waited for; a rank
  * anywhere else was doing something of its own when it was stopped (a second lead).
  */
-import type { Frame, LastWordsEvent } from '../ingest/events.js';
+import type { Frame, LastWordsEvent, OomKillEvent } from '../ingest/events.js';
 import { rankSetText } from '../util/rank-set.js';
 import type { EvidenceState } from './evidence-state.js';
 import { inCollective } from './stack-diff.js';
+import { rssText } from './teardown.js';
 import { userFrame } from './user-frame.js';
 
 export interface LastWordsReport {
@@ -67,13 +68,17 @@ export function lastWordsOf(s: EvidenceState): LastWordsReport[] {
  * 2 died of SIGSEGV in forward (model.py:88)", "rank 3 was killed by SIGKILL (no last words)". Each
  * rank's last record counts. `torchrun`: the run's launcher was torchrun (its failure lines or
  * summary were read), which stops the other workers. `sigkilled`: ranks the launcher saw die of
- * SIGKILL (exit -9): with no record of their own, that is all that can be said of them.
+ * SIGKILL (exit -9): with no record of their own, that is all that can be said of them, unless the
+ * kernel log names the OOM killer (`oom`, by rank: any launcher's ranks, seen dead or not).
+ * `stopper`: who sent SIGTERM where the output says (Slurm's cancel line: "Slurm cancelled the job").
  */
 export function lastWordsSummary(
   list: LastWordsReport[],
   torchrun: boolean,
   crashRank?: number,
   sigkilled: number[] = [],
+  oom: ReadonlyMap<number, OomKillEvent> = new Map(),
+  stopper: string | null = null,
 ): string {
   const last = new Map<number, LastWordsReport>();
   for (const r of list) last.set(r.rank, r);
@@ -102,17 +107,30 @@ export function lastWordsSummary(
     }
     const was = many ? 'were' : 'was';
     const where = r.waiting && top !== null ? `waiting in ${top.function}` : place;
+    // Slurm's cancel reaches the ranks through torchrun too: the cancel is the cause
     const when =
-      torchrun && r.signal === 'SIGTERM'
-        ? `when torchrun stopped ${many ? 'them' : 'it'} (SIGTERM)`
-        : `when ${r.signal} came`;
+      stopper !== null && r.signal === 'SIGTERM'
+        ? `when ${stopper} (SIGTERM)`
+        : torchrun && r.signal === 'SIGTERM'
+          ? `when torchrun stopped ${many ? 'them' : 'it'} (SIGTERM)`
+          : `when ${r.signal} came`;
     clauses.push(`${who} ${was} ${where} ${when}`);
   }
-  // SIGKILL leaves no last words (nothing can run): say so, the kill itself is the finding
-  const silent = sigkilled.filter((r) => !last.has(r));
-  if (silent.length)
-    clauses.unshift(
-      `${rankSetText(silent)} ${silent.length > 1 ? 'were' : 'was'} killed by SIGKILL (no last words)`,
-    );
+  // SIGKILL leaves no last words (nothing can run): say so, the kill itself is the finding, and its
+  // cause where the kernel logged one
+  const silent = [...new Set([...sigkilled, ...oom.keys()])]
+    .filter((r) => !last.has(r))
+    .sort((a, b) => a - b);
+  const byOom = silent.filter((r) => oom.has(r));
+  const bare = silent.filter((r) => !oom.has(r));
+  const were = (rs: number[]) => `${rankSetText(rs)} ${rs.length > 1 ? 'were' : 'was'}`;
+  if (bare.length) clauses.unshift(`${were(bare)} killed by SIGKILL (no last words)`);
+  if (byOom.length) {
+    const kills = byOom.map((r) => oom.get(r)!);
+    const rss = Math.max(...kills.map((k) => k.anonRssKiB ?? 0));
+    const limit = kills.some((k) => k.memcg) ? ' (a cgroup memory limit)' : '';
+    const size = rss > 0 ? `, ${byOom.length > 1 ? 'up to ' : ''}${rssText(rss)}` : '';
+    clauses.unshift(`${were(byOom)} killed by SIGKILL; the kernel log says OOM killer${limit}${size}`);
+  }
   return clauses.join('; ');
 }

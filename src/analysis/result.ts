@@ -3,7 +3,7 @@
  * session. Everything beyond the issue's fields is an extra the report and panels may show.
  */
 
-import type { DumpRequestEvent, Frame } from '../ingest/events.js';
+import type { DumpRequestEvent, Frame, OomKillEvent } from '../ingest/events.js';
 import type { MissedCollective } from '../ingest/flight-recorder.js';
 import type { LastWordsReport } from './last-words.js';
 import type { RunDigest } from './run-digest.js';
@@ -15,6 +15,7 @@ import type { StallWhere } from './stall-detector.js';
 import type { StallEvidence } from './stall-judge.js';
 import type { StepFormatReport } from './step-cadence.js';
 import type { SlowStep } from './step-stats.js';
+import type { TeardownReport } from './teardown.js';
 
 export interface StallReport {
   rank: number;
@@ -137,6 +138,10 @@ export interface AnalysisResult {
   dumps: DumpReport[];
   /** each rank's last words: where it was when a signal ended it (SIGTERM, SIGSEGV, …) */
   lastWords: LastWordsReport[];
+  /** nsa-dbg's snapshot of the ranks at the first sign of teardown (absent: none was taken) */
+  teardown?: TeardownReport;
+  /** ranks the kernel log says the OOM killer ended (absent: none) */
+  oomKills?: OomKillEvent[];
   skippedLines: number;
   // extras
   /** one line, e.g. "hang at step 6 (in-step), rank 0" */

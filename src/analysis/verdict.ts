@@ -44,6 +44,7 @@ import {
   whereIn,
 } from './silences.js';
 import type { SlowStep } from './step-stats.js';
+import { oomKillsOf, teardownField, teardownSummary } from './teardown.js';
 
 export interface ResultOptions {
   /** the clock (trainer's epoch seconds); offline: defaults to the last timestamped evidence */
@@ -313,6 +314,7 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
     memory: memoryOf(s),
     dumps: dumpsOf(s),
     lastWords: lastWordsOf(s),
+    ...teardownField(s),
     skippedLines: s.skipped,
     summary: '',
     lastPosition,
@@ -364,8 +366,19 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   // the crashed rank's own stop says nothing new (a launcher's failure names no rank of its own)
   const crashRank = verdict === 'crash' && crash?.basis !== 'launcher-error' ? crash?.rank : undefined;
   const sigkilled = s.torchrunFailed.filter((f) => f.exitCode === -9).map((f) => f.rank);
-  const words = lastWordsSummary(result.lastWords, torchrun, crashRank, sigkilled);
-  result.summary = `${summarize(result)}${recovered ? `; ${recovered}` : ''}${words ? `; ${words}` : ''}`;
+  const words = lastWordsSummary(
+    result.lastWords,
+    torchrun,
+    crashRank,
+    sigkilled,
+    oomKillsOf(s),
+    s.slurmCancel,
+  );
+  // what the kernel saw of the living ranks at the first sign of teardown, before their last words
+  // (a run that passed or that nsa-dbg stopped: ranks ending one after another is no teardown)
+  const seen =
+    verdict === 'pass' || verdict === 'stopped' ? '' : teardownSummary(result.teardown ?? null, crashRank);
+  result.summary = `${summarize(result)}${recovered ? `; ${recovered}` : ''}${seen ? `; ${seen}` : ''}${words ? `; ${words}` : ''}`;
   return result;
 }
 

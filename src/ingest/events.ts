@@ -234,7 +234,51 @@ export interface DumpRequestEvent {
   purpose: 'suspect' | 'hot-frames' | 'user';
 }
 
-export type ProbeEvent = ProcProbeEvent | DumpRequestEvent;
+/** one rank as nsa-dbg's teardown snapshot found it (src/session/teardown-snapshot.ts) */
+export interface TeardownRank {
+  rank: number;
+  pid: number;
+  /** null: the process was gone already */
+  state: ProcState | null;
+  wchan?: string;
+  /** % of one core over the snapshot's short window; null when it could not be measured */
+  cpuPct: number | null;
+}
+
+/**
+ * nsa-dbg's own snapshot of every rank at the first sign that the run is being torn down (a rank
+ * exited while others live, torchrun stopping its workers, the job cancelled): /proc state, wchan
+ * and CPU of each, and the GPUs' processes where nvidia-smi answers. Taken once per run.
+ */
+export interface TeardownEvent {
+  kind: 'teardown';
+  ts: number;
+  /** the sign, in words: "rank 2 exited", "torchrun is stopping the workers", … */
+  trigger: string;
+  ranks: TeardownRank[];
+  /** nvidia-smi's compute processes at that moment (absent: no nvidia-smi there) */
+  gpuProcesses?: GpuProcess[];
+}
+
+/**
+ * The kernel's OOM killer ended a rank's process, as the kernel log says (dmesg, journalctl -k,
+ * kern.log on the rank's node): the cause of a SIGKILL that leaves no last words.
+ */
+export interface OomKillEvent {
+  kind: 'oom-kill';
+  ts: number;
+  rank: number;
+  pid: number;
+  /** the process name the kernel logged */
+  process: string;
+  /** resident anonymous memory at the kill (kB as logged), when the line says */
+  anonRssKiB?: number;
+  totalVmKiB?: number;
+  /** a cgroup's limit (`Memory cgroup out of memory`) rather than the whole machine's */
+  memcg: boolean;
+}
+
+export type ProbeEvent = ProcProbeEvent | DumpRequestEvent | TeardownEvent | OomKillEvent;
 
 import type { FlightRecorderEvent } from './flight-recorder.js';
 

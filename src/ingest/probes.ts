@@ -5,11 +5,11 @@
  * evidence file, so a live verdict and `nsa-dbg analyze` of the folder read identical facts.
  */
 import { parseJsonObject } from '../util/json-object.js';
-import type { DumpOutcome, ProbeEvent, ProcState } from './events.js';
+import type { DumpOutcome, ProbeEvent } from './events.js';
+import { parseOomKill, parseTeardown, procStateOf } from './teardown-probes.js';
 
 export const PROBES_FILE = 'nsa-dbg-probes.jsonl';
 
-const STATES = new Set(['R', 'S', 'D', 'T', 't', 'Z', 'X', 'I', 'W', 'P', 'K']);
 const OUTCOMES = new Set<DumpOutcome>(['faulthandler', 'written', 'none-within-5s', 'no-handler', 'py-spy']);
 const PURPOSES = new Set(['suspect', 'hot-frames', 'user']);
 
@@ -19,9 +19,11 @@ const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFi
 export function parseProbeLine(line: string): ProbeEvent | null {
   const o = parseJsonObject(line);
   if (o === null) return null;
+  if (o.kind === 'teardown') return parseTeardown(o);
+  if (o.kind === 'oom-kill') return parseOomKill(o);
   if (!finite(o.ts) || !finite(o.rank) || !finite(o.pid)) return null;
   if (o.kind === 'proc') {
-    const state = typeof o.state === 'string' && STATES.has(o.state) ? (o.state as ProcState) : null;
+    const state = procStateOf(o.state);
     const ev: ProbeEvent = {
       kind: 'proc',
       ts: o.ts,

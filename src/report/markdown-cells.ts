@@ -11,6 +11,7 @@ import { shQuote } from '../util/sh-quote.js';
 import { cellDumps, evidenceFilesText, lastWordsLines, slowStepsLine } from './cell-findings.js';
 import { stoppedByUser } from './cells.js';
 import type { CellStatus, ReportRow } from './model.js';
+import { oomKillLines, teardownLine } from './teardown-lines.js';
 
 export const BADGE: Record<CellStatus, string> = {
   go: '✅ GO',
@@ -117,8 +118,9 @@ export function cellSection(r: ReportRow): string[] {
   if (c.evidence.length) bulk.push('', `**Evidence files**: ${evidenceFilesText(c.evidence)}`);
   out.push(...details('Command, env, output and evidence files', bulk));
   if (s?.crash && x?.crash.length) out.push('**Crash**:', '', ...fence('', x.crash), '');
-  // only when a signal ended some rank and its stacks were written (the stack hook's last words)
-  const words = lastWordsLines(c);
+  // only when a signal ended some rank and its stacks were written (the stack hook's last words),
+  // or the kernel killed one (OOM), with what nsa-dbg saw of the others as the run came apart
+  const words = [...oomKillLines(c), ...teardownLine(c), ...lastWordsLines(c)];
   if (words.length)
     out.push(
       '#### Last words',

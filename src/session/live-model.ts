@@ -37,6 +37,8 @@ export class LiveModel {
   private clockOffsetS: number | null = null;
   /** pid per rank from heartbeats */
   private readonly beatPids = new Map<number, number>();
+  /** called with each output line as it is read (the teardown snapshot watches for its signs) */
+  readonly lineWatchers = new Set<(text: string) => void>();
   /** the arrival time of the chunk being read */
   private nowMs = 0;
 
@@ -66,7 +68,11 @@ export class LiveModel {
       ...(opts.stepRegex ? { stepRegex: new RegExp(opts.stepRegex) } : {}),
       view: views(
         {
-          line: (text) => this.log.push(stripTerminalEscapes(text)),
+          line: (text) => {
+            const clean = stripTerminalEscapes(text);
+            this.log.push(clean);
+            for (const w of this.lineWatchers) w(clean);
+          },
           event: (e) => {
             if (e.kind === 'beat') this.onBeat(e);
           },

@@ -13,6 +13,7 @@ import type { LiveModel } from './live-model.js';
 import { askEverySilentRank, describeDumps, dumpEveryRank } from './rank-dumps.js';
 import { StallProber } from './stall-prober.js';
 import type { HotFramesView } from './state.js';
+import { TeardownSnapshot, type TeardownSnapshotOptions } from './teardown-snapshot.js';
 
 const CULPRIT_WAIT_MS = 15_000;
 
@@ -26,6 +27,7 @@ function nodeOfPid(model: LiveModel, pid: number): string | null {
 export class RunChecks {
   private readonly sampler: StackSampler;
   private readonly prober: StallProber;
+  private readonly teardown: TeardownSnapshot;
   private hot: HotFrameSampling | null = null;
   private confirmed: CurrentSilence | null = null;
   private waiters: Array<(c: CurrentSilence) => void> = [];
@@ -34,6 +36,7 @@ export class RunChecks {
     private readonly run: RunController,
     private readonly model: LiveModel,
     private readonly onChange: () => void,
+    teardown: Pick<TeardownSnapshotOptions, 'gpu' | 'watchOutput'> = {},
   ) {
     // stacks and /proc facts go through the run's launch: on a rank's own node where it has several
     const target = run.checksTarget((pid) => nodeOfPid(model, pid));
@@ -51,6 +54,13 @@ export class RunChecks {
       model,
       sampler: this.sampler,
       pidOf: (rank) => this.pidOf(rank),
+    });
+    this.teardown = new TeardownSnapshot({
+      target,
+      model,
+      runDir: run.spec.runDir,
+      ranks: () => this.rankPidList(),
+      ...teardown,
     });
   }
 
@@ -157,6 +167,7 @@ export class RunChecks {
   }
 
   stop(): void {
+    this.teardown.stop();
     this.prober.stop();
     this.hot?.cancel();
     this.sampler.close();
@@ -173,8 +184,9 @@ export class RunChecks {
     await this.sampler.quiet();
   }
 
-  /** stop, and resolve once every stack request in flight has been recorded */
-  settle(): Promise<void> {
+  /** stop, and resolve once every stack request in flight (and the teardown's records) is recorded */
+  async settle(): Promise<void> {
+    await this.teardown.settle();
     this.stop();
     return this.sampler.idle();
   }

@@ -307,8 +307,12 @@ export class Session implements SessionController {
   }
 
   private startChecks(run: RunController): void {
-    this.checks = new RunChecks(run, this.model, () => {
-      this.pub.markDirty();
+    // the teardown snapshot: the GPUs' processes where nvidia-smi is; a re-attached run's replayed
+    // output is history, no sign of teardown
+    const gpu = { target: kindOf(run.spec.launcher).gpuTarget(this.o.target), smi: this.o.smi(run.spec) };
+    this.checks = new RunChecks(run, this.model, () => this.pub.markDirty(), {
+      gpu,
+      watchOutput: !this.attached,
     });
     const model = this.model;
     this.envWatch = new ProcessEnvWatch(

@@ -12,11 +12,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
+import { makeMemcg } from '../helpers/memcg.js';
 import { freePort } from '../helpers/ports.js';
 
 const TRAINER = join(import.meta.dirname, '..', 'fixtures', 'trainers', 'last_words.py');
 const work = mkdtempSync(join(tmpdir(), 'nsa-dbg-last-words-'));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+/** a 96 MiB memory cgroup for the OOM test (root, a writable cgroup tree, a readable dmesg) */
+const memcg = makeMemcg(`nsa-dbg-oom-${process.pid}`, 96 << 20);
+afterAll(() => {
+  rmSync(work, { recursive: true, force: true });
+  memcg?.remove();
+});
 
 /** a plain lane: the command is the user's (torchrun typed in it, or a single process) */
 const LANE = `name: lw
@@ -33,11 +39,12 @@ type Any = any;
 async function headless(
   name: string,
   cmd: string[],
+  extraEnv: Record<string, string> = {},
 ): Promise<{ code: number | null; live: Any; offline: Any }> {
   const cwd = join(work, name);
   mkdirSync(join(cwd, '.nsa-dbg', 'presets'), { recursive: true });
   writeFileSync(join(cwd, '.nsa-dbg', 'presets', 'lw.yaml'), LANE);
-  const env = { NSA_DBG_HOME: join(cwd, 'home') };
+  const env = { NSA_DBG_HOME: join(cwd, 'home'), ...extraEnv };
   const args = ['run', '--headless', '--json', '--lane', 'lw', '--runs-dir', join(cwd, 'runs'), '--', ...cmd];
   const run = await runCli(args, { cwd, env, timeoutMs: 170_000 });
   expect(run.stderr).not.toMatch(/at .*\.js:\d+/);
@@ -65,6 +72,12 @@ const byRank = (r: Any) =>
   Object.fromEntries(
     (r.lastWords as Any[]).map((w) => [w.rank, [w.signal, w.waiting, w.mainThreadTop?.function]]),
   );
+
+/** the ranks nsa-dbg's teardown snapshot found asleep in the kernel (S, with a wchan) and idle */
+const sleepers = (r: Any) =>
+  (r.teardown.ranks as Any[])
+    .filter((t) => t.state === 'S' && t.wchan && t.cpuPct !== null && t.cpuPct < 20)
+    .map((t) => t.rank);
 
 /** the ranks the summary's clauses ending in `end` name ("ranks 0–2 were …", "rank 1 was …") */
 function ranksSaid(summary: string, end: string): number[] {
@@ -95,6 +108,13 @@ describe('last words: the evidence survives whoever kills the run', () => {
       expect(r.summary).toMatch(
         /^crash .*rank 2: ValueError: bad batch.*; ranks 0 and 1 were waiting in all_reduce when torchrun stopped them \(SIGTERM\)$/,
       );
+      // nsa-dbg's own snapshot at the traceback, before torchrun's monitor saw rank 2 exit: the
+      // others asleep in the kernel (S, a wchan), idle
+      expect(r.teardown.trigger).toBe('local rank 2 crashed');
+      expect(sleepers(r)).toEqual([0, 1]);
+      expect(r.summary).toMatch(
+        /; when local rank 2 crashed, ranks 0 and 1 were in state S \(sleeping, wchan \w+, 0% CPU\); ranks 0 and 1 were waiting/,
+      );
     }
   }, 200_000);
 
@@ -105,8 +125,32 @@ describe('last words: the evidence survives whoever kills the run', () => {
       expect(r.summary).toContain(
         '; rank 2 was killed by SIGKILL (no last words); ranks 0 and 1 were waiting in all_reduce when torchrun stopped them (SIGTERM)',
       );
+      // no line tells of rank 2's death: nsa-dbg saw its process gone (a zombie torchrun had not
+      // reaped yet) while the others lived
+      expect(r.teardown.trigger).toBe('rank 2 exited');
+      expect(sleepers(r)).toEqual([0, 1]);
     }
   }, 200_000);
+
+  it.skipIf(memcg === null)(
+    "rank 2 killed by the kernel's OOM killer (a memory cgroup's limit): named from the kernel log",
+    async () => {
+      const { live, offline } = await headless('oom', [...(await torchrun()), TRAINER, 'oom'], {
+        NSA_DBG_TEST_OOM_CGROUP: memcg!.dir,
+      });
+      for (const r of [live, offline]) {
+        expect(byRank(r)).toEqual({ 0: ['SIGTERM', true, 'all_reduce'], 1: ['SIGTERM', true, 'all_reduce'] });
+        expect(r.oomKills).toHaveLength(1);
+        expect(r.oomKills[0]).toMatchObject({ rank: 2, process: 'python3', memcg: true });
+        // killed past the limit: its resident memory is about the limit (this cgroup's charge only)
+        expect(r.oomKills[0].anonRssKiB).toBeGreaterThan(32 * 1024);
+        expect(r.summary).toMatch(
+          /; rank 2 was killed by SIGKILL; the kernel log says OOM killer \(a cgroup memory limit\), \d+ MiB RSS; ranks 0 and 1 were waiting in all_reduce when torchrun stopped them \(SIGTERM\)/,
+        );
+      }
+    },
+    200_000,
+  );
 
   it("gloo's collective timeout: rank 1, elsewhere (save_checkpoint), is said to be there when torchrun stopped it", async () => {
     const { live, offline } = await headless('gloo-timeout', [...(await torchrun()), TRAINER, 'timeout']);

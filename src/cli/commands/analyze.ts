@@ -110,6 +110,14 @@ export function formatReport(r: AnalysisResult): string {
     out.push(
       `last words: rank ${w.rank} (pid ${w.pid}), ${w.signal}${w.at === null ? '' : ` at ${new Date(w.at * 1000).toISOString()}`}: ${w.waiting ? 'waiting in ' : ''}${w.mainThreadTop ? fmtFrame(w.mainThreadTop) : 'native code'}`,
     );
+  if (r.teardown)
+    out.push(
+      `teardown snapshot (${r.teardown.trigger}): ${r.teardown.ranks.map((t) => `rank ${t.rank} ${t.state ?? 'gone'}${t.wchan ? ` ${t.wchan}` : ''}${t.cpuPct === null ? '' : ` ${Math.round(t.cpuPct)}%`}`).join(', ')}`,
+    );
+  for (const k of r.oomKills ?? [])
+    out.push(
+      `OOM kill: rank ${k.rank} (pid ${k.pid}, ${k.process})${k.anonRssKiB ? `, anon-rss ${k.anonRssKiB} kB` : ''}`,
+    );
   for (const s of r.signatures) out.push(`signature: ${s.name} ×${s.count} — ${s.meaning}`);
   for (const m of r.missingGrads)
     out.push(`missing grads: rank ${m.rank}${m.step === undefined ? '' : `, step ${m.step}`}: ${m.missing}`);

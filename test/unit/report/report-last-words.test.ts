@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { analyzeDir } from '../../../src/analysis/analyze-dir.js';
 import { Evidence } from '../../../src/analysis/evidence.js';
 import { RunFolderReader } from '../../../src/ingest/run-folder.js';
 import { parseNotebook } from '../../../src/notebook/store.js';
@@ -46,5 +47,20 @@ describe("the report's Last words", () => {
     // it sits in the first cell's section, before the next cell's heading
     const cells = md.split('\n### ');
     expect(cells.filter((c) => c.includes('#### Last words'))).toHaveLength(1);
+  });
+
+  it('an OOM kill and the teardown snapshot (the real folder last-words/torchrun-oom): in the same section', async () => {
+    const r = await analyzeDir(join(FIX, 'last-words', 'torchrun-oom'));
+    const nb = parseNotebook(readFileSync(NB, 'utf8'), NB);
+    const cell = nb.cells[0]!;
+    cell.analysis = { ...(cell.analysis ?? {}), ...JSON.parse(JSON.stringify(r)) };
+    const section = render(nb).split('#### Last words')[1]!.split('\n### ')[0]!;
+    expect(section).toContain(
+      '- rank 2 — killed by SIGKILL: the kernel log says OOM killer (a cgroup memory limit), 210 MiB RSS (pid 3062)',
+    );
+    expect(section).toContain(
+      "- nsa-dbg's look at the first sign of teardown: when rank 2 exited, ranks 0 and 1 were in state S (sleeping, wchan futex_do_wait, 7% CPU)",
+    );
+    expect(section).toMatch(/- ranks 0 and 1 — SIGTERM at .*: waiting in all_reduce/);
   });
 });

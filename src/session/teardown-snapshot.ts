@@ -1,0 +1,212 @@
+/**
+ * nsa-dbg's own look at every rank at the first sign that the run is being torn down — a rank
+ * exited while others live, torchrun stopping its workers, the job cancelled — before they are gone:
+ * /proc state, wchan and CPU of each (one command per node), and the GPUs' processes where
+ * nvidia-smi answers. Recorded once per run as a `teardown` probe event in the run's probe file,
+ * which the evidence reads back (live and `analyze` alike); the verdict says what it saw. As the run
+ * ends, the kernel log of each rank's node is read for OOM kills of its pids (the cause of a SIGKILL
+ * that leaves no last words), recorded as `oom-kill` events.
+ */
+import type { GpuProcess, ProbeEvent, TeardownRank } from '../ingest/events.js';
+import { COMPUTE_APPS_ARGS, parseComputeAppsLine } from '../ingest/nvidia-smi.js';
+import { PROBES_FILE, probeLine } from '../ingest/probes.js';
+import { oomKillsOf } from '../runs/kernel-log.js';
+import { type ProcReadingWithSignals, readProcMany } from '../runs/proc-batch.js';
+import { cpuPctBetween } from '../runs/proc-facts.js';
+import type { PidRouting, Target } from '../targets/target.js';
+import { debugLog } from '../util/debug-log.js';
+import type { LiveModel } from './live-model.js';
+import { teardownSign } from './teardown-signs.js';
+
+/** the second reading that gives CPU %: short, the ranks may be stopped any moment */
+const CPU_WINDOW_MS = 300;
+/**
+ * How often the ranks' pids are checked for one that exited. torchrun's monitor may notice a dead
+ * worker within a second and stop the rest at once, so on this machine (a few file reads) often; a
+ * remote box costs a command each time; a run across nodes is not polled (see the constructor).
+ */
+const LIVENESS_LOCAL_MS = 250;
+const LIVENESS_REMOTE_MS = 2000;
+/** a kernel log that does not answer in this long is left out */
+const KERNEL_LOG_MS = 5000;
+
+export interface TeardownSnapshotOptions {
+  /** where the ranks' /proc is read (the run's checks target: on a rank's own node) */
+  target: Target;
+  model: LiveModel;
+  /** the run folder, whose probe file the records are appended to */
+  runDir: string;
+  /** every rank's trainer pid known now */
+  ranks: () => Array<[number, number]>;
+  /** nvidia-smi where the GPUs are (absent: none to ask) */
+  gpu?: { target: Target; smi: string[] };
+  /**
+   * read the output for signs (default on); off for a re-attached run, whose old output is replayed
+   * first: a sign in it is history, and its pids may be someone else's now
+   */
+  watchOutput?: boolean;
+}
+
+type Readings = { at: number; procs: Map<number, ProcReadingWithSignals> };
+
+const ended = (r: ProcReadingWithSignals | undefined) =>
+  r === undefined || r.state === 'Z' || r.state === 'X';
+
+export class TeardownSnapshot {
+  private stopped = false;
+  private writes: Promise<void> = Promise.resolve();
+  private taking: Promise<void> | null = null;
+  private polling = false;
+  private readonly timer: NodeJS.Timeout | null;
+  private readonly startedS: number;
+
+  constructor(private readonly o: TeardownSnapshotOptions) {
+    this.startedS = Date.now() / 1000;
+    if (o.watchOutput !== false) o.model.lineWatchers.add(this.onLine);
+    // across nodes (srun --overlap, a host's connection per node) a command per node every few
+    // seconds for the whole run costs too much (64 nodes: 64 sruns): the output's signs only there
+    const routed = typeof (o.target as Partial<PidRouting>).execForPid === 'function';
+    this.timer = routed
+      ? null
+      : setInterval(() => this.tick(), o.target.kind === 'local' ? LIVENESS_LOCAL_MS : LIVENESS_REMOTE_MS);
+    this.timer?.unref?.();
+  }
+
+  /** every output line, as it is read: a sign of teardown is acted on at once, not at the next tick */
+  private readonly onLine = (text: string): void => {
+    if (this.taking !== null || this.stopped) return;
+    const sign = teardownSign(text);
+    if (sign !== null) this.take(sign, null);
+  };
+
+  /** its own clock, not the checks' tick (once a second while no rank is silent) */
+  private tick(): void {
+    if (this.taking !== null || this.stopped || this.polling) return;
+    this.polling = true;
+    void this.pollLiveness().finally(() => {
+      this.polling = false;
+    });
+  }
+
+  /** nsa-dbg is stopping the run itself: what follows is its own doing, no teardown to look at */
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== null) clearInterval(this.timer);
+    this.o.model.lineWatchers.delete(this.onLine);
+  }
+
+  /** a rank whose process is gone (or a zombie) while another still runs: the run is coming apart */
+  private async pollLiveness(): Promise<void> {
+    const ranks = this.o.ranks();
+    if (ranks.length < 2) return;
+    const at = Date.now();
+    const procs = await readProcMany(
+      this.o.target,
+      ranks.map(([, p]) => p),
+    ).catch(() => null);
+    if (procs === null || this.taking !== null || this.stopped) return;
+    const gone = ranks.filter(([, p]) => ended(procs.get(p))).map(([r]) => r);
+    if (gone.length === 0 || gone.length === ranks.length) return;
+    this.take(`${gone.length > 1 ? `ranks ${gone.join(', ')}` : `rank ${gone[0]}`} exited`, { at, procs });
+  }
+
+  private take(trigger: string, first: Readings | null): void {
+    debugLog(`teardown: ${trigger}; snapshot of every rank`);
+    this.taking = this.snapshot(trigger, first).catch((e) => debugLog(`teardown snapshot: ${String(e)}`));
+  }
+
+  private async snapshot(trigger: string, first: Readings | null): Promise<void> {
+    const ranks = this.o.ranks();
+    if (ranks.length === 0) return;
+    const pids = ranks.map(([, p]) => p);
+    const read = async (): Promise<Readings> => ({
+      at: Date.now(),
+      procs: await readProcMany(this.o.target, pids),
+    });
+    const gpu = this.gpuProcesses();
+    const a = first ?? (await read());
+    await new Promise((r) => setTimeout(r, CPU_WINDOW_MS));
+    const b = await read();
+    const list: TeardownRank[] = ranks.map(([rank, pid]) => {
+      const ra = a.procs.get(pid);
+      const rb = b.procs.get(pid);
+      const cpuPct =
+        ra && rb ? cpuPctBetween({ ticks: ra.ticks, atMs: a.at }, { ticks: rb.ticks, atMs: b.at }) : null;
+      return {
+        rank,
+        pid,
+        state: ra?.state ?? null,
+        ...(ra?.wchan ? { wchan: ra.wchan } : {}),
+        cpuPct: cpuPct === null ? null : Math.round(cpuPct * 10) / 10,
+      };
+    });
+    const procs = await gpu;
+    await this.record({
+      kind: 'teardown',
+      ts: this.o.model.trainerNowS(a.at),
+      trigger,
+      ranks: list,
+      ...(procs === null ? {} : { gpuProcesses: procs }),
+    });
+  }
+
+  /**
+   * One line appended to the probe file (one small O_APPEND write: lines of the stack sampler's own
+   * cannot interleave with it). Not through the sampler, which stops recording once nsa-dbg stops
+   * the run: the kernel's word on a kill is evidence however the run ended.
+   */
+  private record(e: ProbeEvent): Promise<void> {
+    const path = `${this.o.runDir}/${PROBES_FILE}`;
+    this.writes = this.writes
+      .then(() => this.o.target.exec(['sh', '-c', 'printf "%s" "$1" >> "$2"', 'sh', probeLine(e), path]))
+      .then(() => undefined)
+      .catch(() => undefined);
+    return this.writes;
+  }
+
+  private async gpuProcesses(): Promise<GpuProcess[] | null> {
+    const g = this.o.gpu;
+    if (g === undefined) return null;
+    const r = await g.target.exec([...g.smi, ...COMPUTE_APPS_ARGS], { timeoutMs: 3000 }).catch(() => null);
+    if (r === null || r.code !== 0) return null;
+    return r.stdout
+      .split('\n')
+      .map((l) => parseComputeAppsLine(l))
+      .filter((p): p is GpuProcess => p !== null)
+      .slice(0, 256);
+  }
+
+  /**
+   * The run has ended: the snapshot in flight is recorded, and the kernel log of each rank's node is
+   * read for OOM kills of the ranks' pids since the run began. Before the probe file is closed.
+   */
+  async settle(): Promise<void> {
+    this.stop();
+    await this.taking;
+    const ranks = this.o.ranks();
+    const rankOf = new Map(ranks.map(([r, p]) => [p, r]));
+    const timeout = new Promise<null>((r) => setTimeout(() => r(null), KERNEL_LOG_MS).unref?.());
+    const kills = await Promise.race([
+      oomKillsOf(
+        this.o.target,
+        ranks.map(([, p]) => p),
+        this.startedS - 60,
+      ).catch(() => null),
+      timeout,
+    ]);
+    for (const k of kills?.values() ?? []) {
+      const rank = rankOf.get(k.pid);
+      if (rank === undefined) continue;
+      await this.record({
+        kind: 'oom-kill',
+        ts: k.atS ?? this.o.model.trainerNowS(Date.now()),
+        rank,
+        pid: k.pid,
+        process: k.process,
+        memcg: k.memcg,
+        ...(k.anonRssKiB === undefined ? {} : { anonRssKiB: k.anonRssKiB }),
+        ...(k.totalVmKiB === undefined ? {} : { totalVmKiB: k.totalVmKiB }),
+      });
+    }
+  }
+}
