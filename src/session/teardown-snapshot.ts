@@ -27,6 +27,8 @@ const CPU_WINDOW_MS = 300;
  */
 const LIVENESS_LOCAL_MS = 250;
 const LIVENESS_REMOTE_MS = 2000;
+/** a look at every rank's process costs a read each: at least this long between looks, per rank */
+const LIVENESS_MS_PER_RANK = 8;
 /** a kernel log that does not answer in this long is left out */
 const KERNEL_LOG_MS = 5000;
 
@@ -57,6 +59,7 @@ export class TeardownSnapshot {
   private writes: Promise<void> = Promise.resolve();
   private taking: Promise<void> | null = null;
   private polling = false;
+  private lastPollMs = 0;
   private readonly timer: NodeJS.Timeout | null;
   private readonly startedS: number;
 
@@ -82,6 +85,11 @@ export class TeardownSnapshot {
   /** its own clock, not the checks' tick (once a second while no rank is silent) */
   private tick(): void {
     if (this.taking !== null || this.stopped || this.polling) return;
+    // many ranks: each look reads every rank's /proc, so looks are spaced by the count (256 ranks:
+    // every 2 s), keeping the cost of watching flat as the job grows
+    const now = Date.now();
+    if (now - this.lastPollMs < LIVENESS_MS_PER_RANK * this.o.ranks().length) return;
+    this.lastPollMs = now;
     this.polling = true;
     void this.pollLiveness().finally(() => {
       this.polling = false;
@@ -100,10 +108,7 @@ export class TeardownSnapshot {
     const ranks = this.o.ranks();
     if (ranks.length < 2) return;
     const at = Date.now();
-    const procs = await readProcMany(
-      this.o.target,
-      ranks.map(([, p]) => p),
-    ).catch(() => null);
+    const procs = await readProcMany(this.o.target, [...new Set(ranks.map(([, p]) => p))]).catch(() => null);
     if (procs === null || this.taking !== null || this.stopped) return;
     const gone = ranks.filter(([, p]) => ended(procs.get(p))).map(([r]) => r);
     if (gone.length === 0 || gone.length === ranks.length) return;
