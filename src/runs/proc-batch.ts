@@ -90,25 +90,39 @@ export async function readPerNode<T>(
 /**
  * Asks made in the same turn of the event loop go out together: each is queued, and one flush per
  * turn takes them all (the prober checks each silent rank on its own schedule, and they line up).
+ * While a flush is out, asks wait and go together in the next one (one flush out at a time): at
+ * 256 silent ranks asks came a few per turn, each a command per node, and a node's commands queued
+ * up faster than it answered them; now a node has at most one command of each kind waiting.
  */
 abstract class TurnBatcher<Ask, Answer> {
   private pending: Array<{ ask: Ask; answer: (a: Answer) => void }> = [];
   private scheduled = false;
+  private flushing = false;
 
   protected queue(ask: Ask): Promise<Answer> {
     return new Promise((answer) => {
       this.pending.push({ ask, answer });
-      if (this.scheduled) return;
-      this.scheduled = true;
-      setImmediate(() => void this.flushTurn());
+      this.schedule();
     });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.flushing || this.pending.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => void this.flushTurn());
   }
 
   private async flushTurn(): Promise<void> {
     const batch = this.pending.splice(0);
     this.scheduled = false;
-    const answers = await this.flush(batch.map((b) => b.ask));
-    for (const [i, b] of batch.entries()) b.answer(answers[i]!);
+    this.flushing = true;
+    try {
+      const answers = await this.flush(batch.map((b) => b.ask));
+      for (const [i, b] of batch.entries()) b.answer(answers[i]!);
+    } finally {
+      this.flushing = false;
+      this.schedule();
+    }
   }
 
   /** one answer per ask, in order */
