@@ -84,6 +84,11 @@ export interface EvidenceState {
   flightRecorder: Map<string, FlightRecorderEvent>;
   procProbes: ProcProbeEvent[];
   dumpRequests: DumpRequestEvent[];
+  /**
+   * straggler samples per rank: how many were taken and how many found the rank in a collective
+   * wait. Counts only: each sample is classified as it is read and let go (straggler.ts ranks them)
+   */
+  stackSamples: Map<number, { samples: number; waiting: number }>;
   /** which node each rank runs on (multi-node runs: nodes.jsonl) */
   nodes: NodeMap;
   /**

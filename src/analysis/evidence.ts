@@ -27,11 +27,13 @@ import { type ManyRanks, manyRanksLive, type RankRow, rankRows } from './rank-ta
 import type { AnalysisResult, PastStallReport } from './result.js';
 import { matchOutput, matchSource, type Signature } from './signatures.js';
 import { type CurrentSilence, currentSilences, pastStallReports } from './silences.js';
+import { inCollective, programFrames } from './stack-diff.js';
 import { StallDetector, type StallDetectorOptions } from './stall-detector.js';
 import { DEFAULT_JUDGE, type JudgeSettings } from './stall-judge.js';
 import { StepCadence, type StepFormatReport } from './step-cadence.js';
 import { type StepRecord, setEnd, setLoss, setToks } from './step-stats.js';
 import { RankSteps } from './step-store.js';
+import { type StragglerRank, stragglersOf } from './straggler.js';
 import { decide, type ResultOptions } from './verdict.js';
 import { WorkerRanks } from './worker-ranks.js';
 
@@ -68,6 +70,7 @@ export class Evidence {
       detector: new StallDetector(opts.detector),
       procProbes: [],
       dumpRequests: [],
+      stackSamples: new Map(),
       probing: false,
       judge: { ...DEFAULT_JUDGE, ...definedOnly(opts.judge ?? {}) },
       steps: new Map(),
@@ -141,6 +144,16 @@ export class Evidence {
         else pushBounded(s.dumpRequests, e);
         this.seenAt(e.ts);
         return;
+      case 'stack-sample': {
+        // the rank its pid is placed at (a guessed rank is corrected by the pid's heartbeats)
+        let rank = e.rank;
+        for (const [r, w] of s.workers) if (w.pid === e.pid) rank = r;
+        const c = s.stackSamples.get(rank) ?? { samples: 0, waiting: 0 };
+        c.samples++;
+        if (inCollective(programFrames(e.dump))) c.waiting++;
+        s.stackSamples.set(rank, c);
+        return;
+      }
       case 'worker':
         // its rank is where worker-ranks.ts places it (a guessed one, where its pid beats)
         this.workerRanks.add(e);
@@ -281,6 +294,11 @@ export class Evidence {
   /** the per-rank table, root cause and stack diff of a many-rank run now (rank-table.ts) */
   manyRanks(nowS: number, steps: Array<{ rank: number; step: number }>): ManyRanks {
     return manyRanksLive(this.s, steps, currentSilences(this.s, nowS));
+  }
+
+  /** every straggler-sampled rank scored, the straggler named when one stands out (straggler.ts) */
+  stragglers(): StragglerRank[] {
+    return stragglersOf(this.s);
   }
 
   /** the per-rank rows alone (after the end, the verdict supplies root cause and diff) */

@@ -44,6 +44,7 @@ import {
   whereIn,
 } from './silences.js';
 import type { SlowStep } from './step-stats.js';
+import { stragglersOf } from './straggler.js';
 
 export interface ResultOptions {
   /** the clock (trainer's epoch seconds); offline: defaults to the last timestamped evidence */
@@ -344,6 +345,7 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
     })),
     hotFrames: hotFramesOf(dumpsInOrder(s)),
     stackDiff: stackDiffOf(s, silences),
+    stragglers: stragglersOf(s),
     detector: { ...s.detector.settings(), ...s.judge },
   };
   if (s.flightRecorder.size > 0) {

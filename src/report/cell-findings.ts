@@ -3,6 +3,7 @@
  * (src/analysis/slow-groups.ts): the routine grouped, the finding first. Read from the analysis
  * the cell keeps, which a newer or older nsa-dbg may have written: anything malformed is left out.
  */
+
 import type { LastWordsReport } from '../analysis/last-words.js';
 import type { DumpReport } from '../analysis/result.js';
 import {
@@ -14,6 +15,7 @@ import {
   summariseSlowSteps,
 } from '../analysis/slow-groups.js';
 import type { SlowStep } from '../analysis/step-stats.js';
+import { type StragglerRank, stragglerText } from '../analysis/straggler.js';
 import type { Cell } from '../notebook/model.js';
 import { rankSetText } from '../util/rank-set.js';
 
@@ -79,4 +81,25 @@ export function lastWordsLines(c: Cell): string[] {
     groups.set(key, g);
   }
   return [...groups].map(([key, g]) => `${rankSetText(g.ranks)} — ${g.w.fatal ? 'died of ' : ''}${key}`);
+}
+
+/**
+ * The cell's straggler ranking (stack samples taken while it trained): the finding in one line, then
+ * each rank's score, least waiting first. Empty when no rank was sampled (a single rank, an old cell).
+ */
+export function stragglerLines(c: Cell): string[] {
+  const list = c.analysis?.stragglers;
+  if (!Array.isArray(list)) return [];
+  const ranks = (list as StragglerRank[]).filter(
+    (r) => typeof r === 'object' && r !== null && typeof r.rank === 'number' && typeof r.score === 'number',
+  );
+  const head = stragglerText(ranks);
+  if (head === null) return [];
+  const rows = [...ranks]
+    .sort((a, b) => b.score - a.score || a.rank - b.rank)
+    .map(
+      (r) =>
+        `rank ${r.rank}${r.node ? ` (${r.node})` : ''}: score ${r.score.toFixed(2)}, waiting in ${Math.round(r.waitShare * 100)} % of ${r.samples} samples${r.named ? ' — the straggler' : ''}`,
+    );
+  return [head, ...rows];
 }

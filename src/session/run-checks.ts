@@ -13,6 +13,7 @@ import type { LiveModel } from './live-model.js';
 import { askEverySilentRank, describeDumps, dumpEveryRank } from './rank-dumps.js';
 import { StallProber } from './stall-prober.js';
 import type { HotFramesView } from './state.js';
+import { StragglerSampling } from './straggler-sampling.js';
 
 const CULPRIT_WAIT_MS = 15_000;
 
@@ -26,6 +27,8 @@ function nodeOfPid(model: LiveModel, pid: number): string | null {
 export class RunChecks {
   private readonly sampler: StackSampler;
   private readonly prober: StallProber;
+  /** every rank's stack sampled while it trains: who the others wait for (straggler-sampling.ts) */
+  private readonly stragglers: StragglerSampling;
   private hot: HotFrameSampling | null = null;
   private confirmed: CurrentSilence | null = null;
   private waiters: Array<(c: CurrentSilence) => void> = [];
@@ -52,6 +55,9 @@ export class RunChecks {
       sampler: this.sampler,
       pidOf: (rank) => this.pidOf(rank),
     });
+    this.stragglers = new StragglerSampling({ target, model });
+    // NSA_DBG_STRAGGLER_SAMPLING=0: the bench's run without it (the same trainer, the same session)
+    if (process.env.NSA_DBG_STRAGGLER_SAMPLING !== '0') this.stragglers.start();
   }
 
   private pidOf(rank: number): number | undefined {
@@ -153,6 +159,7 @@ export class RunChecks {
   }
 
   stop(): void {
+    this.stragglers.close();
     this.prober.stop();
     this.hot?.cancel();
     this.sampler.close();
@@ -166,12 +173,13 @@ export class RunChecks {
    */
   async stopQuietly(): Promise<void> {
     this.stop();
+    await this.stragglers.idle();
     await this.sampler.quiet();
   }
 
   /** stop, and resolve once every stack request in flight has been recorded */
   settle(): Promise<void> {
     this.stop();
-    return this.sampler.idle();
+    return this.stragglers.idle().then(() => this.sampler.idle());
   }
 }
