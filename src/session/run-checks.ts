@@ -13,7 +13,7 @@ import type { LiveModel } from './live-model.js';
 import { askEverySilentRank, describeDumps, dumpEveryRank } from './rank-dumps.js';
 import { StallProber } from './stall-prober.js';
 import type { HotFramesView } from './state.js';
-import { StragglerSampling } from './straggler-sampling.js';
+import { StragglerSampling, samplingMode } from './straggler-sampling.js';
 
 const CULPRIT_WAIT_MS = 15_000;
 
@@ -55,9 +55,10 @@ export class RunChecks {
       sampler: this.sampler,
       pidOf: (rank) => this.pidOf(rank),
     });
-    this.stragglers = new StragglerSampling({ target, model });
-    // NSA_DBG_STRAGGLER_SAMPLING=0: the bench's run without it (the same trainer, the same session)
-    if (process.env.NSA_DBG_STRAGGLER_SAMPLING !== '0') this.stragglers.start();
+    // NSA_DBG_STRAGGLER_SAMPLING: 0 off; alternate:S, on and off in turns (the bench's cost)
+    const mode = samplingMode(process.env.NSA_DBG_STRAGGLER_SAMPLING);
+    this.stragglers = new StragglerSampling({ target, model, alternateS: mode.alternateS });
+    if (mode.on) this.stragglers.start();
   }
 
   private pidOf(rank: number): number | undefined {

@@ -19,11 +19,12 @@ import { execForPid, groupByNode, type Target } from '../targets/target.js';
 import type { LiveModel } from './live-model.js';
 
 /**
- * mean gap between rounds' starts while the evidence is thin: ~12 samples a second per rank. A rank
- * doing 10 % more work is found waiting ~3 % of the time against ~12 % for the others, which takes
- * ~130 samples of each to tell with confidence: 20 steps of half a second (straggler.ts).
+ * mean gap between rounds' starts while the evidence is thin: ~16 samples a second per rank. A rank
+ * doing 10 % more work is found waiting ~5 % of the time against ~15 % for the others (on a loaded
+ * box the all_reduce itself takes a share), which takes ~150 samples of each to tell with
+ * confidence: 20 steps of half a second (straggler.ts, docs/stragglers.md).
  */
-export const FAST_GAP_MS = 80;
+export const FAST_GAP_MS = 60;
 /** a round never starts sooner than this after the one before ended */
 const MIN_GAP_MS = 10;
 /** once settled: a few a minute */
@@ -101,6 +102,21 @@ export interface StragglerSamplingOptions {
   random?: () => number;
   fastGapMs?: number;
   slowGapMs?: number;
+  /**
+   * sample only in every other window of this many seconds (the bench: step time with and without
+   * sampling in the same run, windows far longer than a step)
+   */
+  alternateS?: number;
+}
+
+/**
+ * NSA_DBG_STRAGGLER_SAMPLING: `0` no sampling; `alternate:S` sampling on and off in turns of S
+ * seconds (bench/straggler.ts); anything else, on
+ */
+export function samplingMode(v: string | undefined): { on: boolean; alternateS?: number } {
+  if (v === '0') return { on: false };
+  const m = /^alternate:(\d+(?:\.\d+)?)$/.exec(v ?? '');
+  return m === null ? { on: true } : { on: true, alternateS: Number(m[1]) };
 }
 
 export class StragglerSampling {
@@ -119,9 +135,13 @@ export class StragglerSampling {
 
   constructor(private readonly o: StragglerSamplingOptions) {}
 
+  /** when sampling started (the alternate windows count from it) */
+  private startMs = 0;
+
   start(): void {
     if (this.started || this.closed) return;
     this.started = true;
+    this.startMs = Date.now();
     this.schedule(IDLE_GAP_MS);
   }
 
@@ -192,6 +212,9 @@ export class StragglerSampling {
     const now = Date.now();
     // a silent rank is the stall prober's: its samples, and a hang's stacks, are not disturbed
     if (this.o.model.silences(now).length > 0) return IDLE_GAP_MS;
+    const a = this.o.alternateS;
+    if (a !== undefined && Math.floor((now - this.startMs) / (a * 1000)) % 2 === 1)
+      return this.o.fastGapMs ?? FAST_GAP_MS;
     const workers = [...this.o.model.evidence.workers()].filter(([, w]) => w.path !== '');
     if (workers.length < 2) return IDLE_GAP_MS;
     // training under way (a step done): init and the first compile say nothing of who is slow

@@ -27,7 +27,7 @@ export function demoCommand(deps: CliDeps): CommandModule<object, DemoArgs> {
           .option('step-ms', { type: 'number', describe: 'milliseconds per training step (default 300)' })
           .option('ranks', {
             type: 'number',
-            describe: 'rank processes (lanes demo-rank-stall, demo-rank-crash)',
+            describe: 'rank processes (lanes demo-rank-stall, demo-rank-crash, demo-rank-straggler)',
           })
           .option('lane', { type: 'string', default: 'baseline', describe: 'lane to start with' })
           .option('steps', { type: 'number', describe: 'steps to run (default: the lane’s)' })
