@@ -71,6 +71,7 @@ export class Evidence {
       procProbes: [],
       dumpRequests: [],
       stackSamples: new Map(),
+      sampleRounds: new Map(),
       probing: false,
       judge: { ...DEFAULT_JUDGE, ...definedOnly(opts.judge ?? {}) },
       steps: new Map(),
@@ -149,9 +150,15 @@ export class Evidence {
         let rank = e.rank;
         for (const [r, w] of s.workers) if (w.pid === e.pid) rank = r;
         const c = s.stackSamples.get(rank) ?? { samples: 0, waiting: 0 };
+        const waiting = inCollective(programFrames(e.dump));
         c.samples++;
-        if (inCollective(programFrames(e.dump))) c.waiting++;
+        if (waiting) c.waiting++;
         s.stackSamples.set(rank, c);
+        const round = s.sampleRounds.get(e.id) ?? { n: 0, waiting: 0, lone: -1 };
+        round.n++;
+        if (waiting) round.waiting++;
+        else round.lone = round.lone === -1 ? rank : -2;
+        s.sampleRounds.set(e.id, round);
         return;
       }
       case 'worker':

@@ -23,6 +23,8 @@ export interface RankSampleCounts {
   samples: number;
   /** of them, those inside a collective wait (stack-diff.ts's inCollective) */
   waiting: number;
+  /** rounds in which this rank was the only one sampled not waiting (the last to arrive) */
+  lone?: number;
 }
 
 export interface StragglerRank {
@@ -104,8 +106,24 @@ function dispersion(others: RankSampleCounts[], q: number): number {
 }
 
 /**
+ * The lone test: in how many rounds (all ranks sampled at one moment) a rank was the only one not
+ * waiting while every other sampled rank waited, i.e. the last to arrive. With no straggler that
+ * falls evenly on the ranks (1/R each); a straggler is the last nearly every time. P(X ≥ c) for
+ * X ~ Binomial(T, 1/R), through the lower tail of T − X. The all_reduce's own time, when every rank
+ * waits, drops out here; it is what blunts the share test on a busy box.
+ */
+function lonePValue(c: number, total: number, ranks: number): number {
+  if (total === 0 || c === 0) return 1;
+  return binomialLowerTail(total - c, total, 1 - 1 / ranks);
+}
+
+/**
  * Every sampled rank scored, rank order; `named` on at most one. A run of one rank, or ranks none of
- * which was ever found waiting, names nobody.
+ * which was ever found waiting, names nobody. Two tests, each Bonferroni-corrected for picking the
+ * candidate among R ranks and the two together for being two: the candidate's waiting share
+ * against the others' (quasi-binomial), and how often it was the one last to arrive (the lone
+ * test). Both must point at the same rank, and the test that decides must also show a large
+ * effect (at most half the others' waiting share; last to arrive in at least half the rounds).
  */
 export function rankStragglers(
   counts: RankSampleCounts[],
@@ -131,15 +149,23 @@ export function rankStragglers(
   const k = others.reduce((a, c) => a + c.waiting, 0);
   const q = k / n;
   const phi = dispersion(others, q);
-  const p = binomialLowerTail(cand.waiting / phi, cand.samples / phi, q);
-  const confidence = Math.max(0, 1 - Math.min(1, p * sampled.length));
-  const row = out.find((r) => r.rank === cand.rank)!;
-  row.confidence = r3(confidence);
-  row.named =
-    cand.samples >= settings.minSamples &&
+  const pShare = binomialLowerTail(cand.waiting / phi, cand.samples / phi, q);
+  const lone = sampled.reduce((a, c) => a + (c.lone ?? 0), 0);
+  const topLone = Math.max(...sampled.map((c) => c.lone ?? 0));
+  // the lone test speaks for the candidate only when it is the one most often last
+  const loneAgrees =
+    (cand.lone ?? 0) === topLone && sampled.filter((c) => (c.lone ?? 0) === topLone).length === 1;
+  const pLone = loneAgrees ? lonePValue(cand.lone ?? 0, lone, sampled.length) : 1;
+  // each test corrected for the R ranks the candidate was picked from, and for there being two
+  const sure = (p: number) => Math.max(0, 1 - Math.min(1, 2 * p * sampled.length));
+  const shareOk =
+    sure(pShare) >= settings.confidence &&
     k >= settings.minOthersWaiting &&
-    cand.waiting / cand.samples <= settings.maxRelativeWait * q &&
-    confidence >= settings.confidence;
+    cand.waiting / cand.samples <= settings.maxRelativeWait * q;
+  const loneOk = sure(pLone) >= settings.confidence && (cand.lone ?? 0) >= 0.5 * lone;
+  const row = out.find((r) => r.rank === cand.rank)!;
+  row.confidence = r3(sure(Math.min(pShare, pLone)));
+  row.named = cand.samples >= settings.minSamples && (shareOk || loneOk);
   return out;
 }
 
@@ -162,13 +188,20 @@ export function stragglerText(list: StragglerRank[]): string | null {
 }
 
 /** the evidence's sample counts, ranked (the node: the run's node map, else the hook's host) */
-export function stragglersOf(s: Pick<EvidenceState, 'stackSamples' | 'nodes' | 'workers'>): StragglerRank[] {
+export function stragglersOf(
+  s: Pick<EvidenceState, 'stackSamples' | 'sampleRounds' | 'nodes' | 'workers'>,
+): StragglerRank[] {
+  // rounds with at least three ranks sampled, exactly one of them not waiting: its last arriver
+  const lone = new Map<number, number>();
+  for (const r of s.sampleRounds.values())
+    if (r.n >= 3 && r.n - r.waiting === 1 && r.lone >= 0) lone.set(r.lone, (lone.get(r.lone) ?? 0) + 1);
   return rankStragglers(
     [...s.stackSamples].map(([rank, c]) => ({
       rank,
       node: s.nodes.placeOf(rank)?.node ?? (s.workers.get(rank)?.host || null),
       samples: c.samples,
       waiting: c.waiting,
+      lone: lone.get(rank) ?? 0,
     })),
   );
 }

@@ -272,5 +272,7 @@ export interface StackSampleEvent {
   pid: number;
   /** when it was asked for (trainer clock) */
   ts: number;
+  /** the request's id: one for every rank signalled in the same round */
+  id: string;
   dump: DumpEvent;
 }

@@ -248,6 +248,6 @@ export class StackLogReader {
     if (s.inPythonTs !== null) d.inPython = s.inPythonTs - (s.sentTs ?? s.ts) <= IN_PYTHON_S;
     if (!s.sample) this.onDump(d);
     else if (this.rank !== null && this.pid !== null)
-      this.onSample({ kind: 'stack-sample', rank: this.rank, pid: this.pid, ts: s.ts, dump: d });
+      this.onSample({ kind: 'stack-sample', rank: this.rank, pid: this.pid, ts: s.ts, id: s.id, dump: d });
   }
 }

@@ -59,22 +59,38 @@ describe('rankStragglers', () => {
 
   /**
    * Steps of a synchronous run: each rank computes ~0.5 s (±4 % noise, `extra` more for rank 5),
-   * then all meet in an all_reduce of 5 ms; `perStep` samples of every rank at random moments of
-   * each step (all ranks at once), each waiting when it falls after the rank's own compute.
+   * then all meet in an all_reduce of `reduceS` (every rank waits in it, the straggler too);
+   * `perStep` rounds of every rank at random moments of each step (all ranks at once), each
+   * waiting when it falls after the rank's own compute. A round with one rank alone not waiting
+   * counts for that rank's `lone`.
    */
-  function steps(seed: number, nSteps: number, perStep: number, extra: number): RankSampleCounts[] {
+  function steps(
+    seed: number,
+    nSteps: number,
+    perStep: number,
+    extra: number,
+    reduceS = 0.005,
+  ): RankSampleCounts[] {
     const u = rng(seed);
     const gauss = () => Math.sqrt(-2 * Math.log(u() + 1e-12)) * Math.cos(2 * Math.PI * u());
-    const counts = Array.from({ length: 8 }, (_, rank) => ({ rank, node: null, samples: 0, waiting: 0 }));
+    const counts = Array.from({ length: 8 }, (_, rank) => ({
+      rank,
+      node: null,
+      samples: 0,
+      waiting: 0,
+      lone: 0,
+    }));
     for (let s = 0; s < nSteps; s++) {
       const c = counts.map((_, r) => 0.5 * (1 + 0.04 * gauss()) + (r === 5 ? extra : 0));
-      const step = Math.max(...c) + 0.005;
+      const step = Math.max(...c) + reduceS;
       for (let k = 0; k < perStep; k++) {
         const t = u() * step;
+        const notWaiting = counts.filter((x) => t <= c[x.rank]!);
         for (const x of counts) {
           x.samples++;
           if (t > c[x.rank]!) x.waiting++;
         }
+        if (notWaiting.length === 1) notWaiting[0]!.lone++;
       }
     }
     return counts;
@@ -92,11 +108,26 @@ describe('rankStragglers', () => {
     expect(right).toBeGreaterThanOrEqual(95);
   });
 
+  it('names it more often with the lone rounds where the all_reduce itself takes a share of every step (a busy box)', () => {
+    let right = 0;
+    let shareOnly = 0;
+    for (let seed = 1; seed <= 100; seed++) {
+      const c = steps(seed, 20, 6, 0.05, 0.04);
+      const named = rankStragglers(c).filter((r) => r.named);
+      if (named.length === 1 && named[0]!.rank === 5) right++;
+      // without the lone rounds (the share test alone) it is named far less often
+      if (rankStragglers(c.map((x) => ({ ...x, lone: 0 }))).some((r) => r.named && r.rank === 5)) shareOnly++;
+    }
+    console.log(`busy box: named ${right}/100, by the share test alone ${shareOnly}/100`);
+    expect(right).toBeGreaterThanOrEqual(80);
+    expect(shareOnly).toBeLessThan(right);
+  });
+
   it('names nobody when all ranks do the same work, in ≥ 97 of 100 runs, short or long', () => {
     let falseNamed = 0;
     for (let seed = 1; seed <= 100; seed++) {
-      if (rankStragglers(steps(seed, 20, 4, 0)).some((r) => r.named)) falseNamed++;
-      if (rankStragglers(steps(1000 + seed, 200, 4, 0)).some((r) => r.named)) falseNamed++;
+      if (rankStragglers(steps(seed, 20, 6, 0)).some((r) => r.named)) falseNamed++;
+      if (rankStragglers(steps(1000 + seed, 200, 6, 0, 0.04)).some((r) => r.named)) falseNamed++;
     }
     expect(falseNamed).toBeLessThanOrEqual(6);
   });
