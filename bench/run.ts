@@ -13,6 +13,8 @@
  *             with every rank's stack, through nsa-dbg's stack hook and, beside it, one rank at a
  *             time through the trainer's SIGUSR1 handler (bench/scale.ts)
  *   tui.ranks64  the app's CPU on 64 ranks
+ *   straggler what straggler sampling costs a trainer: step time with and without it in the same
+ *             run of compute-bound torch ranks (bench/straggler.ts; `--straggler`: this alone)
  *
  * The parse rates (bench/parse-rates.ts): the engine's next to a plain Python `json.loads` loop
  * over the same heartbeat file, measured in the same run. Targets: heartbeat ≥ 5× the Python loop;
@@ -24,11 +26,13 @@ import { join } from 'node:path';
 import { parseRates } from './parse-rates.js';
 import { measureScale } from './scale.js';
 import { measureStall } from './stall.js';
+import { measureStragglerCost, type StragglerCost } from './straggler.js';
 import { measureTui, type TuiResult } from './tui.js';
 
 const JSON_OUT = process.argv.includes('--json');
 const QUICK = process.argv.includes('--quick');
 const TUI_ONLY = process.argv.includes('--tui');
+const STRAGGLER_ONLY = process.argv.includes('--straggler');
 const WINDOW_S = QUICK ? 10 : 60;
 
 const TRAINER = ['node', join(import.meta.dirname, 'synthetic-trainer.js')];
@@ -132,7 +136,22 @@ async function tuiFigures(): Promise<{ json: Record<string, unknown>; checks: Ch
   };
 }
 
+/** the sampling's cost on a trainer against its target */
+function stragglerCheck(c: StragglerCost): Check {
+  return [
+    'straggler.costPct',
+    c.costPct,
+    c.costPct !== null && c.costPct <= 1,
+    `≤ 1 % (${c.ranks} ranks, ${c.samplesPerRank} samples each; median step ${c.medianOnS?.toFixed(3)} s on, ${c.medianOffS?.toFixed(3)} s off, ${c.stepsOn}/${c.stepsOff} steps)`,
+  ];
+}
+
 async function main(): Promise<void> {
+  if (STRAGGLER_ONLY) {
+    const c = await measureStragglerCost({ steps: QUICK ? 60 : 120 });
+    report([stragglerCheck(c)], { straggler: c, quick: QUICK });
+    return;
+  }
   if (TUI_ONLY) {
     const tui = await tuiFigures();
     report(tui.checks, { tui: tui.json, quick: QUICK });
@@ -143,7 +162,9 @@ async function main(): Promise<void> {
   const memory = engineMemory();
   const tui = await tuiFigures();
   const scale = await measureScale(QUICK ? [4, 16] : [4, 16, 64, 128, 256, 512]);
+  const straggler = await measureStragglerCost({ steps: QUICK ? 60 : 120 });
   const r = {
+    straggler,
     ...Object.fromEntries(
       Object.entries(scale).map(([k, v]) => [
         k,
@@ -185,6 +206,7 @@ async function main(): Promise<void> {
       `≤ ${stall.stallDetectTargetSeconds.toFixed(2)} (in-process watchdog: ${stall.inProcessWatchdogSeconds} s)`,
     ],
     ['falseStalls', stall.falseStalls, stall.falseStalls === 0, '= 0'],
+    stragglerCheck(straggler),
     ...Object.entries(scale).map(([k, v]): Check => {
       const h = v.hook;
       const ok = h.confirmToVerdictS !== null && h.ranksWithStack === h.ranks && h.culprit === h.ranks - 1;

@@ -1,6 +1,6 @@
 /**
  * The per-rank view of a many-rank run, in place of the heartbeat rows: one row per rank (step, lag
- * behind the leader, step time, toks/s, straggler score, last beat age, process state and CPU%,
+ * behind the leader, step time, toks/s, straggler score, stack-sample score (`*`: the straggler), last beat age, process state and CPU%,
  * stack group), the root-cause rank first on a crash or stall, and the stack diff's groups with
  * the odd one out highlighted. A pure view of `state.many`.
  */
@@ -35,9 +35,9 @@ export interface RankTableProps {
   color: boolean;
 }
 
-function rowTone(view: RankView | undefined, straggler: number | null): Tone | null {
+function rowTone(view: RankView | undefined, straggler: number | null, named: boolean): Tone | null {
   if (view?.stall) return view.stall.hang ? 'bad' : 'warn';
-  if (straggler !== null && straggler >= STRAGGLER_FLAG) return 'warn';
+  if (named || (straggler !== null && straggler >= STRAGGLER_FLAG)) return 'warn';
   return null;
 }
 
@@ -89,7 +89,7 @@ export function RankTable({ many, ranks, width, height, color }: RankTableProps)
       ) : null}
       {shown.map((r) => {
         const view = views.get(r.rank);
-        const t = rowTone(view, r.straggler);
+        const t = rowTone(view, r.straggler, r.namedStraggler);
         const l = letters.get(r.rank);
         return (
           <Text key={r.rank} wrap="truncate-end">

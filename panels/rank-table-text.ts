@@ -9,7 +9,7 @@ import { rateText } from '../src/util/rate.js';
 import { formatSeconds, shortenPath } from './format.js';
 import { stallPhrases } from './HeartbeatPanel.js';
 
-export const RANK_HEADER = 'rank  step   lag  s/step  toks/s  strag  beat    st cpu%  stack';
+export const RANK_HEADER = 'rank  step   lag  s/step  toks/s  strag  score  beat    st cpu%  stack';
 /** a multi-node run's rows start with the node and the rank on it */
 const NODE_WIDTH = 10;
 export const NODE_HEADER = `${'node'.padEnd(NODE_WIDTH)} lr `;
@@ -78,6 +78,8 @@ export function rowText(r: RankRow, view: RankView | undefined, cause: boolean):
     (r.stepTimeS === null ? '–' : formatSeconds(r.stepTimeS)).padStart(7),
     fmtToks(r.toksPerS).padStart(7),
     fmtNum(r.straggler, 2).padStart(6),
+    // the stack samples' score; `*` on the rank named the straggler
+    `${fmtNum(r.score, 2)}${r.namedStraggler ? '*' : ' '}`.padStart(6),
     formatSeconds(view?.lastBeatAgeS).padStart(6),
     (r.procState ?? '–').padStart(5),
     (r.cpuPct === null ? '–' : `${Math.round(r.cpuPct)}%`).padStart(5),

@@ -94,6 +94,17 @@ export interface EvidenceState {
   /** ranks the kernel log says the OOM killer ended */
   oomKills: OomKillEvent[];
   dumpRequests: DumpRequestEvent[];
+  /**
+   * straggler samples per rank: how many were taken and how many found the rank in a collective
+   * wait. Counts only: each sample is classified as it is read and let go (straggler.ts ranks them)
+   */
+  stackSamples: Map<number, { samples: number; waiting: number }>;
+  /**
+   * the same samples by round (one request id: every rank signalled at one moment), a few numbers
+   * each whatever the ranks: how many were sampled, how many waited, and the one rank not waiting
+   * (-1 none yet, -2 more than one). Read in any order, the same tally (straggler.ts's lone test)
+   */
+  sampleRounds: Map<string, { n: number; waiting: number; lone: number }>;
   /** which node each rank runs on (multi-node runs: nodes.jsonl) */
   nodes: NodeMap;
   /**

@@ -28,11 +28,13 @@ import { type ManyRanks, manyRanksLive, type RankRow, rankRows } from './rank-ta
 import type { AnalysisResult, PastStallReport } from './result.js';
 import { matchOutput, matchSource, type Signature } from './signatures.js';
 import { type CurrentSilence, currentSilences, pastStallReports } from './silences.js';
+import { inCollective, programFrames } from './stack-diff.js';
 import { StallDetector, type StallDetectorOptions } from './stall-detector.js';
 import { DEFAULT_JUDGE, type JudgeSettings } from './stall-judge.js';
 import { StepCadence, type StepFormatReport } from './step-cadence.js';
 import { type StepRecord, setEnd, setLoss, setToks } from './step-stats.js';
 import { RankSteps } from './step-store.js';
+import { type StragglerRank, stragglersOf } from './straggler.js';
 import { decide, type ResultOptions } from './verdict.js';
 import { WorkerRanks } from './worker-ranks.js';
 
@@ -73,6 +75,8 @@ export class Evidence {
       oomKills: [],
       slurmCancel: null,
       dumpRequests: [],
+      stackSamples: new Map(),
+      sampleRounds: new Map(),
       probing: false,
       judge: { ...DEFAULT_JUDGE, ...definedOnly(opts.judge ?? {}) },
       steps: new Map(),
@@ -153,6 +157,22 @@ export class Evidence {
         if (e.kind === 'teardown') pushBounded(s.teardowns, e);
         else pushBounded(s.oomKills, e);
         return;
+      case 'stack-sample': {
+        // the rank its pid is placed at (a guessed rank is corrected by the pid's heartbeats)
+        let rank = e.rank;
+        for (const [r, w] of s.workers) if (w.pid === e.pid) rank = r;
+        const c = s.stackSamples.get(rank) ?? { samples: 0, waiting: 0 };
+        const waiting = inCollective(programFrames(e.dump));
+        c.samples++;
+        if (waiting) c.waiting++;
+        s.stackSamples.set(rank, c);
+        const round = s.sampleRounds.get(e.id) ?? { n: 0, waiting: 0, lone: -1 };
+        round.n++;
+        if (waiting) round.waiting++;
+        else round.lone = round.lone === -1 ? rank : -2;
+        s.sampleRounds.set(e.id, round);
+        return;
+      }
       case 'worker':
         // its rank is where worker-ranks.ts places it (a guessed one, where its pid beats)
         this.workerRanks.add(e);
@@ -295,6 +315,11 @@ export class Evidence {
   /** the per-rank table, root cause and stack diff of a many-rank run now (rank-table.ts) */
   manyRanks(nowS: number, steps: Array<{ rank: number; step: number }>): ManyRanks {
     return manyRanksLive(this.s, steps, currentSilences(this.s, nowS));
+  }
+
+  /** every straggler-sampled rank scored, the straggler named when one stands out (straggler.ts) */
+  stragglers(): StragglerRank[] {
+    return stragglersOf(this.s);
   }
 
   /** the per-rank rows alone (after the end, the verdict supplies root cause and diff) */

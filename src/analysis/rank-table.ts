@@ -1,6 +1,7 @@
 /**
  * The per-rank table of a many-rank run: each rank's step and lag behind the leader, its recent
- * step time and toks/s, a straggler score, and the newest probe of its process (state, CPU%).
+ * step time and toks/s, a straggler score (its step time against the others'), the score of its
+ * stack samples (how rarely it was found waiting for the others), and the newest probe of its process (state, CPU%).
  * Pure: the evidence in, rows out. The root-cause rank and the stack diff come from the same
  * judgements the verdict uses (rank-stacks.ts).
  */
@@ -11,6 +12,7 @@ import type { CrashReport, StallReport } from './result.js';
 import type { CurrentSilence } from './silences.js';
 import type { StackDiff } from './stack-diff.js';
 import { median, type StepRecord } from './step-stats.js';
+import { stragglersOf } from './straggler.js';
 
 /** step durations averaged (median) for a rank's step time */
 const RECENT_STEPS = 5;
@@ -32,6 +34,13 @@ export interface RankRow {
    * rank's lag in steps where it trails: null when its step time is unknown
    */
   straggler: number | null;
+  /**
+   * from stack samples (straggler.ts): 1 − the share of samples that found the rank waiting in a
+   * collective (1 = never waiting: the one the others wait for); null when it was never sampled
+   */
+  score: number | null;
+  /** the rank is named the straggler (its score stands out with confidence) */
+  namedStraggler: boolean;
   /** the newest probe of the rank's process on the box (probes run while a rank is silent) */
   procState: ProcState | null;
   cpuPct: number | null;
@@ -95,6 +104,7 @@ export function rankRows(s: EvidenceState, steps: Array<{ rank: number; step: nu
   const times = new Map(steps.map((r) => [r.rank, stepTime(recs.get(r.rank) ?? [])]));
   const known = [...times.values()].filter((t): t is number => t !== null && t > 0);
   const par = median(known);
+  const sampled = new Map(stragglersOf(s).map((x) => [x.rank, x]));
   const rows = steps.map((r) => {
     const t = times.get(r.rank) ?? null;
     const lag = leader - r.step;
@@ -108,6 +118,8 @@ export function rankRows(s: EvidenceState, steps: Array<{ rank: number; step: nu
       stepTimeS: t,
       toksPerS: newestToks(recs.get(r.rank) ?? []),
       straggler: ratio === null ? null : Math.round(Math.max(ratio, 1 + lag) * 100) / 100,
+      score: sampled.get(r.rank)?.score ?? null,
+      namedStraggler: sampled.get(r.rank)?.named === true,
       procState: p?.state ?? null,
       cpuPct: p?.cpuPct ?? null,
     };

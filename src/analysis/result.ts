@@ -15,6 +15,7 @@ import type { StallWhere } from './stall-detector.js';
 import type { StallEvidence } from './stall-judge.js';
 import type { StepFormatReport } from './step-cadence.js';
 import type { SlowStep } from './step-stats.js';
+import type { StragglerRank } from './straggler.js';
 import type { TeardownReport } from './teardown.js';
 
 export interface StallReport {
@@ -172,6 +173,11 @@ export interface AnalysisResult {
   hotFrames: HotFrame[];
   /** ranks grouped by identical main-thread stacks (newest dump of each; during a hang, taken in it) */
   stackDiff: StackDiff | null;
+  /**
+   * every rank nsa-dbg took straggler samples of, scored (straggler.ts); `named` on the straggler,
+   * when one stands out with confidence. Empty when no rank was sampled.
+   */
+  stragglers: StragglerRank[];
   /**
    * what a person reads of the run besides the verdict (series, excerpts, platform): set by whoever
    * read the folder (the live session, `analyze`), from the same reader

@@ -44,6 +44,7 @@ import {
   whereIn,
 } from './silences.js';
 import type { SlowStep } from './step-stats.js';
+import { stragglersOf } from './straggler.js';
 import { oomKillsOf, teardownField, teardownSummary } from './teardown.js';
 
 export interface ResultOptions {
@@ -346,6 +347,7 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
     })),
     hotFrames: hotFramesOf(dumpsInOrder(s)),
     stackDiff: stackDiffOf(s, silences),
+    stragglers: stragglersOf(s),
     detector: { ...s.detector.settings(), ...s.judge },
   };
   if (s.flightRecorder.size > 0) {

@@ -303,4 +303,20 @@ export type IngestEvent =
   | LastWordsEvent
   | WorkerEvent
   | FlightRecorderEvent
-  | ProbeEvent;
+  | ProbeEvent
+  | StackSampleEvent;
+
+/**
+ * One straggler sample (a stack-hook dump nsa-dbg asked for with the `sample` mark): the evidence
+ * classifies it (in a collective wait or not), counts it and lets it go; it is never kept as a dump.
+ */
+export interface StackSampleEvent {
+  kind: 'stack-sample';
+  rank: number;
+  pid: number;
+  /** when it was asked for (trainer clock) */
+  ts: number;
+  /** the request's id: one for every rank signalled in the same round */
+  id: string;
+  dump: DumpEvent;
+}

@@ -290,6 +290,8 @@ export class RunFolderReader {
           this.view.dump?.(d.file, d);
         },
         (w) => this.emit(w, { stream, seq: 0 }),
+        // a straggler sample: counted by the evidence, never shown or kept as a dump
+        (x) => this.emit(x, { stream, seq: 0 }),
       );
       this.stackLogs.set(path, r);
     }

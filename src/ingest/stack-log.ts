@@ -8,6 +8,7 @@
  *     File "train.py", line 40 in train_step
  *   …
  *   # in-python 1795300000.125                    ← the hook's Python handler, once Python runs again
+ *   # request 1795300002.500 1795300002.501 sample ← a straggler sample (src/session/straggler-sampling.ts)
  *
  * Each request's dump is the text after its `# request` line: a DumpEvent named `<path>@<id>`, with
  * the request's time and whether the main thread ran Python right after (within IN_PYTHON_S). The
@@ -16,10 +17,13 @@
  * the second says how soon Python ran. Older logs (and a `date` without %N) have only the id.
  * `rank_var` null: the process had no rank in its environment and the hook guessed 0 (the evidence
  * places it by its pid's heartbeats: src/analysis/worker-ranks.ts).
+ * A request marked `sample` is a straggler sample: read once, when whole (its in-python mark, the
+ * next request or the end), and handed on as a StackSampleEvent to be counted, not kept as a dump:
+ * many thousands of them come in a long run.
  */
 
 import { parseJsonObject } from '../util/json-object.js';
-import type { DumpEvent, LastWordsEvent, WorkerEvent } from './events.js';
+import type { DumpEvent, LastWordsEvent, StackSampleEvent, WorkerEvent } from './events.js';
 import {
   FATAL_HEADER,
   fatalSignalName,
@@ -36,7 +40,9 @@ export const IN_PYTHON_S = 1;
 const MAX_SEGMENT_CHARS = 1 << 20;
 
 const HEADER = /^# nsa-dbg stacks (.*)$/;
-const REQUEST = /^# request (\d+(?:\.\d+)?)(?:\s+(\S+))?\s*$/;
+const REQUEST = /^# request (\d+(?:\.\d+)?)(?:\s+(\S+))?(?:\s+(sample))?\s*$/;
+/** the mark of a straggler sample's request */
+export const SAMPLE_MARK = 'sample';
 const NUMBER = /^\d+(?:\.\d+)?$/;
 const IN_PYTHON = /^# in-python (\d+(?:\.\d+)?)\s*$/;
 
@@ -57,6 +63,9 @@ interface Segment {
   inPythonTs: number | null;
   /** lines came since it was last read */
   dirty: boolean;
+  /** a straggler sample: handed on once, when whole */
+  sample: boolean;
+  done: boolean;
 }
 
 /** a last-words record being read (src/ingest/last-words.ts) */
@@ -82,6 +91,7 @@ export class StackLogReader {
     private readonly onWorker: (w: WorkerEvent) => void,
     private readonly onDump: (d: DumpEvent) => void,
     private readonly onLastWords: (w: LastWordsEvent) => void = () => {},
+    private readonly onSample: (s: StackSampleEvent) => void = () => {},
   ) {}
 
   /** the file's next line (without its newline) */
@@ -95,8 +105,20 @@ export class StackLogReader {
     const r = REQUEST.exec(line);
     if (r !== null) {
       this.flush();
+      if (this.cur?.sample) this.emit(this.cur);
       const sent = r[2] !== undefined && NUMBER.test(r[2]) ? Number(r[2]) : null;
-      this.cur = { id: r[1]!, ts: Number(r[1]), sentTs: sent, text: '', inPythonTs: null, dirty: false };
+      // (a box whose `date` printed nothing: the mark is the second word)
+      const sample = r[3] === SAMPLE_MARK || r[2] === SAMPLE_MARK;
+      this.cur = {
+        id: r[1]!,
+        ts: Number(r[1]),
+        sentTs: sent,
+        text: '',
+        inPythonTs: null,
+        dirty: false,
+        sample,
+        done: false,
+      };
       return;
     }
     const cur = this.cur;
@@ -116,7 +138,8 @@ export class StackLogReader {
 
   /** the lines read so far are all there is for now: the dump as far as it got is read */
   flush(): void {
-    if (this.cur?.dirty) this.emit(this.cur);
+    // a sample is read whole or not at all (a dump cut mid-way could miss its collective frame)
+    if (this.cur?.dirty && !this.cur.sample) this.emit(this.cur);
     if (this.words?.dirty) this.emitWords(this.words, false);
   }
 
@@ -211,13 +234,20 @@ export class StackLogReader {
 
   private emit(s: Segment): void {
     s.dirty = false;
+    if (s.sample && s.done) return;
     const d = parseStackDump(s.text, stackDumpName(this.path, s.id));
+    if (s.sample) {
+      s.done = true;
+      s.text = '';
+    }
     if (d === null) return;
     d.ts = s.ts;
     d.threads = d.threads.filter((t) => !isHookThread(t));
     for (const t of d.threads)
       if (this.main !== null && t.ident?.toLowerCase() === this.main) t.name = 'MainThread';
     if (s.inPythonTs !== null) d.inPython = s.inPythonTs - (s.sentTs ?? s.ts) <= IN_PYTHON_S;
-    this.onDump(d);
+    if (!s.sample) this.onDump(d);
+    else if (this.rank !== null && this.pid !== null)
+      this.onSample({ kind: 'stack-sample', rank: this.rank, pid: this.pid, ts: s.ts, id: s.id, dump: d });
   }
 }

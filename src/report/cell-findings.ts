@@ -3,6 +3,7 @@
  * (src/analysis/slow-groups.ts): the routine grouped, the finding first. Read from the analysis
  * the cell keeps, which a newer or older nsa-dbg may have written: anything malformed is left out.
  */
+
 import type { LastWordsReport } from '../analysis/last-words.js';
 import type { DumpReport } from '../analysis/result.js';
 import {
@@ -14,6 +15,7 @@ import {
   summariseSlowSteps,
 } from '../analysis/slow-groups.js';
 import type { SlowStep } from '../analysis/step-stats.js';
+import { type StragglerRank, stragglerText } from '../analysis/straggler.js';
 import type { Cell } from '../notebook/model.js';
 import { rankSetText } from '../util/rank-set.js';
 
@@ -81,6 +83,9 @@ export function lastWordsLines(c: Cell): string[] {
   return [...groups].map(([key, g]) => `${rankSetText(g.ranks)} — ${g.w.fatal ? 'died of ' : ''}${key}`);
 }
 
+/** ranks whose straggler score the report spells out, least waiting first */
+const SCORES_LISTED = 8;
+
 /** files of one kind named more often than this are one entry: `heartbeat_rank*.jsonl` (512 files) */
 const LISTED_PER_KIND = 16;
 
@@ -105,4 +110,31 @@ export function evidenceFilesText(files: readonly string[]): string {
     }
   }
   return out.join(', ');
+}
+
+/**
+ * The cell's straggler ranking (stack samples taken while it trained): the finding in one line, then
+ * each rank's score, least waiting first. Empty when no rank was sampled (a single rank, an old cell).
+ */
+export function stragglerLines(c: Cell): string[] {
+  const list = c.analysis?.stragglers;
+  if (!Array.isArray(list)) return [];
+  const ranks = (list as StragglerRank[]).filter(
+    (r) => typeof r === 'object' && r !== null && typeof r.rank === 'number' && typeof r.score === 'number',
+  );
+  const head = stragglerText(ranks);
+  if (head === null) return [];
+  const sorted = [...ranks].sort((a, b) => b.score - a.score || a.rank - b.rank);
+  // the least waiting few, then one line for the rest: the section does not grow with the job
+  const shown = sorted.slice(0, SCORES_LISTED);
+  const rest = sorted.slice(SCORES_LISTED);
+  const rows = shown.map(
+    (r) =>
+      `rank ${r.rank}${r.node ? ` (${r.node})` : ''}: score ${r.score.toFixed(2)}, waiting in ${Math.round(r.waitShare * 100)} % of ${r.samples} samples${r.named ? ' — the straggler' : ''}`,
+  );
+  if (rest.length > 0)
+    rows.push(
+      `${rankSetText(rest.map((r) => r.rank))}: scores ${rest.at(-1)!.score.toFixed(2)}–${rest[0]!.score.toFixed(2)}`,
+    );
+  return [head, ...rows];
 }

@@ -8,7 +8,13 @@ import type { Cell } from '../notebook/model.js';
 import { proofLine } from '../notebook/run-proof.js';
 import { rateOrDash } from '../util/rate.js';
 import { shQuote } from '../util/sh-quote.js';
-import { cellDumps, evidenceFilesText, lastWordsLines, slowStepsLine } from './cell-findings.js';
+import {
+  cellDumps,
+  evidenceFilesText,
+  lastWordsLines,
+  slowStepsLine,
+  stragglerLines,
+} from './cell-findings.js';
 import { stoppedByUser } from './cells.js';
 import type { CellStatus, ReportRow } from './model.js';
 import { oomKillLines, teardownLine } from './teardown-lines.js';
@@ -130,5 +136,9 @@ export function cellSection(r: ReportRow): string[] {
       ...words.map((w) => `- ${w}`),
       '',
     );
+  // which rank held the others back, from stack samples (src/analysis/straggler.ts)
+  const [straggler, ...scores] = stragglerLines(c);
+  if (straggler !== undefined)
+    out.push('#### Stragglers', '', straggler, '', ...scores.map((r) => `- ${r}`), '');
   return out;
 }

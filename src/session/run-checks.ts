@@ -13,6 +13,7 @@ import type { LiveModel } from './live-model.js';
 import { askEverySilentRank, describeDumps, dumpEveryRank } from './rank-dumps.js';
 import { StallProber } from './stall-prober.js';
 import type { HotFramesView } from './state.js';
+import { StragglerSampling, samplingMode } from './straggler-sampling.js';
 import { TeardownSnapshot, type TeardownSnapshotOptions } from './teardown-snapshot.js';
 
 const CULPRIT_WAIT_MS = 15_000;
@@ -28,6 +29,8 @@ export class RunChecks {
   private readonly sampler: StackSampler;
   private readonly prober: StallProber;
   private readonly teardown: TeardownSnapshot;
+  /** every rank's stack sampled while it trains: who the others wait for (straggler-sampling.ts) */
+  private readonly stragglers: StragglerSampling;
   private hot: HotFrameSampling | null = null;
   private confirmed: CurrentSilence | null = null;
   private waiters: Array<(c: CurrentSilence) => void> = [];
@@ -62,6 +65,10 @@ export class RunChecks {
       ranks: () => this.rankPidList(),
       ...teardown,
     });
+    // NSA_DBG_STRAGGLER_SAMPLING: 0 off; alternate:S, on and off in turns (the bench's cost)
+    const mode = samplingMode(process.env.NSA_DBG_STRAGGLER_SAMPLING);
+    this.stragglers = new StragglerSampling({ target, model, alternateS: mode.alternateS });
+    if (mode.on) this.stragglers.start();
   }
 
   private pidOf(rank: number): number | undefined {
@@ -168,6 +175,7 @@ export class RunChecks {
 
   stop(): void {
     this.teardown.stop();
+    this.stragglers.close();
     this.prober.stop();
     this.hot?.cancel();
     this.sampler.close();
@@ -181,6 +189,7 @@ export class RunChecks {
    */
   async stopQuietly(): Promise<void> {
     this.stop();
+    await this.stragglers.idle();
     await this.sampler.quiet();
   }
 
@@ -188,6 +197,6 @@ export class RunChecks {
   async settle(): Promise<void> {
     await this.teardown.settle();
     this.stop();
-    return this.sampler.idle();
+    return this.stragglers.idle().then(() => this.sampler.idle());
   }
 }

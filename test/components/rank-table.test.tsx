@@ -40,6 +40,8 @@ const row = (rank: number, partial: Partial<RankRow> = {}): RankRow => ({
   stepTimeS: 0.52,
   toksPerS: 12_345,
   straggler: 1,
+  score: null,
+  namedStraggler: false,
   procState: 'S',
   cpuPct: 0,
   ...partial,
@@ -109,11 +111,13 @@ function dashboard(state: DashboardState, columns = 80, rows = 24): string[] {
 describe('RankTable', () => {
   it('puts the root-cause rank first, with its banner, then the others by rank', () => {
     const lines = table(HUNG);
-    expect(lines[0]).toMatch(/^rank\s+step\s+lag\s+s\/step\s+toks\/s\s+strag\s+beat\s+st\s+cpu%\s+stack/);
+    expect(lines[0]).toMatch(
+      /^rank\s+step\s+lag\s+s\/step\s+toks\/s\s+strag\s+score\s+beat\s+st\s+cpu%\s+stack/,
+    );
     expect(lines[1]).toContain('ROOT CAUSE rank 7');
     expect(lines[1]).toContain('backward');
-    expect(lines[2]).toMatch(/^>r7\s+11\s+-1\s+1\.9s\s+12\.3k\s+3\.65\s+30\.0s\s+R\s+99%\s+B$/);
-    expect(lines[3]).toMatch(/^ r0\s+12\s+0\s+0\.5s\s+12\.3k\s+1\.00\s+30\.0s\s+S\s+0%\s+A$/);
+    expect(lines[2]).toMatch(/^>r7\s+11\s+-1\s+1\.9s\s+12\.3k\s+3\.65\s+–\s+30\.0s\s+R\s+99%\s+B$/);
+    expect(lines[3]).toMatch(/^ r0\s+12\s+0\s+0\.5s\s+12\.3k\s+1\.00\s+–\s+30\.0s\s+S\s+0%\s+A$/);
     expect(lines.slice(2, 10).map((l) => /r(\d)/.exec(l)?.[1])).toEqual([
       '7',
       '0',
@@ -124,6 +128,18 @@ describe('RankTable', () => {
       '5',
       '6',
     ]);
+  });
+
+  it('shows each rank’s stack-sample score, a star on the named straggler', () => {
+    const many: ManyRanks = {
+      rows: [0, 1, 2].map((r) => row(r, { score: r === 2 ? 0.97 : 0.86, namedStraggler: r === 2 })),
+      rootCause: null,
+      stackDiff: null,
+    };
+    const lines = table(many);
+    const line = (r: number) => lines.find((l) => l.startsWith(` r${r} `)) ?? '';
+    expect(line(0)).toMatch(/^ r0\s+12\s+0\s+0\.5s\s+12\.3k\s+1\.00\s+0\.86\s+30\.0s/);
+    expect(line(2)).toMatch(/^ r2\s+12\s+0\s+0\.5s\s+12\.3k\s+1\.00\s+0\.97\*\s+30\.0s/);
   });
 
   it('groups the stacks and marks the odd one out', () => {

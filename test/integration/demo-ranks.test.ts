@@ -16,6 +16,8 @@ type Json = any;
 async function headless(
   lane: string,
   ranks?: number,
+  steps = 8,
+  stepMs = 100,
 ): Promise<{ live: Json; offline: Json; code: number | null }> {
   const run = await runCli(
     [
@@ -26,9 +28,9 @@ async function headless(
       lane,
       ...(ranks === undefined ? [] : ['--ranks', String(ranks)]),
       '--steps',
-      '8',
+      String(steps),
       '--step-ms',
-      '100',
+      String(stepMs),
       '--runs-dir',
       join(work, 'runs'),
     ],
@@ -78,5 +80,15 @@ describe('demo --ranks N', () => {
     expect(live.crash.frame.function).toBe('forward');
     expect(live.crash.consequences.map((c: Json) => c.rank).sort()).toEqual([0, 1, 2]);
     expect(offline.crash).toEqual(live.crash);
+  }, 240_000);
+
+  it('demo-rank-straggler: the last rank does 10 % more work each step; its stack samples name it', async () => {
+    const { live, offline, code } = await headless('demo-rank-straggler', 4, 40, 300);
+    expect(code).toBe(0);
+    expect(live.verdict).toBe('pass');
+    // every rank sampled; only the last one named, and analyze of the folder agrees
+    expect(live.stragglers.map((s: Json) => s.rank)).toEqual([0, 1, 2, 3]);
+    expect(live.stragglers.filter((s: Json) => s.named).map((s: Json) => s.rank)).toEqual([3]);
+    expect(offline.stragglers).toEqual(live.stragglers);
   }, 240_000);
 });

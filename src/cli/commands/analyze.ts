@@ -14,6 +14,7 @@ import {
   slowStepText,
   summariseSlowSteps,
 } from '../../analysis/slow-groups.js';
+import { stragglerText } from '../../analysis/straggler.js';
 import { signalName } from '../../runs/signals.js';
 import { rateText } from '../../util/rate.js';
 
@@ -96,6 +97,9 @@ export function formatReport(r: AnalysisResult): string {
     );
   }
   if (r.memory) out.push(`peak reserved: ${r.memory.peakReservedMiB} MiB`);
+  // which rank the others wait for, from stack samples taken while it trained (straggler.ts)
+  const straggler = stragglerText(r.stragglers ?? []);
+  if (straggler !== null) out.push(straggler);
   for (const g of slow.groups) out.push(`slow steps: ${slowGroupText(g)}`);
   for (const g of groupDumps(r.dumps)) {
     const d = g.first;

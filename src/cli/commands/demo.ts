@@ -28,7 +28,7 @@ export function demoCommand(deps: CliDeps): CommandModule<object, DemoArgs> {
           .option('step-ms', { type: 'number', describe: 'milliseconds per training step (default 300)' })
           .option('ranks', {
             type: 'number',
-            describe: 'rank processes (lanes demo-rank-stall, demo-rank-crash)',
+            describe: 'rank processes (lanes demo-rank-stall, demo-rank-crash, demo-rank-straggler)',
           })
           .option('nodes', {
             type: 'number',

@@ -12,6 +12,9 @@ NSA_DEMO_RANK_MODE (the lanes demo-rank-stall / demo-rank-crash):
           others wait for it in the all_reduce
   crash   the last rank raises first at that step; the others then fail in the all_reduce
           ("Connection closed by peer")
+  straggler  the last rank does NSA_DEMO_RANK_SLOWER (default 1.1) times the others' work in
+          every step: all ranks keep the same step time (they meet in the all_reduce), and only
+          where the ranks are when sampled tells which one the others wait for
 """
 
 import json
@@ -25,6 +28,7 @@ import traceback
 
 MODE = os.environ.get("NSA_DEMO_RANK_MODE", "")
 AT_STEP = int(os.environ.get("NSA_DEMO_RANK_STEP", "3"))
+SLOWER = float(os.environ.get("NSA_DEMO_RANK_SLOWER", "1.1"))
 
 
 def parent(argv, ranks, out_dir, nodes=1):
@@ -87,6 +91,8 @@ class Rank:
         self.out = out_dir
         self.steps = steps
         self.step_s = step_ms / 1000.0
+        if MODE == "straggler" and self.rank == self.world - 1:
+            self.step_s *= SLOWER
         self.hb = os.path.join(out_dir, f"heartbeat_rank{self.rank}.jsonl")
         self.barrier = os.path.join(out_dir, ".demo_barrier")
 

@@ -48,6 +48,8 @@ describe('rankRows', () => {
       stepTimeS: 1,
       toksPerS: 1000,
       straggler: 1,
+      score: null,
+      namedStraggler: false,
       procState: null,
       cpuPct: null,
     });
