@@ -280,13 +280,15 @@ export class StackSampler {
     // the trainer's own dump, when its main thread is in Python and it has a handler for it; one
     // such request at a time and none while another waits: they go one after another (a dump per
     // whole second), so with many ranks in Python a queue of them would grow a second per rank
-    if (got && !batch && !this.trainerDumpPending && catchesSignal(sigCgt, SIGNUM.USR1!)) {
-      this.trainerDumpPending = true;
-      try {
-        await this.until(() => this.o.dumpNamed?.(name)?.inPython !== undefined, IN_PYTHON_S * 1000);
-        if (this.o.dumpNamed?.(name)?.inPython === true) await this.queued(rank, pid, purpose);
-      } finally {
-        this.trainerDumpPending = false;
+    if (got && !batch && catchesSignal(sigCgt, SIGNUM.USR1!)) {
+      await this.until(() => this.o.dumpNamed?.(name)?.inPython !== undefined, IN_PYTHON_S * 1000);
+      if (this.o.dumpNamed?.(name)?.inPython === true && !this.trainerDumpPending) {
+        this.trainerDumpPending = true;
+        try {
+          await this.queued(rank, pid, purpose);
+        } finally {
+          this.trainerDumpPending = false;
+        }
       }
     }
     return ev;
