@@ -14,7 +14,8 @@ import { LocalTarget } from '../../../src/targets/local.js';
 /** this machine, appending as a remote box must: by running a command */
 class CommandAppends extends LocalTarget {
   execs = 0;
-  override appendFile = undefined;
+  // no file append: the sampler must append by running a command
+  override appendFile = undefined as unknown as LocalTarget['appendFile'];
   override exec(...args: Parameters<LocalTarget['exec']>) {
     this.execs++;
     return super.exec(...args);
