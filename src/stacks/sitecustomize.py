@@ -135,6 +135,22 @@ def _nsa_dbg_stacks():
         os.close(fd)
         return
     os.environ["NSA_DBG_STACK_RANK"] = marker
+    import atexit
+
+    set_signal = signal.signal
+
+    def quiet_at_exit():
+        """The interpreter is shutting down: a stack request from now on would have faulthandler walk
+        thread states being torn down (seen: ranks dying of SIGSEGV when a straggler sample came as
+        the trainer exited). The signal is ignored from here: SigCgt no longer shows it, so nsa-dbg
+        stops asking, and one already on its way does nothing."""
+        try:
+            faulthandler.unregister(sig)
+            set_signal(sig, signal.SIG_IGN)
+        except (ValueError, OSError, RuntimeError):
+            pass
+
+    atexit.register(quiet_at_exit)
     try:
         _nsa_dbg_last_words(fd, pid)
     except Exception:  # last words are a bonus: the SIGUSR1 dump above stands without them
