@@ -112,7 +112,10 @@ function nodeOfRank(live: Json, rank: number): string {
 describe('--hosts: 2 hosts × 2 ranks over two real sshd’s', () => {
   it('passes: an agent per host at one rendezvous, ranks placed on their hosts, mirrors byte-exact, analyze agrees', async () => {
     const { code, live, offline } = await headless('ok');
-    expect(code, JSON.stringify({ verdict: live.verdict, reasons: live.reasons, summary: live.summary })).toBe(0);
+    expect(
+      code,
+      JSON.stringify({ verdict: live.verdict, reasons: live.reasons, summary: live.summary }),
+    ).toBe(0);
     expect(live.verdict).toBe('pass');
     expect(live.ranks).toEqual([0, 1, 2, 3]);
     const cell = live.localDir as string;
