@@ -68,8 +68,6 @@ export class StackSampler {
   /** the second the last filed dump is named by (its own clock, not our estimate of it) */
   private lastDumpS = Number.NEGATIVE_INFINITY;
   private closed = false;
-  /** a trainer's own dump asked for after a stack hook's (at most one waits or runs) */
-  private trainerDumpPending = false;
   /** stack hook requests under way (they do not queue) */
   private readonly inFlight = new Set<Promise<unknown>>();
   /** many ranks' /proc reads and signals, together (src/runs/proc-batch.ts) */
@@ -277,19 +275,10 @@ export class StackSampler {
     else ev = { kind: 'dump-request', ts: at, rank, pid, outcome: 'faulthandler', purpose, file: name };
     if (this.closed) return ev;
     await this.record(ev);
-    // the trainer's own dump, when its main thread is in Python and it has a handler for it; one
-    // such request at a time and none while another waits: they go one after another (a dump per
-    // whole second), so with many ranks in Python a queue of them would grow a second per rank
+    // the trainer's own dump, when its main thread is in Python and it has a handler for it
     if (got && !batch && catchesSignal(sigCgt, SIGNUM.USR1!)) {
       await this.until(() => this.o.dumpNamed?.(name)?.inPython !== undefined, IN_PYTHON_S * 1000);
-      if (this.o.dumpNamed?.(name)?.inPython === true && !this.trainerDumpPending) {
-        this.trainerDumpPending = true;
-        try {
-          await this.queued(rank, pid, purpose);
-        } finally {
-          this.trainerDumpPending = false;
-        }
-      }
+      if (this.o.dumpNamed?.(name)?.inPython === true) await this.queued(rank, pid, purpose);
     }
     return ev;
   }
