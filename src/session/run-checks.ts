@@ -195,7 +195,7 @@ export class RunChecks {
 
   /** stop, and resolve once every stack request in flight (and the teardown's records) is recorded */
   async settle(): Promise<void> {
-    await this.teardown.settle();
+    await this.teardown.settle({ cleanExit: this.run.exitCode === 0 });
     this.stop();
     return this.stragglers.idle().then(() => this.sampler.idle());
   }

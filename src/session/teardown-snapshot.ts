@@ -185,9 +185,12 @@ export class TeardownSnapshot {
    * The run has ended: the snapshot in flight is recorded, and the kernel log of each rank's node is
    * read for OOM kills of the ranks' pids since the run began. Before the probe file is closed.
    */
-  async settle(): Promise<void> {
+  async settle(opts: { cleanExit?: boolean } = {}): Promise<void> {
     this.stop();
     await this.taking;
+    // a run that exited 0 lost no rank to the OOM killer: no kernel log to read (up to 5 s before
+    // the verdict, while the dashboard showed an exited run with no verdict of its own yet)
+    if (opts.cleanExit === true) return;
     const ranks = this.o.ranks();
     const rankOf = new Map(ranks.map(([r, p]) => [p, r]));
     const timeout = new Promise<null>((r) => setTimeout(() => r(null), KERNEL_LOG_MS).unref?.());
