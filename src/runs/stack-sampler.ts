@@ -7,10 +7,9 @@
  * or in `analyze`, reads the same record.
  */
 import type { DumpOutcome, DumpRequestEvent, ProbeEvent, WorkerEvent } from '../ingest/events.js';
-import { PROBES_FILE, probeLine } from '../ingest/probes.js';
 import { IN_PYTHON_S, stackDumpName, stackRequestId } from '../ingest/stack-log.js';
 import type { Target } from '../targets/target.js';
-import { debugLog } from '../util/debug-log.js';
+import { ProbeFile } from './probe-file.js';
 import { ProcBatcher, type ProcReadingWithSignals, SignalBatcher } from './proc-batch.js';
 import { catchesSignal, SIGNUM } from './signals.js';
 
@@ -18,8 +17,6 @@ import { catchesSignal, SIGNUM } from './signals.js';
 export const DUMP_WAIT_MS = 5000;
 /** how long the stack hook's dump may take to be read back (written at once; the log is followed) */
 const HOOK_WAIT_MS = 3000;
-/** the most record bytes one append carries */
-const APPEND_MAX_BYTES = 64 * 1024;
 /** how far our estimate of the trainer's clock may lag it (it is bounded by the files' arrival) */
 const CLOCK_SLACK_S = 0.5;
 
@@ -27,6 +24,8 @@ export interface StackSamplerOptions {
   target: Target;
   /** where nsa-dbg writes its probe file */
   runDir: string;
+  /** the probe file's writer when other checks write to it too (default: one of its own) */
+  probes?: ProbeFile;
   /** where the trainer writes its dumps (py-spy output goes there too) */
   outDir: string;
   /** dump files seen so far (name → its timestamp, trainer clock) */
@@ -52,10 +51,8 @@ function unrecordedRequest(
 
 export class StackSampler {
   private pySpy: Promise<boolean> | null = null;
-  /** appends are chained so records land whole and in order */
-  private writes: Promise<void> = Promise.resolve();
-  /** records not yet appended (the next append takes them all) */
-  private pendingLines: string[] = [];
+  /** the run's probe file, shared with the other checks that write to it */
+  private readonly probes: ProbeFile;
   /** stack requests, one at a time */
   private queue: Promise<void> = Promise.resolve();
   /** the next signal waits for this second (trainer clock): the last dump's name is taken */
@@ -79,46 +76,19 @@ export class StackSampler {
   private readonly answered = new Map<number, number>();
 
   constructor(private readonly o: StackSamplerOptions) {
+    this.probes = o.probes ?? new ProbeFile(o.target, o.runDir);
     this.procs = new ProcBatcher(o.target);
     this.signals = new SignalBatcher(o.target);
   }
 
   /**
-   * append one record to the probe file on the target (read back by the follower like any file).
-   * Records asked for while an append is under way go out together in the next one: one command
-   * per flush, not one per record (at a confirmed hang of 256 ranks the prober files ~500 records a
-   * round; one shell each, in a row, fell further behind every round and the run never concluded).
-   * Once closed nothing is appended: the run is ending, and its files' final read (the mirror's
-   * last drain, the verdict) must not be overtaken by a check that was still reading /proc.
+   * append one record to the probe file (src/runs/probe-file.ts). Once closed nothing is appended:
+   * the run is ending, and its files' final read (the mirror's last drain, the verdict) must not be
+   * overtaken by a check that was still reading /proc.
    */
   record(e: ProbeEvent): Promise<void> {
-    if (this.closed) return this.writes;
-    this.pendingLines.push(probeLine(e));
-    if (this.pendingLines.length === 1) this.writes = this.writes.then(() => this.appendPending());
-    return this.writes;
-  }
-
-  /** one append of every record waiting (in order); failures are dropped like before */
-  private async appendPending(): Promise<void> {
-    // one argument stays well under Linux's 128 KB per argument; the rest goes in the next append
-    let n = 0;
-    let size = 0;
-    while (
-      n < this.pendingLines.length &&
-      (n === 0 || size + this.pendingLines[n]!.length <= APPEND_MAX_BYTES)
-    )
-      size += this.pendingLines[n++]!.length;
-    const text = this.pendingLines.splice(0, n).join('');
-    if (this.pendingLines.length > 0) this.writes = this.writes.then(() => this.appendPending());
-    if (text === '') return;
-    const path = `${this.o.runDir}/${PROBES_FILE}`;
-    const { target } = this.o;
-    await (target.appendFile
-      ? target.appendFile(path, text)
-      : target.exec(['sh', '-c', 'printf "%s" "$1" >> "$2"', 'sh', text, path])
-    )
-      .then(() => undefined)
-      .catch(() => undefined);
+    if (this.closed) return this.probes.flushed();
+    return this.probes.record(e);
   }
 
   /**
@@ -136,13 +106,7 @@ export class StackSampler {
    * a rank blocked in native code comes too late to read as that rank's answer.
    */
   async quiet(): Promise<void> {
-    const t0 = Date.now();
     await this.idle();
-    const waited = Date.now() - t0;
-    if (waited > 2000)
-      debugLog(
-        `stack requests: ${(waited / 1000).toFixed(1)} s until those under way were done (${this.inFlight.size} started since)`,
-      );
     while (this.o.trainerNowS() < Math.max(this.nextSecondS, this.hookWindowEndS)) await sleep(50);
   }
 
@@ -158,23 +122,12 @@ export class StackSampler {
 
   /** resolves once every request asked so far is done and recorded */
   async idle(): Promise<void> {
-    const t0 = Date.now();
     await this.queue;
-    const tq = Date.now();
     // the requests under way now, not those started meanwhile: while a hang of many ranks is
     // being confirmed the prober keeps asking, and waiting for none to be in flight could be forever
     await Promise.all([...this.inFlight]);
-    const t1 = Date.now();
     await this.queue;
-    // an append may chain the next one (records that came meanwhile): wait for the chain's end
-    for (let w = this.writes; ; w = this.writes) {
-      await w;
-      if (w === this.writes) break;
-    }
-    if (Date.now() - t0 > 2000)
-      debugLog(
-        `stack requests: ${((tq - t0) / 1000).toFixed(1)} s for the trainer's own queued, ${((t1 - tq) / 1000).toFixed(1)} s for those in flight, ${((Date.now() - t1) / 1000).toFixed(1)} s for the queue again and the records`,
-      );
+    await this.probes.flushed();
   }
 
   private hasPySpy(): Promise<boolean> {

@@ -107,16 +107,8 @@ export class GpuPoller {
   }
 
   private async pollProcesses(): Promise<void> {
-    try {
-      const r = await this.target.exec([...this.smi, ...COMPUTE_APPS_ARGS], { timeoutMs: 5000 });
-      if (r.code !== 0) return;
-      this.processes = r.stdout
-        .split('\n')
-        .map((l) => parseComputeAppsLine(l))
-        .filter((p): p is GpuProcess => p !== null);
-    } catch {
-      // reported through the stream's state; a failed process query is not worth a second message
-    }
+    // a failed query is reported through the stream's state, not by a second message
+    this.processes = (await gpuProcessesOf(this.target, this.smi, 5000)) ?? this.processes;
   }
 
   stop(): void {
@@ -126,4 +118,18 @@ export class GpuPoller {
     if (this.procTimer) clearInterval(this.procTimer);
     if (this.watchdog) clearInterval(this.watchdog);
   }
+}
+
+/** the GPUs' compute processes (`nvidia-smi --query-compute-apps`), or null when it does not answer */
+export async function gpuProcessesOf(
+  target: Target,
+  smi: string[],
+  timeoutMs: number,
+): Promise<GpuProcess[] | null> {
+  const r = await target.exec([...smi, ...COMPUTE_APPS_ARGS], { timeoutMs }).catch(() => null);
+  if (r === null || r.code !== 0) return null;
+  return r.stdout
+    .split('\n')
+    .map((l) => parseComputeAppsLine(l))
+    .filter((p): p is GpuProcess => p !== null);
 }

@@ -4,6 +4,7 @@
  * by the session with the run's one LiveModel; the verdict itself stays with the evidence.
  */
 import type { CurrentSilence } from '../analysis/silences.js';
+import { ProbeFile } from '../runs/probe-file.js';
 import type { RunController } from '../runs/run-controller.js';
 import { runPidIsLauncher } from '../runs/run-launcher.js';
 import { StackSampler } from '../runs/stack-sampler.js';
@@ -43,9 +44,12 @@ export class RunChecks {
   ) {
     // stacks and /proc facts go through the run's launch: on a rank's own node where it has several
     const target = run.checksTarget((pid) => nodeOfPid(model, pid));
+    // the run's probe file has one writer, shared by the checks that record what they find
+    const probes = new ProbeFile(target, run.spec.runDir);
     this.sampler = new StackSampler({
       target,
       runDir: run.spec.runDir,
+      probes,
       outDir: run.spec.outDir,
       dumpsSeen: () => model.evidence.dumpEvents().map((d) => ({ file: d.file, ts: d.ts })),
       dumpNamed: (name) => model.evidence.dump(name),
@@ -61,7 +65,7 @@ export class RunChecks {
     this.teardown = new TeardownSnapshot({
       target,
       model,
-      runDir: run.spec.runDir,
+      probes,
       ranks: () => this.rankPidList(),
       ...teardown,
     });

@@ -8,13 +8,13 @@
  * that leaves no last words), recorded as `oom-kill` events.
  */
 import type { GpuProcess, ProbeEvent, TeardownRank } from '../ingest/events.js';
-import { COMPUTE_APPS_ARGS, parseComputeAppsLine } from '../ingest/nvidia-smi.js';
-import { PROBES_FILE, probeLine } from '../ingest/probes.js';
 import { oomKillsOf } from '../runs/kernel-log.js';
+import type { ProbeFile } from '../runs/probe-file.js';
 import { type ProcReadingWithSignals, readProcMany } from '../runs/proc-batch.js';
 import { cpuPctBetween } from '../runs/proc-facts.js';
 import type { PidRouting, Target } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
+import { gpuProcessesOf } from './gpu-poller.js';
 import type { LiveModel } from './live-model.js';
 import { teardownSign } from './teardown-signs.js';
 
@@ -36,8 +36,8 @@ export interface TeardownSnapshotOptions {
   /** where the ranks' /proc is read (the run's checks target: on a rank's own node) */
   target: Target;
   model: LiveModel;
-  /** the run folder, whose probe file the records are appended to */
-  runDir: string;
+  /** the run's probe file, where the records go */
+  probes: ProbeFile;
   /** every rank's trainer pid known now */
   ranks: () => Array<[number, number]>;
   /** nvidia-smi where the GPUs are (absent: none to ask) */
@@ -56,7 +56,6 @@ const ended = (r: ProcReadingWithSignals | undefined) =>
 
 export class TeardownSnapshot {
   private stopped = false;
-  private writes: Promise<void> = Promise.resolve();
   private taking: Promise<void> | null = null;
   private polling = false;
   private lastPollMs = 0;
@@ -156,29 +155,17 @@ export class TeardownSnapshot {
   }
 
   /**
-   * One line appended to the probe file (one small O_APPEND write: lines of the stack sampler's own
-   * cannot interleave with it). Not through the sampler, which stops recording once nsa-dbg stops
-   * the run: the kernel's word on a kill is evidence however the run ended.
+   * One record for the probe file, through the run's one writer of it: not through the stack
+   * sampler, which stops recording once nsa-dbg stops the run (the kernel's word on a kill is
+   * evidence however the run ended).
    */
   private record(e: ProbeEvent): Promise<void> {
-    const path = `${this.o.runDir}/${PROBES_FILE}`;
-    this.writes = this.writes
-      .then(() => this.o.target.exec(['sh', '-c', 'printf "%s" "$1" >> "$2"', 'sh', probeLine(e), path]))
-      .then(() => undefined)
-      .catch(() => undefined);
-    return this.writes;
+    return this.o.probes.record(e);
   }
 
   private async gpuProcesses(): Promise<GpuProcess[] | null> {
     const g = this.o.gpu;
-    if (g === undefined) return null;
-    const r = await g.target.exec([...g.smi, ...COMPUTE_APPS_ARGS], { timeoutMs: 3000 }).catch(() => null);
-    if (r === null || r.code !== 0) return null;
-    return r.stdout
-      .split('\n')
-      .map((l) => parseComputeAppsLine(l))
-      .filter((p): p is GpuProcess => p !== null)
-      .slice(0, 256);
+    return g === undefined ? null : ((await gpuProcessesOf(g.target, g.smi, 3000))?.slice(0, 256) ?? null);
   }
 
   /**
