@@ -15,7 +15,7 @@
 import { appendFileSync, readFileSync } from 'node:fs';
 import { SAMPLE_MARK } from '../ingest/stack-log.js';
 import { catchesSignal } from '../runs/signals.js';
-import { execForPid, groupByNode, type Target } from '../targets/target.js';
+import { execForPid, groupByNode, procIsLocal, type Target } from '../targets/target.js';
 import type { LiveModel } from './live-model.js';
 
 /**
@@ -62,11 +62,6 @@ interface Sample {
   pid: number;
   log: string;
   signal: number;
-}
-
-/** this machine, one node: its /proc and its processes are a call away, no command needed */
-function isPlainLocal(t: Target): boolean {
-  return t.kind === 'local' && typeof (t as { execForPid?: unknown }).execForPid !== 'function';
 }
 
 /**
@@ -228,7 +223,8 @@ export class StragglerSampling {
       .filter((w) => Number.isInteger(w.signal) && w.signal >= 1 && w.signal <= 32);
     if (send.length < 2) return IDLE_GAP_MS;
     const id = this.o.model.trainerNowS(Date.now()).toFixed(3);
-    if (isPlainLocal(this.o.target)) this.countSent(send.length, sampleHere(send, id));
+    // this machine, one node: its /proc and its processes are a call away, no command needed
+    if (procIsLocal(this.o.target)) this.countSent(send.length, sampleHere(send, id));
     else
       await Promise.all(
         groupByNode(

@@ -8,6 +8,7 @@
  * command.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { shJoin } from '../util/sh-quote.js';
 import {
   encodeRequest,
   MAX_SHELL_STDIN,
@@ -83,20 +84,14 @@ class NodeShell {
   }
 }
 
-/** `sh -c SCRIPT sh ARG...` as one script the loop can run */
-function asScript(argv: string[]): string | null {
-  const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  if (argv.length === 0) return null;
-  return argv.map(quote).join(' ');
-}
-
 export class NodeShells {
   private readonly shells = new Map<string, NodeShell>();
 
   /** run argv on `node` through its shell; null when it could not run there */
   async run(node: string, argv: string[]): Promise<ExecResult | null> {
-    const script = asScript(argv);
-    if (script === null || script.length > MAX_SHELL_STDIN) return null;
+    // argv as one script line the loop can run
+    const script = shJoin(argv);
+    if (argv.length === 0 || script.length > MAX_SHELL_STDIN) return null;
     let r: ShellReply | null = null;
     // a shell found dead (or dying under the request before its loop took it) is opened again once
     for (let attempt = 0; attempt < 2 && r === null; attempt++) {
