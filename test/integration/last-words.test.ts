@@ -14,6 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { makeMemcg } from '../helpers/memcg.js';
 import { freePort } from '../helpers/ports.js';
+import { ranksSaid } from '../helpers/ranks-said.js';
 
 const TRAINER = join(import.meta.dirname, '..', 'fixtures', 'trainers', 'last_words.py');
 const work = mkdtempSync(join(tmpdir(), 'nsa-dbg-last-words-'));
@@ -78,19 +79,6 @@ const sleepers = (r: Any) =>
   (r.teardown.ranks as Any[])
     .filter((t) => t.state === 'S' && t.wchan && t.cpuPct !== null && t.cpuPct < 20)
     .map((t) => t.rank);
-
-/** the ranks the summary's clauses ending in `end` name ("ranks 0–2 were …", "rank 1 was …") */
-function ranksSaid(summary: string, end: string): number[] {
-  const out: number[] = [];
-  for (const clause of summary.split('; ').filter((c) => c.endsWith(end))) {
-    const set = /^ranks? ([\d–, and]+?) (?:was|were) /.exec(clause)?.[1] ?? '';
-    for (const part of set.split(/, | and /)) {
-      const [a, b] = part.split('–').map(Number);
-      for (let k = a!; k <= (b ?? a!); k++) out.push(k);
-    }
-  }
-  return out.sort((x, y) => x - y);
-}
 
 describe('last words: the evidence survives whoever kills the run', () => {
   it('rank 2 raises under torchrun: ranks 0 and 1 were waiting in all_reduce when torchrun stopped them', async () => {

@@ -23,6 +23,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { DDP_TRAINER, ddpLane } from '../helpers/ddp-lane.js';
 import { freePort } from '../helpers/ports.js';
+import { ranksSaid } from '../helpers/ranks-said.js';
 import { type SlurmCluster, startSlurmCluster } from '../helpers/slurm-cluster.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -59,19 +60,6 @@ function stepsOf(runs: string): { dir: string | null; step: number } {
     step = Math.min(step, last ? (JSON.parse(last).step as number) : 0);
   }
   return { dir, step };
-}
-
-/** the ranks the summary's clauses ending in `end` name ("ranks 1–3 were …", "rank 0 was …") */
-function ranksSaid(summary: string, end: string): number[] {
-  const out: number[] = [];
-  for (const clause of summary.split('; ').filter((c) => c.endsWith(end))) {
-    const set = /^ranks? ([\d–, and]+?) (?:was|were) /.exec(clause)?.[1] ?? '';
-    for (const part of set.split(/, | and /)) {
-      const [a, b] = part.split('–').map(Number);
-      for (let k = a!; k <= (b ?? a!); k++) out.push(k);
-    }
-  }
-  return out.sort((x, y) => x - y);
 }
 
 describe('last words under Slurm', () => {

@@ -1,16 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { abCompare, abText, t975 } from '../../../src/analysis/ab-compare.js';
+import { mulberry32 } from '../../helpers/seeded-random.js';
 
-/** a seeded uniform generator (mulberry32) and normal draws from it */
+/** normal draws from a seeded uniform generator */
 function rng(seed: number) {
-  let a = seed >>> 0;
-  const u = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const u = mulberry32(seed);
   return () => Math.sqrt(-2 * Math.log(u() + 1e-12)) * Math.cos(2 * Math.PI * u());
 }
 

@@ -5,18 +5,9 @@ import {
   rankStragglers,
   stragglerText,
 } from '../../../src/analysis/straggler.js';
+import { mulberry32 } from '../../helpers/seeded-random.js';
 
-/** a seeded uniform generator (mulberry32) */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 
 describe('binomialLowerTail', () => {
   it('matches the exact binomial', () => {

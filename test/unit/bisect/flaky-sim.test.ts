@@ -8,18 +8,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { flakySearch, type Oracle } from '../../../src/bisect/search.js';
+import { mulberry32 } from '../../helpers/seeded-random.js';
 
-/** mulberry32: every simulation is seeded, so a failure reproduces */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** every simulation is seeded, so a failure reproduces */
+const rng = mulberry32;
 
 /** a world where `culprit` (all of it applied) fails a run with probability `theta`, any run with `eps` */
 function world(culprit: number[], theta: number, eps: number, random: () => number): Oracle<null> {

@@ -94,6 +94,34 @@ describe('signs of teardown in the output', () => {
     expect(teardownSign(line)).toBe(sign);
   });
 
+  // the same rule on whole real captures: torch 2.11 over NCCL on 2 × H200 (a rank's crash, and
+  // torchrun stopped by SIGINT), torch 1.13 over gloo on CPU (an OOM-killed rank)
+  it.each([
+    [
+      'h200x2-nccl/4-fr',
+      ['torchrun got signal 2', 'torchrun began stopping the workers (SIGINT)', 'rank 1 crashed'],
+    ],
+    [
+      'torch211/vibe-nccl-unused',
+      [
+        'rank 1 crashed',
+        'rank 0 crashed',
+        'torchrun began stopping the workers (SIGTERM)',
+        'local rank 0 exited (1)',
+      ],
+    ],
+    [
+      'last-words/torchrun-oom',
+      ['torchrun began stopping the workers (SIGTERM)', 'local rank 2 exited (-9)'],
+    ],
+  ])('real output, %s: its signs of teardown', (dir, want) => {
+    const signs = readFileSync(join(FIX, dir, 'stdout.log'), 'utf8')
+      .split('\n')
+      .map((l) => teardownSign(l))
+      .filter((x) => x !== null);
+    for (const w of want) expect(signs).toContain(w);
+  });
+
   it('ordinary lines are no sign', () => {
     for (const l of [
       'step 0003 | loss 0.3333 | lr 1.00e-02 | toks/s 100',

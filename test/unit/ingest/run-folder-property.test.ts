@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { analyzeDir, runSettings } from '../../../src/analysis/analyze-dir.js';
 import { agentsLayout, hostsLayout } from '../../../src/ingest/run-files.js';
 import { LiveModel } from '../../../src/session/live-model.js';
+import { mulberry32 } from '../../helpers/seeded-random.js';
 
 const FIXTURES = join(import.meta.dirname, '..', '..', 'fixtures');
 const SEEDS = 40;
@@ -211,17 +212,6 @@ function edgeCases(): Array<[string, Folder]> {
       ]),
     ],
   ];
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function writeFolder(name: string, files: Folder): string {
