@@ -31,8 +31,11 @@ export interface TrackerSettings {
   historySize: number;
 }
 
-/** a silence past the threshold that ended when records resumed (the detector adds the rank) */
-export type EndedSilence = Omit<PastStall, 'rank'>;
+/**
+ * a silence past the threshold that ended when records resumed (the detector adds the rank);
+ * `firstStep`: it was the wait for the first step, which no rank ends before every rank started
+ */
+export type EndedSilence = Omit<PastStall, 'rank'> & { firstStep: boolean };
 
 const PHASE_MSGS = new Set(['boot', 'beat', 'progress', 'step_end']);
 const GAP_HISTORY = 32;
@@ -88,6 +91,7 @@ export class ProgressTracker {
           thresholdS: threshold,
           declaredTs: this.lastTs + threshold,
           resumedTs: r.ts,
+          firstStep: this.inFirstStep(),
         };
       if (!this.inFirstStep()) this.learn(this.waiting, interval);
       this.gaps.push(interval);
@@ -162,7 +166,8 @@ export class ProgressTracker {
     return longest > 0 ? Math.max(floorS, k * longest) : firstStepLimit;
   }
 
-  private inFirstStep(): boolean {
+  /** waiting to boot or in the first step: the waits that hold until every rank has started */
+  inFirstStep(): boolean {
     return this.waiting === 'boot' || this.firstStep === null || this.waitingStep <= this.firstStep;
   }
 

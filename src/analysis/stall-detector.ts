@@ -73,7 +73,15 @@ const PREFERENCE: StepSource[] = ['beat', 'output', 'table'];
 export class StallDetector {
   private readonly settingsOf: TrackerSettings;
   private readonly ranks = new Map<number, Map<StepSource, ProgressTracker>>();
-  private readonly past: Array<PastStall & { source: StepSource }> = [];
+  private readonly past: Array<PastStall & { source: StepSource; firstStep: boolean }> = [];
+  /**
+   * when each rank's process started (its first record, or its latest boot). A collective's first
+   * step cannot end before the last rank has started (rendezvous, init_process_group, the first
+   * all_reduce), so the first-step allowance of every rank counts from the latest start: 256 ranks
+   * started one by one on a loaded box kept rank 0 in step 1 past 60 s, and that is no hang.
+   */
+  private readonly started = new Map<number, number>();
+  private latestStart: number | null = null;
 
   constructor(opts: StallDetectorOptions = {}) {
     this.settingsOf = {
@@ -90,6 +98,10 @@ export class StallDetector {
     let t = bySource?.get(source);
     if (t !== undefined && r.gpuMemAllocMiB !== undefined) t.memAllocMiB = r.gpuMemAllocMiB;
     if (!ProgressTracker.isProgress(r.msg)) return; // watchdog_dump, loader records: not progress
+    if (!this.started.has(r.rank) || r.msg === 'boot') {
+      this.started.set(r.rank, r.ts);
+      this.latestStart = Math.max(this.latestStart ?? r.ts, r.ts);
+    }
     // a boot starts a new process (heartbeat files are appended to across re-runs): forget the old one
     if (t === undefined || r.msg === 'boot') {
       t = new ProgressTracker(this.settingsOf);
@@ -154,12 +166,14 @@ export class StallDetector {
    * one source counts only when the rank's other sources said nothing during it either, and once.
    */
   pastStalls(): PastStall[] {
-    const kept: Array<PastStall & { source: StepSource }> = [];
+    const kept: Array<PastStall & { source: StepSource; firstStep: boolean }> = [];
     for (const p of this.past) {
       const others = [...(this.ranks.get(p.rank) ?? new Map<StepSource, ProgressTracker>())].filter(
         ([s]) => s !== p.source,
       );
       const start = p.declaredTs - p.thresholdS;
+      // the first step's wait, ended within its allowance counted from the last rank's start
+      if (p.firstStep && p.resumedTs - this.latestStartBefore(p.resumedTs, start) <= p.thresholdS) continue;
       // sources are timed differently (a heartbeat by the trainer, an output line when nsa-dbg read
       // it, up to a poll later): what another source said near either end is the same moment
       const margin = Math.min(SOURCE_SKEW_S, p.silenceS / 4);
@@ -171,8 +185,15 @@ export class StallDetector {
       else if (PREFERENCE.indexOf(p.source) < PREFERENCE.indexOf(kept[same]!.source)) kept[same] = p;
     }
     return kept
-      .map(({ source: _s, ...p }) => p)
+      .map(({ source: _s, firstStep: _f, ...p }) => p)
       .sort((a, b) => a.declaredTs - b.declaredTs || a.rank - b.rank);
+  }
+
+  /** the latest start of any rank before `beforeTs` (`floor` when none was later) */
+  private latestStartBefore(beforeTs: number, floor: number): number {
+    let latest = floor;
+    for (const ts of this.started.values()) if (ts < beforeTs) latest = Math.max(latest, ts);
+    return latest;
   }
 
   /** the settings in force (for the verdict's record of how it was judged) */
@@ -223,9 +244,11 @@ export class StallDetector {
     let stalled = true;
     for (const t of bySource!.values()) {
       if (t.lastTs === null || t.waiting === null) continue;
-      const at = t.lastTs + t.threshold();
+      // the first step's allowance counts from the last rank's start (see `started`)
+      const from = t.inFirstStep() ? Math.max(t.lastTs, this.latestStart ?? t.lastTs) : t.lastTs;
+      const at = from + t.threshold();
       onset = Math.max(onset ?? at, at);
-      if (nowS - t.lastTs <= t.threshold()) stalled = false;
+      if (nowS - from <= t.threshold()) stalled = false;
     }
     if (onset === null || lastTs === null) return { tracker, lastTs, thresholdS: null, stalled: false };
     return { tracker, lastTs, thresholdS: onset - lastTs, stalled };

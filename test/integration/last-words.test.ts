@@ -97,11 +97,12 @@ describe('last words: the evidence survives whoever kills the run', () => {
         /^crash .*rank 2: ValueError: bad batch.*; ranks 0 and 1 were waiting in all_reduce when torchrun stopped them \(SIGTERM\)$/,
       );
       // nsa-dbg's own snapshot at the traceback, before torchrun's monitor saw rank 2 exit: the
-      // others asleep in the kernel (S, a wchan), idle
+      // others asleep in the kernel (S, a wchan), idle (gloo's wait wakes now and then: a few % of
+      // a core on a loaded box, written as a range when the two differ)
       expect(r.teardown.trigger).toBe('local rank 2 crashed');
       expect(sleepers(r)).toEqual([0, 1]);
       expect(r.summary).toMatch(
-        /; when local rank 2 crashed, ranks 0 and 1 were in state S \(sleeping, wchan \w+, 0% CPU\); ranks 0 and 1 were waiting/,
+        /; when local rank 2 crashed, ranks 0 and 1 were in state S \(sleeping, wchan \w+, \d(?:–\d+)?% CPU\); ranks 0 and 1 were waiting/,
       );
     }
   }, 200_000);

@@ -167,3 +167,56 @@ describe('pauses between steps that come back (eval, checkpoints)', () => {
     expect(d.stalls(t + 8 + 5.5)).toHaveLength(1);
   });
 });
+
+describe('StallDetector: the first step waits for the last rank to start', () => {
+  // 256 ranks started one by one on a loaded box: rank 0 booted at 0 s and sat in step 1's
+  // collective until rank 255 booted at 90 s; none of that is a hang
+  const staggered = () => {
+    const d = new StallDetector();
+    for (let rank = 0; rank < 4; rank++) {
+      const t = rank * 30; // ranks 0..3 start at 0, 30, 60, 90 s
+      d.observe(beat(rank, 0, t, 'boot', 'start'));
+      d.observe(beat(rank, 1, t + 0.5, 'beat', 'step_start'));
+    }
+    return d;
+  };
+
+  it('no rank in its first step is silent while the others still start', () => {
+    const d = staggered();
+    expect(d.stalls(100)).toEqual([]);
+    expect(d.stalls(150)).toEqual([]);
+  });
+
+  it('the allowance runs out 60 s after the last start, for every rank still in step 1', () => {
+    const d = staggered();
+    const s = d.stalls(150.2);
+    // rank 3 started last: its own 60 s count from its step start at 90.5 s
+    expect(s.map((x) => x.rank)).toEqual([0, 1, 2]);
+    expect(s[0]).toMatchObject({ step: 1, where: 'in-step' });
+    // the silence still counts from the rank's own last record, its threshold from the last start
+    expect(s[0]!.silenceS).toBeCloseTo(149.7, 5);
+    expect(s[0]!.thresholdS).toBeCloseTo(90 + 60 - 0.5, 5);
+    expect(d.stalls(150.6).map((x) => x.rank)).toEqual([0, 1, 2, 3]);
+  });
+
+  it('step 1 ending once the last rank arrived is no past stall; a single rank still gets 60 s', () => {
+    const d = staggered();
+    for (let rank = 0; rank < 4; rank++) d.observe(beat(rank, 1, 91, 'progress'));
+    expect(d.pastStalls()).toEqual([]);
+    const one = new StallDetector();
+    one.observe(beat(0, 0, 0, 'boot', 'start'));
+    one.observe(beat(0, 1, 0.5, 'beat', 'step_start'));
+    expect(one.stalls(60)).toEqual([]);
+    expect(one.stalls(61).map((x) => x.rank)).toEqual([0]);
+    one.observe(beat(0, 1, 70, 'progress'));
+    expect(one.pastStalls()).toMatchObject([{ rank: 0, step: 1, where: 'in-step' }]);
+  });
+
+  it('past the first step, a late start elsewhere extends nothing', () => {
+    const d = new StallDetector();
+    const t = run(d, 0, 5, 1);
+    d.observe(beat(0, 6, t, 'beat', 'step_start'));
+    d.observe(beat(1, 0, t + 1, 'boot', 'start'));
+    expect(d.stalls(t + 5.5).map((x) => x.rank)).toEqual([0]);
+  });
+});
