@@ -12,10 +12,10 @@ import { spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { READ_CHUNK } from '../src/analysis/analyze-dir.js';
 import { HeartbeatReader } from '../src/ingest/heartbeat.js';
 import { isRedraw, LineSplitter } from '../src/ingest/line-splitter.js';
 import { StdoutParser } from '../src/ingest/stdout-parser.js';
+import { READ_CHUNK } from '../src/runs/analyze-dir.js';
 
 const LINES = 1_000_000;
 /** the read size of the file followers (LocalTail) and of `analyze` (READ_CHUNK) */

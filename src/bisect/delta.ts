@@ -4,22 +4,12 @@
  * fp16`). Args that are not plain `--name [value]` options (positionals, repeated options) are one
  * change as a whole, since no part of them can be applied alone with a known meaning.
  */
+import type { Change } from '../notebook/bisection-record.js';
 import { shQuote } from '../util/sh-quote.js';
 
 export interface Side {
   env: Record<string, string>;
   args: string[];
-}
-
-export interface Change {
-  kind: 'env' | 'arg' | 'args';
-  /** the variable or option name (`args` for the whole argument list) */
-  name: string;
-  /** the value on each side; null: unset / absent; '' for an option without a value */
-  good: string | null;
-  bad: string | null;
-  /** kind `args`: the two argument lists */
-  argv?: { good: string[]; bad: string[] };
 }
 
 type Options = Array<[string, string | null]>;

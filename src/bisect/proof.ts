@@ -3,9 +3,10 @@
  * process that saw something else (a wrapper dropped it, a launcher reset it). Such a change is
  * neither blamed nor cleared, and the bisection says so.
  */
+
+import type { BisectionRecord } from '../notebook/bisection-record.js';
 import type { Notebook } from '../notebook/model.js';
 import { notAppliedText } from '../notebook/run-proof.js';
-import type { BisectionRecord } from './model.js';
 
 export function neverApplied(
   nb: Notebook,

@@ -6,20 +6,14 @@
  * whose process did not see its changes is recorded and is no evidence. The record in the notebook
  * is updated after every run, posterior included, so the table is live.
  */
+
+import type { BisectionRecord, CellBisect, Change, Outcome } from '../notebook/bisection-record.js';
 import type { Cell, Notebook } from '../notebook/model.js';
 import type { NotebookAction } from '../notebook/reducer.js';
 import { type Intended, proofLine } from '../notebook/run-proof.js';
-import { applyChanges, type Change, changesBetween, type Side } from './delta.js';
-import type { BisectionRecord, CellBisect } from './model.js';
+import { applyChanges, changesBetween, type Side } from './delta.js';
 import { neverApplied } from './proof.js';
-import {
-  DEFAULT_CONFIDENCE,
-  DEFAULT_MAX_RUNS,
-  flakySearch,
-  type Observation,
-  type Outcome,
-  subsetKey,
-} from './search.js';
+import { DEFAULT_CONFIDENCE, DEFAULT_MAX_RUNS, flakySearch, type Observation, subsetKey } from './search.js';
 import { classOf, conclusionOf, outcomeFor } from './summary.js';
 
 export interface BisectPort {

@@ -11,10 +11,9 @@
  * to test (`applied: false`) is kept in the record and taken as no evidence at all.
  */
 
+import type { Outcome, SearchStatus } from '../notebook/bisection-record.js';
 import { nextTrial } from './next-trial.js';
 import { Posterior } from './posterior.js';
-
-export type Outcome = 'fail' | 'pass' | 'unresolved';
 
 export interface Observation<D> {
   outcome: Outcome;
@@ -44,18 +43,6 @@ export interface Trial<D> {
   /** what its runs agreed on; `flaky` when they did not */
   outcome: Outcome | 'flaky';
 }
-
-export type SearchStatus =
-  /** one candidate reached the confidence asked for */
-  | 'found'
-  /** the run budget was spent below the confidence */
-  | 'uncertain'
-  /** the good side does not pass: nothing to bisect against */
-  | 'good-fails'
-  /** all the changes applied to the good side never reproduced the failure */
-  | 'not-reproduced'
-  /** the budget ran out before even the endpoints were known */
-  | 'budget';
 
 export interface Culprit {
   changes: number[];

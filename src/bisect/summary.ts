@@ -3,11 +3,11 @@
  * delta vs good, verdict, steps reached, stall location), the one-line conclusion and the JSON of
  * `bisect --json`. Pure: the TUI, the report and the CLI share these functions.
  */
+
+import type { BisectionRecord, Change, Outcome } from '../notebook/bisection-record.js';
 import type { Cell, Notebook } from '../notebook/model.js';
 import { proofLine } from '../notebook/run-proof.js';
-import { type Change, describeChange } from './delta.js';
-import type { BisectionRecord } from './model.js';
-import type { Outcome } from './search.js';
+import { describeChange } from './delta.js';
 
 /**
  * The class a trial is compared by: the verdict for a NO-GO (hang, crash, nan, incomplete,

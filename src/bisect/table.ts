@@ -1,7 +1,8 @@
 /** The trials table as text: aligned columns for the terminal, a Markdown table for the report. */
+
+import type { BisectionRecord } from '../notebook/bisection-record.js';
 import type { Notebook } from '../notebook/model.js';
 import { describeChange } from './delta.js';
-import type { BisectionRecord } from './model.js';
 import { conclusionOf, type TrialRow, trialRows } from './summary.js';
 
 export const TABLE_HEAD = ['trial', 'cell', 'env delta vs good', 'verdict', 'steps', 'stall location'];

@@ -4,10 +4,12 @@
  * `run --headless` gets it, its folder in the notebook's evidence folder. The notebook TUI and
  * `bisect` share this.
  */
+import { bisectCells } from '../bisect/cells.js';
 import type { CellSession, NotebookDeps } from '../notebook/controller-types.js';
 import type { CheckRun } from '../preflight/format.js';
 import { loadPresets } from '../presets/load.js';
 import type { Preset } from '../presets/preset.js';
+import { writeReport } from '../report/write.js';
 import { buildRunSpec } from '../runs/build-spec.js';
 import { runHeadless } from '../session/headless.js';
 import type { Session } from '../session/session.js';
@@ -36,6 +38,8 @@ export function notebookDeps(opener: Opener, o: CellOptions): NotebookDeps & { c
     steps: o.steps,
     demo: o.demo,
     ...(o.checkBox ? { checkBox: o.checkBox } : {}),
+    writeReport: (notebookFile) => writeReport({ notebookFile }).files[0] ?? '',
+    bisectCells,
     openSession: (s) =>
       opener.open({
         lane: s.lane,

@@ -4,8 +4,9 @@
  * out_dir copy), nothing asked of its launcher or target. It is no launch kind of its own: the
  * run's kind has nothing left to do.
  */
-import { layoutDirs } from '../analysis/analyze-dir.js';
+
 import { classifyRunPath, isFollowedFile, type RunLayout } from '../ingest/run-files.js';
+import { layoutDirs } from '../runs/analyze-dir.js';
 import type { FollowerFactory } from '../runs/follower.js';
 import type { ActiveLaunch, LaunchKind } from '../runs/launch-kind.js';
 import { processKind } from '../runs/process-launch.js';

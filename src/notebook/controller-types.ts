@@ -4,9 +4,11 @@ import type { Preset } from '../presets/preset.js';
 import type { RunSpec } from '../runs/launcher.js';
 import type { SessionController } from '../session/state.js';
 import type { Outcome } from './cell-build.js';
+import type { NotebookController } from './controller.js';
 import type { Cell, Notebook } from './model.js';
 import type { Intended } from './run-proof.js';
 import type { Queued } from './run-queue.js';
+import type { NotebookStore } from './store.js';
 
 export interface CellSession extends SessionController {
   start(): Promise<void>;
@@ -54,6 +56,20 @@ export interface NotebookDeps {
   demo?: boolean;
   /** the clock check cells are stamped with */
   now?: () => Date;
+  /**
+   * the report (Markdown + SVG) of the notebook in `notebookFile`; returns the Markdown file.
+   * report/ and bisect/ sit above the notebook (they read its records), so their entry points are
+   * handed down here instead of imported.
+   */
+  writeReport(notebookFile: string): string;
+  /** `:bisect` of cells `a` and `b`, run as the controller's task; false when it could not start */
+  bisectCells(
+    controller: Pick<NotebookController, 'start' | 'idle' | 'getState' | 'setNotice' | 'runTask'>,
+    store: NotebookStore,
+    o: { presets: Map<string, Preset>; target: string; launchKey?: Record<string, unknown>; steps?: number },
+    a: string,
+    b: string,
+  ): boolean;
 }
 
 export interface NotebookViewState {

@@ -6,10 +6,8 @@
  * (injected), so this file knows nothing of targets or terminals.
  */
 import { dirname } from 'node:path';
-import { bisectCells } from '../bisect/cells.js';
 import { getPreset } from '../presets/load.js';
 import { type Preset, PresetError } from '../presets/preset.js';
-import { writeReport } from '../report/write.js';
 import type { SessionController } from '../session/state.js';
 import { FileError } from '../util/fs-errors.js';
 import { shJoin } from '../util/sh-quote.js';
@@ -286,7 +284,7 @@ export class NotebookController {
 
   /** the report (Markdown + SVG) beside the notebook; returns the Markdown file */
   report(): string {
-    return writeReport({ notebookFile: this.store.file }).files[0] ?? '';
+    return this.deps.writeReport(this.store.file);
   }
 
   /**
@@ -333,7 +331,7 @@ export class NotebookController {
   bisect(a: string, b: string): void {
     const d = this.deps;
     const o = { presets: d.presets(), target: d.target, launchKey: d.launchKey, steps: d.steps };
-    bisectCells(this, this.store, o, a, b);
+    d.bisectCells(this, this.store, o, a, b);
   }
 
   /**

@@ -5,8 +5,8 @@
  */
 
 import type { RunDigest, RunExcerpts } from '../analysis/run-digest.js';
-import type { BisectionRecord, CellBisect } from '../bisect/model.js';
 import type { Check } from '../preflight/types.js';
+import type { BisectionRecord, CellBisect } from './bisection-record.js';
 import type { RunProof } from './run-proof.js';
 
 /** bump when the file shape changes; add a step to migrate.ts for the old one */

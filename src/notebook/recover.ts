@@ -9,7 +9,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { judge } from '../analysis/acceptance.js';
-import { analyzeDir } from '../analysis/analyze-dir.js';
+import { analyzeDir } from '../runs/analyze-dir.js';
 import { finishedPatch, resolveEvidenceDir } from './cell-build.js';
 import { alive } from './lock.js';
 import type { Cell } from './model.js';

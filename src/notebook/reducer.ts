@@ -2,7 +2,7 @@
  * Every change to a notebook is one of these actions, applied by a pure reducer; the store writes
  * the result atomically. The TUI, `run --headless --notebook` and the tests share this one path.
  */
-import type { BisectionRecord } from '../bisect/model.js';
+import type { BisectionRecord } from './bisection-record.js';
 import type { Cell, Notebook } from './model.js';
 
 export type NewCell = Omit<Cell, 'id'>;

@@ -4,7 +4,7 @@
  * its lane's target, and short forms of its findings without the long paths of the run.
  */
 import { describeChange } from '../bisect/delta.js';
-import type { BisectionRecord, BisectTrialRecord } from '../bisect/model.js';
+import type { BisectionRecord, BisectTrialRecord } from '../notebook/bisection-record.js';
 import { envDiff } from '../notebook/env-diff.js';
 import type { Cell, Notebook } from '../notebook/model.js';
 import { rateText } from '../util/rate.js';

@@ -4,8 +4,8 @@
  * difference), then pairs of cells that differ in exactly one change (one failed, one passed), then
  * what is left open. A flag a bisection showed irrelevant is never suggested as a fix.
  */
-import { type Change, changesBetween, describeChange } from '../bisect/delta.js';
-import type { BisectionRecord } from '../bisect/model.js';
+import { changesBetween, describeChange } from '../bisect/delta.js';
+import type { BisectionRecord, Change } from '../notebook/bisection-record.js';
 import { RUN_SPECIFIC } from '../notebook/compare.js';
 import type { Cell } from '../notebook/model.js';
 import { failureOf, judged, slowGo, stepsOf, stoppedByUser, trialOf } from './cells.js';

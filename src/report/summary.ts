@@ -3,7 +3,7 @@
  * happened, the bisections, the first performance finding) and the rationale per cell (a
  * bisection's trials folded into one line).
  */
-import type { BisectionRecord } from '../bisect/model.js';
+import type { BisectionRecord } from '../notebook/bisection-record.js';
 import type { Cell, Notebook } from '../notebook/model.js';
 import { failureOf, slowGo, trialOf } from './cells.js';
 import { type CellStatus, DECISION_EMOJI, type Decision, type ReportRow } from './model.js';

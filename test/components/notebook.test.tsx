@@ -5,12 +5,14 @@ import { render } from 'ink-testing-library';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { NotebookApp } from '../../panels/notebook/NotebookApp.js';
 import { NotebookScreen } from '../../panels/notebook/NotebookScreen.js';
+import { bisectCells } from '../../src/bisect/cells.js';
 import { fileHash } from '../../src/notebook/cell-build.js';
 import { NotebookController } from '../../src/notebook/controller.js';
 import { knownFlags } from '../../src/notebook/flags.js';
 import { NotebookStore, readNotebook } from '../../src/notebook/store.js';
 import { initialNotebookUi } from '../../src/notebook/view-reducer.js';
 import { loadPresets } from '../../src/presets/load.js';
+import { writeReport } from '../../src/report/write.js';
 import { frameLines, KEYS, renderAt, settle, waitFor } from '../helpers/render.js';
 
 const FIX = join(import.meta.dirname, '..', 'fixtures', 'report', 'notebook.json');
@@ -44,6 +46,8 @@ function setup() {
       throw new Error('no runs in the view test');
     },
     runToVerdict: () => Promise.reject(new Error('no runs in the view test')),
+    writeReport: (notebookFile) => writeReport({ notebookFile }).files[0] ?? '',
+    bisectCells,
   });
   const onExit = vi.fn();
   const r = renderAt(<NotebookApp controller={controller} onExit={onExit} color={false} />, 120, 40);

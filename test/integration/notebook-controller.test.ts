@@ -3,13 +3,13 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { analyzeDir } from '../../src/analysis/analyze-dir.js';
 import { notebookDeps } from '../../src/cli/notebook-deps.js';
 import { localOpener } from '../../src/cli/open-session.js';
 import { NotebookController } from '../../src/notebook/controller.js';
 import { recoverCells } from '../../src/notebook/recover.js';
 import { NotebookStore, readNotebook } from '../../src/notebook/store.js';
 import { loadPresets, presetDirs } from '../../src/presets/load.js';
+import { analyzeDir } from '../../src/runs/analyze-dir.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'nsa-nb-ctl-'));

@@ -7,11 +7,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyzeDir } from '../../src/analysis/analyze-dir.js';
 import type { IngestEvent } from '../../src/ingest/events.js';
 import { HeartbeatReader } from '../../src/ingest/heartbeat.js';
 import { LineSplitter } from '../../src/ingest/line-splitter.js';
 import { StdoutParser } from '../../src/ingest/stdout-parser.js';
+import { analyzeDir } from '../../src/runs/analyze-dir.js';
 
 /** Deterministic PRNG (mulberry32), so a failure reproduces. */
 function rng(seed: number): () => number {

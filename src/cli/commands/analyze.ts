@@ -3,7 +3,6 @@
  * the folder it left. Exit status: 0 pass, 1 any other verdict, 2 unusable input.
  */
 import type { CommandModule } from 'yargs';
-import { analyzeDir, UnusableInputError } from '../../analysis/analyze-dir.js';
 import type { AnalysisResult } from '../../analysis/result.js';
 import { stepTimeText } from '../../analysis/run-rates.js';
 import {
@@ -15,6 +14,7 @@ import {
   summariseSlowSteps,
 } from '../../analysis/slow-groups.js';
 import { stragglerText } from '../../analysis/straggler.js';
+import { analyzeDir, UnusableInputError } from '../../runs/analyze-dir.js';
 import { signalName } from '../../runs/signals.js';
 import { rateText } from '../../util/rate.js';
 

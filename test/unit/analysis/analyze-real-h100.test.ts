@@ -2,7 +2,7 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyzeDir } from '../../../src/analysis/analyze-dir.js';
+import { analyzeDir } from '../../../src/runs/analyze-dir.js';
 
 // nsa-vibe's own scripts/train_showcase.py on one H100 (sequential prefill, S=512, B=1) under
 // `nsa-dbg run --headless --lane seq-check` (first-step allowance 30 s): the run dir it left,

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyzeDir } from '../../../src/analysis/analyze-dir.js';
+import { analyzeDir } from '../../../src/runs/analyze-dir.js';
 
 // real H200 captures, kept beside the tests (test/fixtures/nsa-vibe-h200/README.md)
 const FIX = join(import.meta.dirname, '..', '..', 'fixtures', 'nsa-vibe-h200');

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyzeDir } from '../../../src/analysis/analyze-dir.js';
+import { analyzeDir } from '../../../src/runs/analyze-dir.js';
 
 const DIR = join(import.meta.dirname, '..', '..', 'fixtures', 'nsa-vibe-h200', 'batched');
 

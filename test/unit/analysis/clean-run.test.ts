@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { judge } from '../../../src/analysis/acceptance.js';
-import { analyzeDir } from '../../../src/analysis/analyze-dir.js';
+import { analyzeDir } from '../../../src/runs/analyze-dir.js';
 
 const FIX = join(import.meta.dirname, '..', '..', 'fixtures', 'zero-config');
 const ACC = { finiteLoss: true, noStall: true };

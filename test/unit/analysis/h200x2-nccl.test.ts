@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyzeDir } from '../../../src/analysis/analyze-dir.js';
+import { analyzeDir } from '../../../src/runs/analyze-dir.js';
 
 const FIX = join(import.meta.dirname, '..', '..', 'fixtures', 'h200x2-nccl');
 

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyzeDir } from '../../../src/analysis/analyze-dir.js';
+import { analyzeDir } from '../../../src/runs/analyze-dir.js';
 
 const RUN = join(import.meta.dirname, '..', '..', 'fixtures', 'torchrun-gloo', 'stall-2ranks');
 

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyzeDir } from '../../../src/analysis/analyze-dir.js';
+import { analyzeDir } from '../../../src/runs/analyze-dir.js';
 
 const DIR = join(import.meta.dirname, '..', '..', 'fixtures', 'output-held');
 

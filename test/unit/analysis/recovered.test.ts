@@ -7,9 +7,9 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { judge } from '../../../src/analysis/acceptance.js';
-import { analyzeDir } from '../../../src/analysis/analyze-dir.js';
 import { recoveredLine, recoveredSummary } from '../../../src/analysis/recovered.js';
 import type { PastStallReport } from '../../../src/analysis/result.js';
+import { analyzeDir } from '../../../src/runs/analyze-dir.js';
 
 const DIR = join(import.meta.dirname, '..', '..', 'fixtures', 'recovered-sigstop');
 const LINE = 'recovered after 79 s stalled at step 6 (stopped, state T)';

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyzeDir } from '../../../src/analysis/analyze-dir.js';
 import { StdoutParser } from '../../../src/ingest/stdout-parser.js';
+import { analyzeDir } from '../../../src/runs/analyze-dir.js';
 import { makeRun } from './run-dir.js';
 
 const FIXTURES = join(import.meta.dirname, '..', '..', 'fixtures');

@@ -6,7 +6,6 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyzeDir } from '../../../src/analysis/analyze-dir.js';
 import {
   groupDumps,
   periodOf,
@@ -15,6 +14,7 @@ import {
 } from '../../../src/analysis/slow-groups.js';
 import type { SlowStep } from '../../../src/analysis/step-stats.js';
 import { formatReport } from '../../../src/cli/commands/analyze.js';
+import { analyzeDir } from '../../../src/runs/analyze-dir.js';
 
 const FIX = join(import.meta.dirname, '..', '..', 'fixtures');
 

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyzeDir } from '../../../src/analysis/analyze-dir.js';
 import { stackDiff } from '../../../src/analysis/stack-diff.js';
 import { stallCulpritOf } from '../../../src/analysis/stall-culprit.js';
 import type { DumpEvent } from '../../../src/ingest/events.js';
 import { probeLine } from '../../../src/ingest/probes.js';
 import { parseStackDump } from '../../../src/ingest/stackdump.js';
+import { analyzeDir } from '../../../src/runs/analyze-dir.js';
 import { type Beat, makeRun } from './run-dir.js';
 
 const HOSTS_STALL = join(import.meta.dirname, '..', '..', 'fixtures', 'torchrun-gloo', 'hosts-stall-attach');

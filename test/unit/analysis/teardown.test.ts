@@ -8,10 +8,10 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { analyzeDir } from '../../../src/analysis/analyze-dir.js';
 import { lastWordsSummary } from '../../../src/analysis/last-words.js';
 import { rssText, teardownSummary } from '../../../src/analysis/teardown.js';
 import { parseProbeLine, probeLine } from '../../../src/ingest/probes.js';
+import { analyzeDir } from '../../../src/runs/analyze-dir.js';
 
 const FIX = join(import.meta.dirname, '..', '..', 'fixtures', 'last-words', 'torchrun-oom');
 const tmp = mkdtempSync(join(tmpdir(), 'nsa-dbg-teardown-'));

@@ -1,8 +1,8 @@
 import { copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyzeDir } from '../../../src/analysis/analyze-dir.js';
 import { Evidence } from '../../../src/analysis/evidence.js';
+import { analyzeDir } from '../../../src/runs/analyze-dir.js';
 import { healthyBeats, makeRun, stepLines } from './run-dir.js';
 
 // real H200 captures, kept beside the tests (test/fixtures/nsa-vibe-h200/README.md)

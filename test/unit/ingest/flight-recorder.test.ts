@@ -6,9 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyzeDir } from '../../../src/analysis/analyze-dir.js';
 import { missedCollectives, parseFlightRecorder } from '../../../src/ingest/flight-recorder.js';
 import { PickleError, readPickle } from '../../../src/ingest/pickle.js';
+import { analyzeDir } from '../../../src/runs/analyze-dir.js';
 
 const FR = join(import.meta.dirname, '..', '..', 'fixtures', 'torch211', 'fr');
 const dump = (r: number) => readFileSync(join(FR, `nccl_trace_rank_${r}`));

@@ -6,13 +6,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyzeDir } from '../../../src/analysis/analyze-dir.js';
 import { Evidence } from '../../../src/analysis/evidence.js';
 import { lastWordsSummary } from '../../../src/analysis/last-words.js';
 import { formatReport } from '../../../src/cli/commands/analyze.js';
 import type { DumpEvent, LastWordsEvent } from '../../../src/ingest/events.js';
 import { RunFolderReader } from '../../../src/ingest/run-folder.js';
 import { StackLogReader } from '../../../src/ingest/stack-log.js';
+import { analyzeDir } from '../../../src/runs/analyze-dir.js';
 import { rankSetText as rankSet } from '../../../src/util/rank-set.js';
 
 const FIX = join(import.meta.dirname, '..', '..', 'fixtures', 'last-words');

@@ -8,8 +8,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { analyzeDir, runSettings } from '../../../src/analysis/analyze-dir.js';
 import { agentsLayout, hostsLayout } from '../../../src/ingest/run-files.js';
+import { analyzeDir, runSettings } from '../../../src/runs/analyze-dir.js';
 import { LiveModel } from '../../../src/session/live-model.js';
 import { mulberry32 } from '../../helpers/seeded-random.js';
 

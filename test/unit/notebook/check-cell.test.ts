@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { routeNotebookKey } from '../../../panels/notebook/route.js';
+import { bisectCells } from '../../../src/bisect/cells.js';
 import {
   boxSeen,
   checkedPatch,
@@ -34,6 +35,7 @@ import { initialNotebookUi, notebookUiReducer } from '../../../src/notebook/view
 import { combine } from '../../../src/preflight/format.js';
 import { judgeBox } from '../../../src/preflight/verdict.js';
 import { loadPresets } from '../../../src/presets/load.js';
+import { writeReport } from '../../../src/report/write.js';
 import { ask, probe } from '../preflight/fixtures.js';
 import { newCell } from './cells.js';
 
@@ -257,6 +259,8 @@ describe('the controller runs the check in its task slot', () => {
       demo: true,
       now: () => T1,
       ...(checkBox ? { checkBox } : {}),
+      writeReport: (notebookFile) => writeReport({ notebookFile }).files[0] ?? '',
+      bisectCells,
     };
     return { store, ctl: new NotebookController(store, deps) };
   }

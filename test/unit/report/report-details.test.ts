@@ -8,13 +8,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { analyzeDir } from '../../../src/analysis/analyze-dir.js';
 import type { Cell } from '../../../src/notebook/model.js';
 import { parseNotebook } from '../../../src/notebook/store.js';
 import { renderMarkdown } from '../../../src/report/markdown.js';
 import { buildReport } from '../../../src/report/model.js';
 import { renderSvg } from '../../../src/report/svg.js';
 import { notebookRef, writeReport } from '../../../src/report/write.js';
+import { analyzeDir } from '../../../src/runs/analyze-dir.js';
 
 const FIX = join(import.meta.dirname, '..', '..', 'fixtures');
 const NB = join(FIX, 'report', 'notebook.json');

@@ -7,12 +7,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyzeDir } from '../../../src/analysis/analyze-dir.js';
 import { Evidence } from '../../../src/analysis/evidence.js';
 import { RunFolderReader } from '../../../src/ingest/run-folder.js';
 import { parseNotebook } from '../../../src/notebook/store.js';
 import { renderMarkdown } from '../../../src/report/markdown.js';
 import { buildReport } from '../../../src/report/model.js';
+import { analyzeDir } from '../../../src/runs/analyze-dir.js';
 
 const FIX = join(import.meta.dirname, '..', '..', 'fixtures');
 const NB = join(FIX, 'report', 'notebook.json');

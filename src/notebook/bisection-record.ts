@@ -1,10 +1,35 @@
 /**
- * A bisection as the notebook keeps it: plain data beside the cells (its trials are cells, tagged
+ * A bisection as the notebook keeps it (the notebook file's record; bisect/ reads and writes it): plain data beside the cells (its trials are cells, tagged
  * with the bisection and the trial), so the TUI table, the report and `bisect --json` all read the
  * same record, and a later bisection finds earlier trials by their key.
  */
-import type { Change } from './delta.js';
-import type { Outcome, SearchStatus } from './search.js';
+
+/** one change of the search space: an env variable or trainer option that differs between the sides */
+export interface Change {
+  kind: 'env' | 'arg' | 'args';
+  /** the variable or option name (`args` for the whole argument list) */
+  name: string;
+  /** the value on each side; null: unset / absent; '' for an option without a value */
+  good: string | null;
+  bad: string | null;
+  /** kind `args`: the two argument lists */
+  argv?: { good: string[]; bad: string[] };
+}
+
+/** what one run of a trial showed */
+export type Outcome = 'fail' | 'pass' | 'unresolved';
+
+export type SearchStatus =
+  /** one candidate reached the confidence asked for */
+  | 'found'
+  /** the run budget was spent below the confidence */
+  | 'uncertain'
+  /** the good side does not pass: nothing to bisect against */
+  | 'good-fails'
+  /** all the changes applied to the good side never reproduced the failure */
+  | 'not-reproduced'
+  /** the budget ran out before even the endpoints were known */
+  | 'budget';
 
 /** on a trial's cell */
 export interface CellBisect {

@@ -8,13 +8,13 @@
 import { createReadStream, readdirSync, statSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import { Evidence, type EvidenceOptions } from '../analysis/evidence.js';
+import type { AnalysisResult } from '../analysis/result.js';
+import { DigestCollector } from '../analysis/run-digest.js';
 import { CLOCK_FILE, classifyRunPath, NODES_FILE, type RunLayout } from '../ingest/run-files.js';
 import { type ReaderView, RunFolderReader, views } from '../ingest/run-folder.js';
 import { evidenceOptionsOf } from '../presets/preset.js';
-import { COMMAND_FILE, LAUNCH_FILE, parseRunSpec } from '../runs/spec-file.js';
-import { Evidence, type EvidenceOptions } from './evidence.js';
-import type { AnalysisResult } from './result.js';
-import { DigestCollector } from './run-digest.js';
+import { COMMAND_FILE, LAUNCH_FILE, parseRunSpec } from './spec-file.js';
 
 /** The input cannot be analysed at all (missing folder, nothing recognisable in it). */
 export class UnusableInputError extends Error {
