@@ -13,7 +13,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-export const LAYERS: string[][] = [
+const LAYERS: string[][] = [
   ['util'],
   ['ingest', 'targets', 'presets'],
   ['analysis'],
@@ -45,7 +45,7 @@ function folderOf(file: string): string | null {
 }
 
 /** every module a file names: static imports, `export … from`, type imports, `import()` */
-export function specifiersOf(text: string): string[] {
+function specifiersOf(text: string): string[] {
   const out: string[] = [];
   for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^;'"]*?from\s*['"]([^'"]+)['"]/g))
     out.push(m[1]!);
