@@ -5,6 +5,7 @@
  * end). This is what keeps the verdict independent of the order in which files were read.
  */
 import type { DumpEvent } from '../ingest/events.js';
+import { EXIT_CODE_FILE, exitCodeOf, OUTPUT_HELD_FILE } from '../ingest/launcher-files.js';
 import {
   type At,
   baseName,
@@ -107,8 +108,7 @@ export function missingGradsOf(s: EvidenceState): EvidenceState['missingGrads'] 
 
 /** the run's exit status as its launcher recorded it (the run folder's own exit_code) */
 export function exitCodeFile(s: EvidenceState): number | null {
-  const file = s.files.get('exit_code')?.trim();
-  return file !== undefined && /^-?\d+$/.test(file) ? Number(file) : null;
+  return exitCodeOf(s.files.get(EXIT_CODE_FILE));
 }
 
 const HOLDS = ' still holds the output';
@@ -125,7 +125,7 @@ const HOLDER_COMMAND_CHARS = 60;
  * ended with the trainer; these are why its output may still grow.
  */
 export function outputHolderNotes(s: EvidenceState): string[] {
-  const text = s.files.get('output_held') ?? '';
+  const text = s.files.get(OUTPUT_HELD_FILE) ?? '';
   const notes: string[] = [];
   for (const line of text.split('\n')) {
     const m = /^(\d+) (.*)$/.exec(line.trim());

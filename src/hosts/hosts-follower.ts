@@ -20,6 +20,7 @@
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { EXIT_CODE_FILE, exitCodeOf, tmpNameOf } from '../ingest/launcher-files.js';
 import { HOSTS_DIR, isTempFile, MERGED_HOST_FILES, STDOUT_FILE } from '../ingest/run-files.js';
 import type { Follower } from '../runs/follower.js';
 import { EvidenceMirror, mirroredFiles } from '../runs/mirror.js';
@@ -76,7 +77,7 @@ export class HostsFollower implements Follower {
     const sub = mirrorSubdir(this.hosts[i]!.entry);
     for (const [name, data] of mirroredFiles(join(this.cellDir, sub), isTempFile)) {
       if (MERGED_HOST_FILES.includes(name)) this.mergeRest(i, name, data);
-      else if (name === 'exit_code') this.noteExit(i, data);
+      else if (name === EXIT_CODE_FILE) this.noteExit(i, data);
       this.onChunk(`${sub}/${name}`, data);
     }
   }
@@ -109,7 +110,7 @@ export class HostsFollower implements Follower {
 
   private fromHost(i: number, name: string, chunk: Buffer): void {
     if (MERGED_HOST_FILES.includes(name)) this.merge(i, name, chunk);
-    else if (name === 'exit_code') this.noteExit(i, chunk);
+    else if (name === EXIT_CODE_FILE) this.noteExit(i, chunk);
     this.onChunk(`${mirrorSubdir(this.hosts[i]!.entry)}/${name}`, chunk);
   }
 
@@ -149,13 +150,12 @@ export class HostsFollower implements Follower {
     for (let i = 0; i < this.hosts.length; i++) {
       const text = this.exitCodes.get(i);
       if (text === undefined || !text.endsWith('\n')) return;
-      const n = Number.parseInt(text.trim(), 10);
-      codes.push(Number.isFinite(n) ? n : 1);
+      codes.push(exitCodeOf(text) ?? 1);
     }
     this.exitWritten = true;
-    const path = join(this.cellDir, 'exit_code');
-    writeFileSync(`${path}.tmp`, `${codes.find((c) => c !== 0) ?? 0}\n`);
-    renameSync(`${path}.tmp`, path);
+    const path = join(this.cellDir, EXIT_CODE_FILE);
+    writeFileSync(join(this.cellDir, tmpNameOf(EXIT_CODE_FILE)), `${codes.find((c) => c !== 0) ?? 0}\n`);
+    renameSync(join(this.cellDir, tmpNameOf(EXIT_CODE_FILE)), path);
   }
 
   /** every host's files caught up and their last partial lines merged, then the top drained */

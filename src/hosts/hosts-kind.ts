@@ -5,12 +5,12 @@
  * signals go over its host's connection, a stop acts on every host. The agents outlive nsa-dbg;
  * `attach` reconnects to every host and resumes every mirror where the cell's copy ends.
  */
+import { EXIT_CODE_FILE, exitCodeOf, LAUNCH_FILE, PID_FILE, readExitCode } from '../ingest/launcher-files.js';
 import { hostsLayout } from '../ingest/run-files.js';
 import type { ActiveLaunch, LaunchContext, LaunchKind } from '../runs/launch-kind.js';
 import { attachCommand, requireTorchrun, stopWords } from '../runs/launch-kind.js';
 import type { HostsLaunch } from '../runs/launch-spec.js';
-import { followOutput, readText } from '../runs/process-launch.js';
-import { LAUNCH_FILE } from '../runs/spec-file.js';
+import { followOutput } from '../runs/process-launch.js';
 import type { Target } from '../targets/target.js';
 import { mirrorSubdir } from './hosts.js';
 import { HostsFollower } from './hosts-follower.js';
@@ -26,7 +26,7 @@ function active(ctx: LaunchContext<HostsLaunch>): ActiveLaunch {
   const exitText = new Map<string, string>();
   return {
     noteFile(name, chunk) {
-      const up = hostOfFile(spec, name, 'pid');
+      const up = hostOfFile(spec, name, PID_FILE);
       if (up !== null && !state.has(up)) {
         // the first agent is up: the run is running (the agents' pids are never signalled here)
         state.set(up, 'up');
@@ -34,13 +34,13 @@ function active(ctx: LaunchContext<HostsLaunch>): ActiveLaunch {
         events.changed();
         return;
       }
-      const ended = hostOfFile(spec, name, 'exit_code');
+      const ended = hostOfFile(spec, name, EXIT_CODE_FILE);
       if (ended === null) return;
       const text = (exitText.get(ended) ?? '') + chunk.toString('utf8');
       exitText.set(ended, text);
-      const code = Number.parseInt(text.trim(), 10);
+      const code = exitCodeOf(text);
       // the launcher writes it whole (tmp + rename): a line with a number is the agent's status
-      if (!text.endsWith('\n') || !Number.isFinite(code)) return;
+      if (!text.endsWith('\n') || code === null) return;
       state.set(ended, `exited ${code}`);
       events.changed();
       events.agentExited(ended, code);
@@ -94,14 +94,14 @@ export const hostsKind: LaunchKind<HostsLaunch> = {
     return new HostsTarget(base, hosts);
   },
   async status(target, runDir, spec) {
-    const exitText = await readText(target, `${runDir}/exit_code`);
-    if (exitText) return { status: 'exited', exitCode: Number(exitText) };
+    const exitCode = await readExitCode((p) => target.readFile(p), runDir);
+    if (exitCode !== null) return { status: 'exited', exitCode };
     // the cell is on this machine; its agents are not asked here (attach reconnects to them)
     const has = async (h: { alias: string }, file: string) =>
       (await target.readFile(`${runDir}/${mirrorSubdir(h)}/${file}`).catch(() => null)) !== null;
     const hosts = spec.launcher.hosts;
-    const up = (await Promise.all(hosts.map((h) => has(h, 'pid')))).filter(Boolean).length;
-    const ended = (await Promise.all(hosts.map((h) => has(h, 'exit_code')))).filter(Boolean).length;
+    const up = (await Promise.all(hosts.map((h) => has(h, PID_FILE)))).filter(Boolean).length;
+    const ended = (await Promise.all(hosts.map((h) => has(h, EXIT_CODE_FILE)))).filter(Boolean).length;
     const note = `hosts ${hosts.map((h) => h.alias).join(',')}`;
     if (up === 0) return { status: 'starting', note };
     return { status: 'running', note: `${note}: ${up} agent(s) seen up, ${ended} ended, as last mirrored` };

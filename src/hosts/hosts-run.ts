@@ -5,6 +5,7 @@
  * passes the signal on to its workers), then SIGKILL of each agent's process tree.
  */
 import { join } from 'node:path';
+import { COMMAND_FILE, readPid } from '../ingest/launcher-files.js';
 import { NODE_SCRIPT } from '../runs/agent-script.js';
 import { type LaunchInfo, launchDetached } from '../runs/detached.js';
 import type { HostsLaunch } from '../runs/launch-spec.js';
@@ -50,7 +51,7 @@ export async function launchHosts(
     const entry = s.hosts[i]!;
     const t = target.of(entry);
     const host = hostSpec(spec, s, i);
-    await t.writeFile(`${host.runDir}/command.json`, `${JSON.stringify(host, null, 2)}\n`);
+    await t.writeFile(`${host.runDir}/${COMMAND_FILE}`, `${JSON.stringify(host, null, 2)}\n`);
     await installStackHook(t, host);
     await t.writeFile(`${host.runDir}/${NODE_SCRIPT}`, hostNodeScript(spec, s, i));
     const launch = await launchDetached(t, hostLauncherSpec(host), size, 'auto').catch((e: Error) => {
@@ -69,9 +70,8 @@ async function agentPids(
 ): Promise<Array<{ t: Target; pid: number }>> {
   const found = await Promise.all(
     followedHosts(target, spec).map(async (h) => {
-      const b = await h.target.readFile(`${h.runDir}/pid`).catch(() => null);
-      const pid = b ? Number.parseInt(b.toString('utf8').trim(), 10) : Number.NaN;
-      return Number.isInteger(pid) && pid > 0 ? { t: h.target, pid } : null;
+      const pid = await readPid((p) => h.target.readFile(p), h.runDir);
+      return pid !== null ? { t: h.target, pid } : null;
     }),
   );
   return found.filter((x): x is { t: Target; pid: number } => x !== null);

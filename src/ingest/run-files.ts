@@ -19,7 +19,9 @@
  *                                    small files read whole (their latest content counts)
  *   *.tmp, *.tmp-*, *.tmp.*          files being written (renamed into place when complete): never read
  */
+
 import { FLIGHT_RECORDER_FILE } from './flight-recorder.js';
+import { EXIT_CODE_FILE, LAUNCH_FILE, OUTPUT_HELD_FILE, PID_FILE } from './launcher-files.js';
 import { PROBES_FILE } from './probes.js';
 
 export type RunFileKind =
@@ -49,8 +51,9 @@ export const MAX_WHOLE_BYTES = 1 << 20;
 export const DUMP_FILE =
   /^(?:(?:watchdog_)?stackdump_.*\.txt|.*\.pyspy\.txt|pyspy.*\.txt|faulthandler.*\.txt|.*\.faulthandler\.txt)$/;
 const HEARTBEAT = /^heartbeat(?:_rank(\d+))?\.jsonl$/;
-const WHOLE =
-  /^(?:\.HALT|\.anomaly_type|exit_code|output_held|metrics(?:_fsdp)?\.json|env\.json|mem_.*\.json)$/;
+const WHOLE = new RegExp(
+  `^(?:\\.HALT|\\.anomaly_type|${EXIT_CODE_FILE}|${OUTPUT_HELD_FILE}|metrics(?:_fsdp)?\\.json|env\\.json|mem_.*\\.json)$`,
+);
 const TABLE = /^training(?:_fsdp)?\.csv$/;
 const GPU_CSV = /^(?:nvsmi|nvidia-smi).*\.csv$/;
 const TEMP = /\.tmp(?:[-.]|$)/;
@@ -86,9 +89,9 @@ export function heartbeatFileRank(name: string): number {
 }
 
 /** the launcher's own files that a follower hands to the run controller (not evidence) */
-const LAUNCHER_FILES = new Set(['pid']);
+const LAUNCHER_FILES = new Set([PID_FILE]);
 /** the launcher's internals: nothing a person opens to see what happened */
-const LAUNCHER_INTERNAL = new Set(['pid', 'run.sh', 'launch.json', 'node.sh']);
+const LAUNCHER_INTERNAL = new Set([PID_FILE, 'run.sh', LAUNCH_FILE, 'node.sh']);
 
 /**
  * The files of a run folder a person would open (a notebook cell lists them): everything but files
@@ -189,6 +192,6 @@ export function hostsLayout(nprocPerNode: number): RunLayout {
     agentLabels: true,
     nprocPerNode,
     hostsDir: HOSTS_DIR,
-    hostFilesAtTop: [...MERGED_HOST_FILES, 'exit_code', 'pid'],
+    hostFilesAtTop: [...MERGED_HOST_FILES, EXIT_CODE_FILE, PID_FILE],
   };
 }

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { COMMAND_FILE } from '../ingest/launcher-files.js';
 import type { Preset } from '../presets/preset.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { finishedPatch, type Outcome, startedCell } from './cell-build.js';
@@ -12,7 +13,7 @@ import type { Cell } from './model.js';
 import type { NotebookStore } from './store.js';
 
 export function readSpec(localDir: string): RunSpec {
-  return JSON.parse(readFileSync(join(localDir, 'command.json'), 'utf8')) as RunSpec;
+  return JSON.parse(readFileSync(join(localDir, COMMAND_FILE), 'utf8')) as RunSpec;
 }
 
 export function recordRun(

@@ -9,6 +9,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { judge } from '../analysis/acceptance.js';
+import { COMMAND_FILE, EXIT_CODE_FILE, PID_FILE, pidOf } from '../ingest/launcher-files.js';
 import { analyzeDir } from '../runs/analyze-dir.js';
 import { finishedPatch, resolveEvidenceDir } from './cell-build.js';
 import { alive } from './lock.js';
@@ -16,12 +17,11 @@ import type { Cell } from './model.js';
 import { readSpec } from './record.js';
 import type { NotebookStore } from './store.js';
 
-function readNumber(file: string): number | undefined {
+function readText(file: string): string | null {
   try {
-    const n = Number.parseInt(readFileSync(file, 'utf8').trim(), 10);
-    return Number.isInteger(n) ? n : undefined;
+    return readFileSync(file, 'utf8');
   } catch {
-    return undefined;
+    return null;
   }
 }
 
@@ -40,13 +40,13 @@ function lastWrite(dir: string, names: string[]): string {
 
 /** how the cell's run ended, or null while it may still be going */
 function ending(c: Cell, dir: string): { ended: string; interrupted: boolean } | null {
-  const exitFile = join(dir, 'exit_code');
+  const exitFile = join(dir, EXIT_CODE_FILE);
   if (existsSync(exitFile)) return { ended: statSync(exitFile).mtime.toISOString(), interrupted: false };
   // only this machine's processes can be looked at without a connection
   if (c.target !== 'local') return null;
-  const pid = readNumber(join(dir, 'pid'));
-  if (pid !== undefined && pid > 0 && alive(pid)) return null;
-  return { ended: lastWrite(dir, ['stdout.log', 'pid', 'command.json']), interrupted: true };
+  const pid = pidOf(readText(join(dir, PID_FILE)));
+  if (pid !== null && alive(pid)) return null;
+  return { ended: lastWrite(dir, ['stdout.log', PID_FILE, COMMAND_FILE]), interrupted: true };
 }
 
 export async function recoverCells(store: NotebookStore): Promise<string[]> {

@@ -11,10 +11,11 @@ import { basename, join } from 'node:path';
 import { Evidence, type EvidenceOptions } from '../analysis/evidence.js';
 import type { AnalysisResult } from '../analysis/result.js';
 import { DigestCollector } from '../analysis/run-digest.js';
+import { COMMAND_FILE, LAUNCH_FILE } from '../ingest/launcher-files.js';
 import { CLOCK_FILE, classifyRunPath, NODES_FILE, type RunLayout } from '../ingest/run-files.js';
 import { type ReaderView, RunFolderReader, views } from '../ingest/run-folder.js';
 import { evidenceOptionsOf } from '../presets/preset.js';
-import { COMMAND_FILE, LAUNCH_FILE, parseRunSpec } from './spec-file.js';
+import { parseRunSpec } from './spec-file.js';
 
 /** The input cannot be analysed at all (missing folder, nothing recognisable in it). */
 export class UnusableInputError extends Error {

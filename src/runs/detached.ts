@@ -1,9 +1,9 @@
+import { LAUNCH_FILE } from '../ingest/launcher-files.js';
 import type { ExecResult, Target } from '../targets/target.js';
 import { parseJsonObject } from '../util/json-object.js';
 import { shQuote } from '../util/sh-quote.js';
 import type { DetachedMode } from './launch-spec.js';
 import { launcherScript, type RunSpec } from './launcher.js';
-import { LAUNCH_FILE } from './spec-file.js';
 
 /*
  * Detached runs survive the connection: a dropped link, a sleeping laptop or a killed nsa-dbg never

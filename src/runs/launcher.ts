@@ -1,3 +1,10 @@
+import {
+  EXIT_CODE_FILE,
+  OUTPUT_HELD_FILE,
+  PID_FILE,
+  shWriteWhole,
+  tmpNameOf,
+} from '../ingest/launcher-files.js';
 import type { RunLayout } from '../ingest/run-files.js';
 import type { DetectorSettings } from '../presets/preset.js';
 import { shJoin, shQuote } from '../util/sh-quote.js';
@@ -54,9 +61,6 @@ export type OutputMode =
   /** output only to stdout.log (setsid/nohup detached runs with no terminal to write to) */
   | 'file';
 
-/** a run dir's file naming the processes that still held stdout.log when the trainer ended */
-export const OUTPUT_HELD_FILE = 'output_held';
-
 /**
  * `held`: one line `PID COMMAND` for each process of this run's session (its children, forked
  * workers) other than this shell and its display that still has stdout.log open. The session, so a
@@ -91,8 +95,9 @@ const HELD_FN = [
  */
 export function launcherScript(spec: RunSpec, mode: OutputMode = 'tee'): string {
   const d = shQuote(spec.runDir);
-  const inner = `sh -c 'echo $$ > "$0/pid.tmp" && mv "$0/pid.tmp" "$0/pid"; exec "$@"' ${d} ${shJoin(spec.argv)}`;
+  const inner = `sh -c '${shWriteWhole('"$0"', PID_FILE, '$$')}; exec "$@"' ${d} ${shJoin(spec.argv)}`;
   const held = `${d}/${OUTPUT_HELD_FILE}`;
+  const exitTmp = `${d}/${tmpNameOf(EXIT_CODE_FILE)}`;
   return [
     '#!/bin/sh',
     `# nsa-dbg run ${spec.runId} (lane ${spec.lane}). Re-run by hand with: sh run.sh`,
@@ -104,9 +109,9 @@ export function launcherScript(spec: RunSpec, mode: OutputMode = 'tee'): string 
     // the terminal shows the output from where this run's begins (the display only: the log is the record)
     ...(mode === 'tee' ? ['tail -c +"$(($(wc -c < "$L") + 1))" -f "$L" & T=$!'] : []),
     `{ ${inner}; } >> "$L" 2>&1`,
-    `echo "$?" > ${d}/exit_code.tmp`,
+    `echo "$?" > ${exitTmp}`,
     `held > ${held}.tmp; if [ -s ${held}.tmp ]; then mv ${held}.tmp ${held}; else rm -f ${held}.tmp; fi`,
-    `mv ${d}/exit_code.tmp ${d}/exit_code`,
+    `mv ${exitTmp} ${d}/${EXIT_CODE_FILE}`,
     'while [ -n "$(held)" ]; do sleep 1; done',
     // a tail that polls (no inotify) shows the last lines within its second
     ...(mode === 'tee' ? ['sleep 1; kill "$T" 2>/dev/null'] : []),

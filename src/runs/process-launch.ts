@@ -2,6 +2,7 @@
  * What the two kinds whose run is one process tree on the target share (a PTY here, a detached
  * run): the trainer's pid from its pid file is what a stop, a dump and the listing act on.
  */
+import { readExitCode, readPid } from '../ingest/launcher-files.js';
 import { NodeRoutedTarget } from '../targets/node-routed.js';
 import { NodeShells } from '../targets/node-shell.js';
 import type { Target } from '../targets/target.js';
@@ -105,19 +106,14 @@ function noHandler(pid: number): string {
   return `no SIGUSR1 handler in pid ${pid} or its children yet (SigCgt): not sent, it would kill the trainer; install py-spy on the box (pip install py-spy) for dumps without a handler`;
 }
 
-/** a file's text, trimmed; undefined when it cannot be read */
-export async function readText(target: Target, path: string): Promise<string | undefined> {
-  return (await target.readFile(path).catch(() => null))?.toString('utf8').trim();
-}
-
 /** exited (its exit_code), running or lost (its pid alive or not), or starting (no pid yet) */
 export async function processStatus(target: Target, runDir: string): Promise<RunStatus> {
-  const exitText = await readText(target, `${runDir}/exit_code`);
-  const pidText = await readText(target, `${runDir}/pid`);
-  const pid = pidText ? Number(pidText) : undefined;
-  const withPid = pid !== undefined ? { pid } : {};
-  if (exitText) return { status: 'exited', exitCode: Number(exitText), ...withPid };
-  if (pid === undefined) return { status: 'starting' };
+  const read = (p: string) => target.readFile(p);
+  const exitCode = await readExitCode(read, runDir);
+  const pid = await readPid(read, runDir);
+  const withPid = pid !== null ? { pid } : {};
+  if (exitCode !== null) return { status: 'exited', exitCode, ...withPid };
+  if (pid === null) return { status: 'starting' };
   return { status: (await target.isAlive(pid)) ? 'running' : 'lost', pid };
 }
 

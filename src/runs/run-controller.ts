@@ -1,3 +1,12 @@
+import {
+  COMMAND_FILE,
+  EXIT_CODE_FILE,
+  exitCodeOf,
+  PID_FILE,
+  pidOf,
+  readExitCode,
+  readPid,
+} from '../ingest/launcher-files.js';
 import type { StopPolicy } from '../presets/preset.js';
 import type { PtyHandle, Target } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
@@ -7,7 +16,6 @@ import type { RunSpec } from './launcher.js';
 import type { FileMark } from './mirror.js';
 import { markOutDir, outDirFollower, readOutMarks } from './out-dir.js';
 import { installStackHook } from './run-env.js';
-import { COMMAND_FILE } from './spec-file.js';
 import { type StopStep, stopRun } from './stop.js';
 
 export interface RunEvents {
@@ -153,12 +161,10 @@ export class RunController {
     for (let look = 0; look < 2; look++) {
       if (look > 0) await new Promise((r) => setTimeout(r, graceMs));
       if (this.exited) return;
-      const pid = Number.parseInt(
-        (await this.target.readFile(`${this.spec.runDir}/pid`))?.toString() ?? '',
-        10,
-      );
-      if (!Number.isInteger(pid) || pid <= 0) return;
-      if (await this.target.readFile(`${this.spec.runDir}/exit_code`)) return;
+      const read = (p: string) => this.target.readFile(p);
+      const pid = await readPid(read, this.spec.runDir);
+      if (pid === null) return;
+      if ((await readExitCode(read, this.spec.runDir)) !== null) return;
       if (await this.target.isAlive(pid)) return;
     }
     this.markExited(null);
@@ -166,8 +172,8 @@ export class RunController {
 
   private watch(dir: string): void {
     const w = this.follower(this.target, dir, (name, chunk) => {
-      if (name === 'pid') this.setPid(chunk.toString('utf8'));
-      else if (name === 'exit_code') this.setExit(chunk.toString('utf8'));
+      if (name === PID_FILE) this.setPid(chunk);
+      else if (name === EXIT_CODE_FILE) this.setExit(chunk);
       else this.live?.noteFile?.(name, chunk);
       this.events.onFileChunk(name, chunk, 'run');
     });
@@ -180,25 +186,23 @@ export class RunController {
     return this.live.terminal(size);
   }
 
-  private setPid(text: string): void {
-    const n = Number.parseInt(text.trim(), 10);
-    if (Number.isFinite(n) && n > 0 && this._pid === undefined) {
+  private setPid(text: Buffer): void {
+    const n = pidOf(text);
+    if (n !== null && this._pid === undefined) {
       this._pid = n;
       this.events.onPid(n);
     }
   }
 
-  private setExit(text: string): void {
-    const n = Number.parseInt(text.trim(), 10);
-    this.markExited(Number.isFinite(n) ? n : null);
+  private setExit(text: Buffer): void {
+    this.markExited(exitCodeOf(text));
   }
 
   /** the launcher is gone: the run's own exit_code when it wrote one, else what the launcher says */
   private async finishFrom(code: number | null): Promise<void> {
     if (this.exited) return;
-    const rec = await this.target.readFile(`${this.spec.runDir}/exit_code`).catch(() => null);
-    if (rec) this.setExit(rec.toString('utf8'));
-    else this.markExited(code);
+    const rec = await readExitCode((p) => this.target.readFile(p), this.spec.runDir);
+    this.markExited(rec ?? code);
   }
 
   private markExited(code: number | null): void {

@@ -8,15 +8,12 @@
  * - no `layout` (before layouts were recorded): the one its launch implied.
  * This is the one place that knows the old shapes; nothing else reads command.json directly.
  */
+import { COMMAND_FILE, LAUNCH_FILE } from '../ingest/launcher-files.js';
 import { agentsLayout, hostsLayout, type RunLayout } from '../ingest/run-files.js';
 import type { Target } from '../targets/target.js';
 import { parseJsonObject } from '../util/json-object.js';
 import { LAUNCH_KINDS, type LaunchSpec, type TorchrunRun } from './launch-spec.js';
 import type { RunSpec } from './launcher.js';
-
-export const COMMAND_FILE = 'command.json';
-/** what a detached, Slurm or `--hosts` launch records about itself when it starts */
-export const LAUNCH_FILE = 'launch.json';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);

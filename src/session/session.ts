@@ -3,6 +3,7 @@ import { isOutputHolderNote } from '../analysis/evidence-facts.js';
 import type { CurrentSilence } from '../analysis/silences.js';
 import { clockLine } from '../ingest/clock.js';
 import type { GpuSample } from '../ingest/events.js';
+import { EXIT_CODE_FILE } from '../ingest/launcher-files.js';
 import { CLOCK_FILE, OUT_COPY_DIR } from '../ingest/run-files.js';
 import { kindOf } from '../launch/kinds.js';
 import { replayRun } from '../launch/replay.js';
@@ -234,7 +235,7 @@ export class Session implements SessionController {
   /** when the run's exit_code was written (its end), from the box that holds it */
   private async exitTimeOf(run: RunController): Promise<void> {
     const r = await this.o.target
-      .exec(['stat', '-c', '%Y', `${run.spec.runDir}/exit_code`], { timeoutMs: 5000 })
+      .exec(['stat', '-c', '%Y', `${run.spec.runDir}/${EXIT_CODE_FILE}`], { timeoutMs: 5000 })
       .catch(() => null);
     const s = Number(r?.code === 0 ? r.stdout.trim() : Number.NaN);
     if (!Number.isFinite(s) || s <= 0 || this.run !== run) return;

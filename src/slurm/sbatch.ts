@@ -8,6 +8,7 @@
  * job's exit status in `exit_code`, as every nsa-dbg run has.
  */
 
+import { EXIT_CODE_FILE, shWriteWhole } from '../ingest/launcher-files.js';
 import { type AgentPlace, NODE_SCRIPT } from '../runs/agent-script.js';
 import type { SlurmLaunch } from '../runs/launch-spec.js';
 import type { RunSpec } from '../runs/launcher.js';
@@ -47,7 +48,7 @@ export function sbatchScript(spec: RunSpec, s: SlurmSettings): string {
     'head=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',
     `export NSA_DBG_RDZV="$head:${s.rdzvPort}"`,
     `srun --label --kill-on-bad-exit=0 sh ${d}/${NODE_SCRIPT}`,
-    `rc=$?; echo "$rc" > ${d}/exit_code.tmp && mv ${d}/exit_code.tmp ${d}/exit_code`,
+    `rc=$?; ${shWriteWhole(d, EXIT_CODE_FILE, '"$rc"')}`,
     'exit "$rc"',
     '',
   ].join('\n');

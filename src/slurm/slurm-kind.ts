@@ -4,12 +4,12 @@
  * /proc facts and signals go through `srun --overlap` on its node, a stop through scancel, and `K`
  * cancels the job. It outlives nsa-dbg: quitting leaves it, `attach` picks it up from its job id.
  */
+import { LAUNCH_FILE, readExitCode } from '../ingest/launcher-files.js';
 import { agentsLayout } from '../ingest/run-files.js';
 import type { ActiveLaunch, LaunchContext, LaunchKind } from '../runs/launch-kind.js';
 import { attachCommand, requireTorchrun } from '../runs/launch-kind.js';
 import type { SlurmLaunch } from '../runs/launch-spec.js';
-import { followOutput, readText } from '../runs/process-launch.js';
-import { LAUNCH_FILE } from '../runs/spec-file.js';
+import { followOutput } from '../runs/process-launch.js';
 import { type JobState, jobEnded, jobState, readJobId } from './job.js';
 import { exitCodeOfJob, SlurmJob, submitSlurmRun } from './slurm-run.js';
 import { SrunTarget } from './srun-target.js';
@@ -113,8 +113,8 @@ export const slurmKind: LaunchKind<SlurmLaunch> = {
   gpuTarget: (target) => target,
   reconnect: async (base) => base,
   async status(target, runDir) {
-    const exitText = await readText(target, `${runDir}/exit_code`);
-    if (exitText) return { status: 'exited', exitCode: Number(exitText) };
+    const exitCode = await readExitCode((p) => target.readFile(p), runDir);
+    if (exitCode !== null) return { status: 'exited', exitCode };
     const jobId = await readJobId(target, runDir).catch(() => null);
     if (jobId === null) return { status: 'starting' };
     // a Slurm run has no pid of its own: the job says whether it waits, runs or ended
