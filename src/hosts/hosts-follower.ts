@@ -18,14 +18,15 @@
  * been merged yet (the bytes after the last merged line) are merged then, so the merged output is
  * the same as if nsa-dbg had never stopped.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EXIT_CODE_FILE, exitCodeOf, tmpNameOf } from '../ingest/launcher-files.js';
+import { EXIT_CODE_FILE, exitCodeOf } from '../ingest/launcher-files.js';
 import { HOSTS_DIR, isTempFile, MERGED_HOST_FILES, STDOUT_FILE } from '../ingest/run-files.js';
 import type { Follower } from '../runs/follower.js';
 import { EvidenceMirror, mirroredFiles } from '../runs/mirror.js';
 import { RunWatcher } from '../runs/run-watcher.js';
 import type { Target } from '../targets/target.js';
+import { writeFileAtomic } from '../util/atomic-file.js';
 import { debugLog } from '../util/debug-log.js';
 import { type HostEntry, mirrorSubdir } from './hosts.js';
 
@@ -153,9 +154,9 @@ export class HostsFollower implements Follower {
       codes.push(exitCodeOf(text) ?? 1);
     }
     this.exitWritten = true;
-    const path = join(this.cellDir, EXIT_CODE_FILE);
-    writeFileSync(join(this.cellDir, tmpNameOf(EXIT_CODE_FILE)), `${codes.find((c) => c !== 0) ?? 0}\n`);
-    renameSync(join(this.cellDir, tmpNameOf(EXIT_CODE_FILE)), path);
+    writeFileAtomic(join(this.cellDir, EXIT_CODE_FILE), `${codes.find((c) => c !== 0) ?? 0}\n`, {
+      durable: false,
+    });
   }
 
   /** every host's files caught up and their last partial lines merged, then the top drained */

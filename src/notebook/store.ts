@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import { writeFileAtomic } from '../util/atomic-file.js';
 import { FileError, fileError, mkdirpSync } from '../util/fs-errors.js';
-import { writeFileAtomic } from './atomic.js';
 import { acquireLock, type NotebookLock } from './lock.js';
 import { migrate, NotebookFormatError, renumberDuplicateIds } from './migrate.js';
 import { emptyNotebook, type Notebook } from './model.js';

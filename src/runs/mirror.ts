@@ -15,14 +15,13 @@ import {
   openSync,
   readdirSync,
   readFileSync,
-  renameSync,
   statSync,
-  writeFileSync,
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { followPollMs, isTempFile, runFileKind } from '../ingest/run-files.js';
 import type { TailHandle, Target } from '../targets/target.js';
+import { writeFileAtomic } from '../util/atomic-file.js';
 import { shQuote } from '../util/sh-quote.js';
 
 export const MIRROR_STATE_FILE = '.mirror-offsets.json';
@@ -193,8 +192,7 @@ export class EvidenceMirror<T extends Target = Target> {
       if (content === null || this.closed) continue;
       this.rewritten.set(name, mark);
       const local = join(this.localDir, name);
-      writeFileSync(`${local}.tmp-${process.pid}`, content);
-      renameSync(`${local}.tmp-${process.pid}`, local);
+      writeFileAtomic(local, content, { durable: false });
       this.opts.onChunk?.(name, content, true);
     }
   }
@@ -261,9 +259,7 @@ export class EvidenceMirror<T extends Target = Target> {
     this.saveTimer = null;
     const state = { remoteDir: this.remoteDir, target: this.target.label, offsets: this.offsets() };
     const path = join(this.localDir, MIRROR_STATE_FILE);
-    const tmp = `${path}.tmp-${process.pid}`;
-    writeFileSync(tmp, `${JSON.stringify(state, null, 2)}\n`);
-    renameSync(tmp, path);
+    writeFileAtomic(path, `${JSON.stringify(state, null, 2)}\n`, { durable: false });
   }
 }
 

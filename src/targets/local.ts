@@ -1,8 +1,9 @@
 import { spawn as spawnChild } from 'node:child_process';
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
-import { appendFile, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { appendFile, readdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import pty from '@lydell/node-pty';
+import { writeFileAtomic } from '../util/atomic-file.js';
 import { mkdirp } from '../util/fs-errors.js';
 import type {
   Disposable,
@@ -115,9 +116,7 @@ export class LocalTarget implements Target {
 
   async writeFile(path: string, data: string | Buffer): Promise<void> {
     await mkdirp(dirname(path));
-    const tmp = `${path}.tmp-${process.pid}`;
-    await writeFile(tmp, data);
-    await rename(tmp, path);
+    writeFileAtomic(path, data, { durable: false });
   }
 
   async listDir(path: string): Promise<string[]> {
