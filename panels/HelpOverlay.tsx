@@ -1,6 +1,7 @@
 /** The `?` help, generated from the one binding table so it cannot drift from what keys do. */
 import { Text } from 'ink';
-import { BINDINGS, type Binding } from '../src/session/keymap.js';
+import type { Binding } from '../src/session/key-binding.js';
+import { BINDINGS } from '../src/session/keymap.js';
 import { padCut } from './format.js';
 import { Rows } from './Rows.js';
 import { tone } from './theme.js';
@@ -9,7 +10,7 @@ export interface HelpOverlayProps {
   width: number;
   height: number;
   color: boolean;
-  bindings?: readonly Binding[];
+  bindings?: readonly Binding<string, never>[];
 }
 
 export function HelpOverlay({ width, height, color, bindings = BINDINGS }: HelpOverlayProps) {

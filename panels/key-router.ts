@@ -3,10 +3,10 @@
  * first (so typing "q" in the lane filter filters, it does not quit); on the bare dashboard the one
  * binding table (`commandForKey`) decides. Pure, so the App's `useInput` handler stays a thin shell.
  */
+import type { KeyFlags } from '../src/session/key-binding.js';
 import {
   type Command,
   commandForKey,
-  type KeyFlags,
   type KeyState,
   LIVE_KEYS,
   unavailableReason,

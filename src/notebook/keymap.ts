@@ -2,7 +2,8 @@
  * The notebook view's one table of commands: keys, `:` palette names and descriptions. Dispatch,
  * the palette and the `?` help all read it, so none of them can drift from the others.
  */
-import { ch, type KeyFlags, SUSPEND_KEY } from '../session/keymap.js';
+import { type Binding, commandIn, type KeyFlags } from '../session/key-binding.js';
+import { SUSPEND_KEY } from '../session/keymap.js';
 
 export type NotebookCommand =
   | 'down'
@@ -22,41 +23,24 @@ export type NotebookCommand =
   | 'suspend'
   | 'quit';
 
-/** one row of a table: the command, its keys as the help shows them, and what it matches */
-interface Binding<C> {
-  command: C;
-  keys: string[];
-  /** the `:` palette word (notebook commands); `lane` takes an argument */
-  palette?: string;
-  /** the env editor's hint line, and the list's offer of a check: short */
-  hint?: string;
-  /** the list's footer word; consecutive rows with the same word share it (`j/k move`) */
-  footer?: string;
-  description: string;
-  matches(input: string, key: KeyFlags): boolean;
-}
-
 export const NOTEBOOK_BINDINGS: readonly Binding<NotebookCommand>[] = [
   {
     command: 'down',
     footer: 'move',
     keys: ['↓', 'j'],
     description: 'next cell',
-    matches: (i, k) => !!k.downArrow || ch('j')(i, k),
   },
   {
     command: 'up',
     footer: 'move',
     keys: ['↑', 'k'],
     description: 'previous cell',
-    matches: (i, k) => !!k.upArrow || ch('k')(i, k),
   },
   {
     command: 'open',
     footer: 'open',
     keys: ['Enter'],
     description: "the cell's dashboard (live or finished); q there comes back here",
-    matches: (_i, k) => !!k.return,
   },
   {
     command: 'new',
@@ -64,7 +48,6 @@ export const NOTEBOOK_BINDINGS: readonly Binding<NotebookCommand>[] = [
     keys: ['n'],
     palette: 'lane',
     description: 'new cell from a lane (:lane NAME); queued while another cell runs',
-    matches: ch('n'),
   },
   {
     command: 'check',
@@ -74,7 +57,6 @@ export const NOTEBOOK_BINDINGS: readonly Binding<NotebookCommand>[] = [
     hint: 'checks it',
     description:
       "box check (preflight) for the cell's lane on this target, as a check cell (:check NAME for a lane; no cell: pick one)",
-    matches: ch('p'),
   },
   {
     command: 'rerun',
@@ -82,7 +64,6 @@ export const NOTEBOOK_BINDINGS: readonly Binding<NotebookCommand>[] = [
     keys: ['r'],
     palette: 'rerun',
     description: 're-run the cell (or its box check) as a new linked cell',
-    matches: ch('r'),
   },
   {
     command: 'env',
@@ -90,14 +71,12 @@ export const NOTEBOOK_BINDINGS: readonly Binding<NotebookCommand>[] = [
     keys: ['e'],
     description:
       'env editor: space flips a flag 0↔1, = types a value, f picks a known flag, Enter runs a new cell (queued while one runs)',
-    matches: ch('e'),
   },
   {
     command: 'mark',
     footer: 'mark',
     keys: ['m'],
     description: 'mark / unmark the cell for compare',
-    matches: ch('m'),
   },
   {
     command: 'compare',
@@ -105,7 +84,6 @@ export const NOTEBOOK_BINDINGS: readonly Binding<NotebookCommand>[] = [
     keys: ['c'],
     palette: 'compare',
     description: 'compare the two marked cells',
-    matches: ch('c'),
   },
   {
     command: 'bisect',
@@ -114,14 +92,12 @@ export const NOTEBOOK_BINDINGS: readonly Binding<NotebookCommand>[] = [
     palette: 'bisect',
     description:
       'bisect the two marked cells (GO vs NO-GO): the smallest env change that flips it; b alone shows the table',
-    matches: ch('b'),
   },
   {
     command: 'delete',
     footer: 'delete',
     keys: ['x'],
     description: 'delete the cell, or take a queued one off the queue (asks; No by default)',
-    matches: ch('x'),
   },
   {
     command: 'report',
@@ -129,16 +105,14 @@ export const NOTEBOOK_BINDINGS: readonly Binding<NotebookCommand>[] = [
     keys: ['w'],
     palette: 'report',
     description: 'write the report (Markdown + SVG) beside the notebook',
-    matches: ch('w'),
   },
-  { command: 'palette', footer: 'palette', keys: [':'], description: 'command palette', matches: ch(':') },
+  { command: 'palette', footer: 'palette', keys: [':'], description: 'command palette' },
   {
     command: 'help',
     footer: 'help',
     keys: ['?'],
     palette: 'help',
     description: 'show / hide this help',
-    matches: ch('?'),
   },
   { command: 'suspend', ...SUSPEND_KEY },
   {
@@ -147,14 +121,11 @@ export const NOTEBOOK_BINDINGS: readonly Binding<NotebookCommand>[] = [
     keys: ['q', 'Ctrl+C'],
     palette: 'quit',
     description: 'quit (a running cell is stopped, its verdict kept)',
-    matches: (i, k) => ch('q')(i, k) || (!!k.ctrl && i === 'c'),
   },
 ];
 
 export function notebookCommandForKey(input: string, key: KeyFlags): NotebookCommand | null {
-  const single = input.length > 1 && [...input].every((c) => c === input[0]) ? input[0]! : input;
-  for (const b of NOTEBOOK_BINDINGS) if (b.matches(single, key)) return b.command;
-  return null;
+  return commandIn(NOTEBOOK_BINDINGS, input, key);
 }
 
 export type PaletteResult = { command: NotebookCommand; arg?: string } | { error: string };
@@ -216,20 +187,17 @@ export const ENV_BINDINGS: readonly Binding<EnvCommand>[] = [
     command: 'down',
     keys: ['↓', 'j'],
     description: 'next variable',
-    matches: (i, k) => !!k.downArrow || ch('j')(i, k),
   },
   {
     command: 'up',
     keys: ['↑', 'k'],
     description: 'previous variable',
-    matches: (i, k) => !!k.upArrow || ch('k')(i, k),
   },
   {
     command: 'flip',
     keys: ['space', 't'],
     hint: 'flips 0↔1',
     description: 'flip the highlighted flag 0↔1',
-    matches: (i, k) => ch(' ')(i, k) || ch('t')(i, k),
   },
   {
     command: 'value',
@@ -237,40 +205,34 @@ export const ENV_BINDINGS: readonly Binding<EnvCommand>[] = [
     hint: 'types a value',
     description:
       'type a value for the highlighted variable; the values the lanes and the trainer know are offered',
-    matches: ch('='),
   },
   {
     command: 'unset',
     keys: ['u'],
     hint: 'unsets',
     description: 'unset the highlighted variable',
-    matches: ch('u'),
   },
   {
     command: 'flags',
     keys: ['f'],
     hint: 'known flags',
     description: 'pick a variable from the flags the lanes and the trainer know (or type a new name)',
-    matches: ch('f'),
   },
   {
     command: 'run',
     keys: ['Enter'],
     hint: 'runs a new cell',
     description: 'run the edit as a new cell (queued while another cell runs)',
-    matches: (_i, k) => !!k.return,
   },
   {
     command: 'close',
     keys: ['Esc'],
     description: 'close the editor, nothing runs',
-    matches: (_i, k) => !!k.escape,
   },
 ];
 
 export function envCommandForKey(input: string, key: KeyFlags): EnvCommand | null {
-  for (const b of ENV_BINDINGS) if (b.matches(input, key)) return b.command;
-  return null;
+  return commandIn(ENV_BINDINGS, input, key);
 }
 
 /** "space flips 0↔1 · = types a value · ..." for the editor's title line */
