@@ -59,8 +59,17 @@ export interface RunDigest {
 }
 
 /** the newest dump: by its time (its own name's second, or its request's), then by path */
-const dumpOrder = (path: string, d?: DumpEvent) =>
-  `${(d?.ts ?? 0).toFixed(3).padStart(16, '0')}\u0000${path.slice(path.lastIndexOf('/') + 1)}\u0000${path}`;
+/**
+ * The order of dumps by when they were taken. A trainer's own signal dump is timed by the whole
+ * second (nsa-vibe names it `stackdump_<second>.txt`, its header says the second): it counts as the
+ * end of that second, so the stack hook's dump answering the same request (timed to the ms, within
+ * that second) does not hide the trainer's own, which has the source lines.
+ */
+const dumpOrder = (path: string, d?: DumpEvent) => {
+  const ts = d?.ts ?? 0;
+  const at = d?.dumpKind === 'signal' && Number.isInteger(ts) ? ts + 0.999 : ts;
+  return `${at.toFixed(3).padStart(16, '0')}\u0000${path.slice(path.lastIndexOf('/') + 1)}\u0000${path}`;
+};
 
 export class DigestCollector implements ReaderView {
   readonly loss = new Series();
