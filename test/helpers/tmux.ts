@@ -8,6 +8,8 @@ import { waitUntil } from './wait.js';
  * Drives the real binary in a real tmux server (its own socket, so a user's tmux is untouched).
  * The app is started with CI unset: Ink draws nothing live when CI is set.
  */
+let sessions = 0;
+
 export class TmuxSession {
   private readonly socket: string;
   constructor(
@@ -15,7 +17,9 @@ export class TmuxSession {
     readonly cols: number,
     readonly rows: number,
   ) {
-    this.socket = `nsa-e2e-${process.pid}-${name}`;
+    // a socket per session, never reused: a test that reopens the app right after kill-server
+    // would otherwise reach the old server while it exits ("server exited unexpectedly")
+    this.socket = `nsa-e2e-${process.pid}-${name}-${++sessions}`;
   }
 
   static available(): boolean {
