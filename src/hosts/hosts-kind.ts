@@ -48,8 +48,10 @@ function active(ctx: LaunchContext<HostsLaunch>): ActiveLaunch {
     // the cell's merged output, on this machine
     terminal: (size) => followOutput(target.local, spec.runDir, size),
     stoppable: async () => hostsStoppable(target, spec),
-    requestDump: async () =>
-      'a run on several hosts: its ranks are asked one by one once their heartbeats name their pids',
+    requestDump: async () => ({
+      message: 'a run on several hosts: its ranks are asked one by one once their heartbeats name their pids',
+      sent: false,
+    }),
     checksTarget: (nodeOfPid) => target.routed(nodeOfPid),
     line: () => `hosts ${aliases.map((a) => `${a} ${state.get(a) ?? 'starting'}`).join(', ')}`,
     quitWords: (q) =>

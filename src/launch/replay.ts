@@ -44,7 +44,7 @@ const ended = (target: Target): ActiveLaunch => ({
     throw new Error(ENDED);
   },
   stoppable: async () => null,
-  requestDump: async () => ENDED,
+  requestDump: async () => ({ message: ENDED, sent: false }),
   checksTarget: () => target,
   line: () => null,
   quitWords: () => 'The run has ended; nothing is left running.',

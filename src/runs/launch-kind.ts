@@ -61,6 +61,13 @@ export interface QuitFacts {
 }
 
 /** One run's launch while nsa-dbg follows it. */
+/** what a dump request did: the words for the user, and whether a dump file will answer it */
+export interface DumpAsk {
+  message: string;
+  /** signals went out to handlers that write a dump file: its arrival answers the request */
+  sent: boolean;
+}
+
 export interface ActiveLaunch {
   /** a file of the run folder as the followers read it: the launch's own (an agent's pid or exit) */
   noteFile?(name: string, chunk: Buffer): void;
@@ -69,7 +76,7 @@ export interface ActiveLaunch {
   /** what the stop ladder acts on; null: nothing was started that could be stopped */
   stoppable(): Promise<StoppableRun | null>;
   /** `d` before any rank has named its pid in a heartbeat: the launch's own way, or why not */
-  requestDump(): Promise<string>;
+  requestDump(): Promise<DumpAsk>;
   /** the target the run's processes are reached through, for stack requests and /proc facts */
   checksTarget(nodeOfPid: (pid: number) => string | null): Target;
   /** the header's words on the launch (`job 41 RUNNING on gpu[01-02]`); null: the pid says enough */

@@ -7,7 +7,7 @@ import { NodeRoutedTarget } from '../targets/node-routed.js';
 import { NodeShells } from '../targets/node-shell.js';
 import type { Target } from '../targets/target.js';
 import type { FollowerFactory } from './follower.js';
-import type { ActiveLaunch, LaunchContext, RunStatus } from './launch-kind.js';
+import type { ActiveLaunch, DumpAsk, LaunchContext, RunStatus } from './launch-kind.js';
 import { attachCommand, stopWords } from './launch-kind.js';
 import type { LaunchSpec } from './launch-spec.js';
 import type { RunSpec } from './launcher.js';
@@ -76,13 +76,17 @@ export async function processStoppable(ctx: LaunchContext): Promise<StoppableRun
  * SIGUSR1 to every process of the run that has a handler for it (the trainer, each rank under
  * torchrun) — never to the shell or to a process that would die of it.
  */
-async function processDump(ctx: LaunchContext): Promise<string> {
+async function processDump(ctx: LaunchContext): Promise<DumpAsk> {
   const pid = ctx.pid();
-  if (pid === undefined) return 'the trainer has not started yet: no pid';
+  if (pid === undefined) return { message: 'the trainer has not started yet: no pid', sent: false };
   const procs = await handlersFor(ctx.target, pid, SIGNUM.USR1!);
-  if (!procs.length) return (await pySpyDump(ctx.target, ctx.spec, pid)) ?? noHandler(pid);
+  if (!procs.length)
+    return { message: (await pySpyDump(ctx.target, ctx.spec, pid)) ?? noHandler(pid), sent: false };
   for (const p of procs) await ctx.target.signal(p.pid, 'USR1');
-  return `SIGUSR1 → ${procs.map((p) => `pid ${p.pid}`).join(', ')}; waiting for stackdump_*.txt`;
+  return {
+    message: `SIGUSR1 → ${procs.map((p) => `pid ${p.pid}`).join(', ')}; waiting for stackdump_*.txt`,
+    sent: true,
+  };
 }
 
 /**

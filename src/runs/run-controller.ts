@@ -11,7 +11,7 @@ import type { StopPolicy } from '../presets/preset.js';
 import type { PtyHandle, Target } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
 import { type Follower, type FollowerFactory, watchFollower } from './follower.js';
-import type { ActiveLaunch, LaunchContext, LaunchEvents, LaunchKind, Size } from './launch-kind.js';
+import type { ActiveLaunch, DumpAsk, LaunchContext, LaunchEvents, LaunchKind, Size } from './launch-kind.js';
 import type { RunSpec } from './launcher.js';
 import type { FileMark } from './mirror.js';
 import { markOutDir, outDirFollower, readOutMarks } from './out-dir.js';
@@ -226,9 +226,9 @@ export class RunController {
   }
 
   /** `d` before any rank named its pid: the launch's own way of asking for stacks */
-  async requestDump(): Promise<string> {
-    if (this.exited) return 'the run has exited: no process to dump';
-    return this.live ? this.live.requestDump() : 'the run has not started yet';
+  async requestDump(): Promise<DumpAsk> {
+    if (this.exited) return { message: 'the run has exited: no process to dump', sent: false };
+    return this.live ? this.live.requestDump() : { message: 'the run has not started yet', sent: false };
   }
 
   /** the target the run's processes are reached through (stack requests, /proc facts) */

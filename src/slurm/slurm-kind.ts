@@ -51,8 +51,10 @@ function active(ctx: LaunchContext<SlurmLaunch>, jobId: string | null): ActiveLa
   return {
     terminal: (size) => followOutput(target, spec.runDir, size),
     stoppable: async () => job?.stoppable() ?? null,
-    requestDump: async () =>
-      'a Slurm job: its ranks are asked one by one once their heartbeats name their pids',
+    requestDump: async () => ({
+      message: 'a Slurm job: its ranks are asked one by one once their heartbeats name their pids',
+      sent: false,
+    }),
     checksTarget: (nodeOfPid) =>
       new SrunTarget(
         target,

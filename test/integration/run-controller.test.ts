@@ -92,13 +92,13 @@ describe('launcher + run controller on a real PTY', () => {
     await r.start();
     const pid = await r.waitForPid();
     expect(pid).toBeGreaterThan(0);
-    expect(await r.requestDump()).toMatch(/not sent/);
+    expect((await r.requestDump()).message).toMatch(/not sent/);
     expect(await target.isAlive(pid!)).toBe(true);
     writeFileSync(join(s.cwd, 'go'), '');
     await waitUntil(() => chunks.join('').includes('ready'), { what: 'handler installed' });
     const procs = await listProcesses(target);
     expect(catchesSignal(procs.find((p) => p.pid === pid)!.sigCgt, 10)).toBe(true);
-    expect(await r.requestDump()).toContain(`pid ${pid}`);
+    expect((await r.requestDump()).message).toContain(`pid ${pid}`);
     await waitUntil(() => existsSync(join(s.cwd, 'dumped')), { what: 'handler ran' });
   });
 
@@ -175,7 +175,7 @@ describe('a dump without a SIGUSR1 handler', () => {
     const pathBefore = process.env.PATH;
     process.env.PATH = '/usr/bin:/bin';
     try {
-      expect(await r.requestDump()).toMatch(/not sent.*pip install py-spy/);
+      expect((await r.requestDump()).message).toMatch(/not sent.*pip install py-spy/);
     } finally {
       process.env.PATH = pathBefore;
     }
@@ -189,7 +189,7 @@ describe('a dump without a SIGUSR1 handler', () => {
     );
     process.env.PATH = `${bin}:${pathBefore}`;
     try {
-      expect(await r.requestDump()).toMatch(/took a py-spy dump instead \(pyspy_\d+\.pyspy\.txt\)/);
+      expect((await r.requestDump()).message).toMatch(/took a py-spy dump instead \(pyspy_\d+\.pyspy\.txt\)/);
     } finally {
       process.env.PATH = pathBefore;
     }
