@@ -1,18 +1,13 @@
-/**
- * The root component. It mirrors the controller's snapshots into React state, owns stdin through a
- * single `useInput` whose handler identity never changes (Ink 6.8 re-subscribes whenever it does,
- * which drops or doubles keys), and turns routed keys into UI transitions and controller calls.
- */
-import { useInput } from 'ink';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { KeyState } from '../src/session/keymap.js';
 import type { DashboardState, SessionController } from '../src/session/state.js';
 import { initialUiState, type UiAction, type UiState, uiReducer } from '../src/session/ui-reducer.js';
 import { Dashboard, dashboardLayout } from './Dashboard.js';
 import { DisplayMode } from './display.js';
-import { type InkKeyFlags, type KeyContext, type KeyEffect, routeKey } from './key-router.js';
+import { useRoutedKeys } from './hooks/use-routed-keys.js';
+import { useUiReducer } from './hooks/use-ui-reducer.js';
+import { type KeyContext, type KeyEffect, routeKey } from './key-router.js';
 import { logTextRows, maxLogScroll } from './layout.js';
-import { splitKeys } from './split-keys.js';
 import { statusLines } from './status-line.js';
 import { colorFromEnv } from './theme.js';
 import { useTransientNotice } from './use-notice.js';
@@ -76,15 +71,7 @@ export function App({
     keys,
   };
 
-  // The UI state lives in a ref as well as in React state: two keys can arrive before React
-  // re-renders, and the second must be routed against the state the first one produced.
-  const [ui, setUi] = useState<UiState>(initialUiState);
-  const uiRef = useRef(ui);
-  const apply = useCallback((actions: UiAction[]) => {
-    if (actions.length === 0) return;
-    uiRef.current = actions.reduce(uiReducer, uiRef.current);
-    setUi(uiRef.current);
-  }, []);
+  const [ui, uiRef, apply] = useUiReducer<UiState, UiAction>(uiReducer, initialUiState);
 
   // Keep a scrolled-up log window on the same lines while output arrives; a shrinking total means
   // a new run replaced the log. Adjusted during render so no frame shows the window jump.
@@ -165,24 +152,21 @@ export function App({
     [showNotice],
   );
 
-  const onInput = useCallback(
-    (input: string, key: InkKeyFlags) => {
-      if (latest.current.quitting) {
-        // quitting waits for the stop ladder; a second q (or Ctrl+C) does not wait for SIGINT
-        if (input === 'q' || (key.ctrl && input === 'c')) runEffect({ kind: 'killNow' });
-        return;
-      }
-      // the lane picker's filter is a text field; anywhere else a chunk of keys is key by key
-      for (const [one, flags] of splitKeys(input, key, uiRef.current.overlay === 'lanes')) {
-        if (latest.current.quitting) return;
-        const routed = routeKey(one, flags, uiRef.current, latest.current.keyContext);
-        apply(routed.actions);
-        if (routed.effect) runEffect(routed.effect);
-      }
+  useRoutedKeys({
+    ui: uiRef,
+    apply,
+    runEffect,
+    route: (one, flags, current) => routeKey(one, flags, current, latest.current.keyContext),
+    // the lane picker's filter is a text field; anywhere else a chunk of keys is key by key
+    textMode: (current) => current.overlay === 'lanes',
+    before: (input, key) => {
+      if (!latest.current.quitting) return false;
+      // quitting waits for the stop ladder; a second q (or Ctrl+C) does not wait for SIGINT
+      if (input === 'q' || (key.ctrl && input === 'c')) runEffect({ kind: 'killNow' });
+      return true;
     },
-    [apply, runEffect],
-  );
-  useInput(onInput);
+    halted: () => latest.current.quitting,
+  });
 
   return (
     <DisplayMode ascii={ascii}>

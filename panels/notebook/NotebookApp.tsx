@@ -1,9 +1,3 @@
-/**
- * The notebook's root: mirrors the controller's state, owns stdin with one stable `useInput` (as
- * App does), routes keys through the pure router and runs its effects on the controller. Opening a
- * cell mounts the ordinary dashboard App for that cell; its `q` comes back here.
- */
-import { useInput } from 'ink';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { NotebookController } from '../../src/notebook/controller.js';
 import type { NotebookViewState } from '../../src/notebook/controller-types.js';
@@ -18,8 +12,8 @@ import {
 import type { SessionController } from '../../src/session/state.js';
 import { App } from '../App.js';
 import { DisplayMode } from '../display.js';
-import type { InkKeyFlags } from '../key-router.js';
-import { splitKeys } from '../split-keys.js';
+import { useRoutedKeys } from '../hooks/use-routed-keys.js';
+import { useUiReducer } from '../hooks/use-ui-reducer.js';
 import { colorFromEnv } from '../theme.js';
 import { useTerminalSize } from '../use-terminal-size.js';
 import { NotebookScreen } from './NotebookScreen.js';
@@ -96,13 +90,10 @@ export function NotebookApp({
   const flags = useMemo(() => knownFlags(presets), [presets]);
   const [cellView, setCellView] = useState<SessionController | null>(resume?.cellView ?? null);
 
-  const [ui, setUi] = useState<NotebookUi>(resume?.ui ?? initialNotebookUi);
-  const uiRef = useRef(ui);
-  const apply = useCallback((actions: NotebookUiAction[]) => {
-    if (actions.length === 0) return;
-    uiRef.current = actions.reduce(notebookUiReducer, uiRef.current);
-    setUi(uiRef.current);
-  }, []);
+  const [ui, uiRef, apply] = useUiReducer<NotebookUi, NotebookUiAction>(
+    notebookUiReducer,
+    resume?.ui ?? initialNotebookUi,
+  );
 
   const ctx: NotebookKeyContext = {
     cells: state.notebook.cells,
@@ -190,29 +181,26 @@ export function NotebookApp({
     [controller],
   );
 
-  const onInput = useCallback(
-    (input: string, key: InkKeyFlags) => {
-      // the cell's dashboard owns the keys while it is open
-      if (latest.current.cellView) return;
-      if (latest.current.quitting) {
-        // the stop ladder runs: a second q (or Ctrl+C) does not wait for SIGINT; Ctrl+Z still suspends
-        const command = notebookCommandForKey(input, key);
-        if (command === 'quit') latest.current.controller.killNow?.();
-        if (command === 'suspend') latest.current.onSuspend?.();
-        return;
-      }
-      for (const [one, flags] of splitKeys(input, key, TEXT_MODES.has(uiRef.current.mode))) {
-        const routed = routeNotebookKey(one, flags, uiRef.current, latest.current.ctx);
-        apply(routed.actions);
-        if (routed.effect) runEffect(routed.effect);
-      }
-    },
-    [apply, runEffect],
-  );
-  // always subscribed, also under a cell's dashboard (onInput leaves those keys to it): toggling
+  // always subscribed, also under a cell's dashboard (`before` leaves those keys to it): toggling
   // `isActive` let raw mode drop to zero between the dashboard's unmount and this re-subscribing,
   // and a key typed in that gap was lost
-  useInput(onInput);
+  useRoutedKeys({
+    ui: uiRef,
+    apply,
+    runEffect,
+    route: (one, flags, current) => routeNotebookKey(one, flags, current, latest.current.ctx),
+    textMode: (current) => TEXT_MODES.has(current.mode),
+    before: (input, key) => {
+      // the cell's dashboard owns the keys while it is open
+      if (latest.current.cellView) return true;
+      if (!latest.current.quitting) return false;
+      // the stop ladder runs: a second q (or Ctrl+C) does not wait for SIGINT; Ctrl+Z still suspends
+      const command = notebookCommandForKey(input, key);
+      if (command === 'quit') latest.current.controller.killNow?.();
+      if (command === 'suspend') latest.current.onSuspend?.();
+      return true;
+    },
+  });
 
   if (cellView)
     return (
