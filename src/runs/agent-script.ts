@@ -10,16 +10,26 @@ import type { RunSpec } from './launcher.js';
 /** the agent's script in the run dir */
 export const NODE_SCRIPT = 'node.sh';
 
-/** the watcher's shell text (@OUT@ and @NPROC@ filled in) */
+/**
+ * The watcher's shell text (@OUT@ and @NPROC@ filled in). Each look reads every /proc/PID/stat with
+ * the shell's own `read` (no process started per pid: with `sed` and `cut` for each of a few hundred
+ * pids, one look took seconds on a loaded box, and the workers of a short run had exited before it
+ * saw them); a worker's environment is read only once it is known to be the agent's child. Five
+ * looks a second until every worker is recorded, for 10 min at most.
+ */
 const WORKER_WATCH = [
   '(',
   '  seen=" "; n=0; i=0',
-  '  while [ "$n" -lt @NPROC@ ] && [ "$i" -lt 600 ] && kill -0 "$agent" 2>/dev/null; do',
+  '  while [ "$n" -lt @NPROC@ ] && [ "$i" -lt 3000 ] && kill -0 "$agent" 2>/dev/null; do',
   '    for s in /proc/[0-9]*/stat; do',
   // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion
   '      p=${s#/proc/}; p=${p%/stat}',
   '      case "$seen" in *" $p "*) continue ;; esac',
-  '      [ "$(sed \'s/.*) //\' "$s" 2>/dev/null | cut -d\' \' -f2)" = "$agent" ] || continue',
+  '      st=""; read -r st 2>/dev/null < "$s" || [ -n "$st" ] || continue',
+  // the fields after the command's closing parenthesis: state, then the parent's pid
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion
+  '      set -- ${st##*") "}',
+  '      [ "$2" = "$agent" ] || continue',
   "      env=$(tr '\\000' '\\n' < \"/proc/$p/environ\" 2>/dev/null)",
   "      r=$(printf '%s\\n' \"$env\" | sed -n 's/^RANK=//p')",
   "      l=$(printf '%s\\n' \"$env\" | sed -n 's/^LOCAL_RANK=//p')",
@@ -27,7 +37,7 @@ const WORKER_WATCH = [
   '      printf \'{"task": %s, "node": "%s", "rank": %s, "localRank": %s, "pid": %s}\\n\' "$task" "$node" "$r" "$l" "$p" >> @OUT@',
   '      seen="$seen$p "; n=$((n + 1))',
   '    done',
-  '    sleep 1; i=$((i + 1))',
+  '    sleep 0.2; i=$((i + 1))',
   '  done',
   ') </dev/null >/dev/null 2>&1 &',
 ].join('\n');
