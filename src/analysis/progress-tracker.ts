@@ -64,6 +64,8 @@ export class ProgressTracker {
   memAllocMiB?: number;
   memReservedMiB?: number;
   private readonly times: number[] = [];
+  /** the step of each kept record time */
+  private readonly timeSteps: number[] = [];
 
   constructor(private readonly settings: TrackerSettings) {}
 
@@ -103,7 +105,11 @@ export class ProgressTracker {
     this.phase = r.phase ?? r.msg;
     this.lastTs = r.ts;
     this.times.push(r.ts);
-    if (this.times.length > TIMES_KEPT) this.times.shift();
+    this.timeSteps.push(r.step);
+    if (this.times.length > TIMES_KEPT) {
+      this.times.shift();
+      this.timeSteps.shift();
+    }
     if (r.gpuMemAllocMiB !== undefined) this.memAllocMiB = r.gpuMemAllocMiB;
     if (r.gpuMemReservedMiB !== undefined) this.memReservedMiB = r.gpuMemReservedMiB;
     switch (r.msg) {
@@ -130,12 +136,16 @@ export class ProgressTracker {
     return ended;
   }
 
-  /** whether this source said anything strictly between two times */
-  spokeBetween(from: number, to: number): boolean {
+  /**
+   * whether this source reported step `minStep` or later strictly between two times. An output
+   * line timed by its arrival can come seconds late on a loaded box: a line of an earlier step
+   * arriving during another source's silence is not the rank moving on.
+   */
+  spokeBetween(from: number, to: number, minStep = Number.NEGATIVE_INFINITY): boolean {
     for (let i = this.times.length - 1; i >= 0; i--) {
       const t = this.times[i]!;
       if (t <= from) return false;
-      if (t < to) return true;
+      if (t < to && this.timeSteps[i]! >= minStep) return true;
     }
     return false;
   }

@@ -177,7 +177,9 @@ export class StallDetector {
       // sources are timed differently (a heartbeat by the trainer, an output line when nsa-dbg read
       // it, up to a poll later): what another source said near either end is the same moment
       const margin = Math.min(SOURCE_SKEW_S, p.silenceS / 4);
-      if (others.some(([, t]) => t.spokeBetween(start + margin, p.resumedTs - margin))) continue;
+      // ...and only of the step waited for or later (in a step: its end; between steps: the next)
+      const minStep = p.where === 'in-step' || p.where === 'boot' ? p.step : p.step + 1;
+      if (others.some(([, t]) => t.spokeBetween(start + margin, p.resumedTs - margin, minStep))) continue;
       const same = kept.findIndex(
         (k) => k.rank === p.rank && k.declaredTs - k.thresholdS < p.resumedTs && start < k.resumedTs,
       );

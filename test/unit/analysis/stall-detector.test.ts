@@ -220,3 +220,26 @@ describe('StallDetector: the first step waits for the last rank to start', () =>
     expect(d.stalls(t + 5.5).map((x) => x.rank)).toEqual([0]);
   });
 });
+
+describe('StallDetector: a late line of an earlier step is not the rank moving on', () => {
+  // heartbeats stop at step 11 for 20 s (SIGSTOP); the output lines, timed by their arrival, come
+  // seconds late on a loaded box: step 10's line arrives during the silence
+  const stopped = (lateStep: number) => {
+    const d = new StallDetector();
+    const t = run(d, 0, 10, 1);
+    for (let s = 1; s <= 10; s++)
+      d.observe({ rank: 0, step: s, ts: 1 + (s - 1) * 1.002, msg: 'progress' }, 'output');
+    d.observe(beat(0, 11, t, 'beat', 'step_start'));
+    d.observe({ rank: 0, step: lateStep, ts: t + 4, msg: 'progress' }, 'output');
+    d.observe(beat(0, 11, t + 20, 'progress'));
+    return d;
+  };
+
+  it("step 10's line arriving during step 11's silence: the stall is kept", () => {
+    expect(stopped(10).pastStalls()).toMatchObject([{ rank: 0, step: 11, where: 'in-step' }]);
+  });
+
+  it("step 11's own line during the silence: the step ended then, no stall", () => {
+    expect(stopped(11).pastStalls()).toEqual([]);
+  });
+});
