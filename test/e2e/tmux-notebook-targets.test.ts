@@ -40,6 +40,9 @@ const LANE = ddpLane({
   sigintWaitS: 8,
 });
 
+/** a run that ended cleanly: pass, or slow when the loaded box held a step back (both GO) */
+const CLEAN = /^(pass|slow)$/;
+
 /** a project folder with the test lane, and nsa-dbg's home in it */
 function project(name: string): { cwd: string; home: string } {
   const cwd = join(work, name);
@@ -130,7 +133,9 @@ describe('notebook cells on every target, from the notebook TUI in real tmux', (
         lane: 't-ddp2',
         env: cluster.env,
       },
-      /^pass$/,
+      // a clean run; four real gloo ranks and two agents on the 2-core CI box under the suite's
+      // other tests can have a step past 3× its median, which the verdict rightly calls slow (GO)
+      CLEAN,
     );
     expect(cell.target).toMatch(/^slurm/);
     expect(offline.ranks).toEqual([0, 1, 2, 3]);
@@ -146,7 +151,7 @@ describe('notebook cells on every target, from the notebook TUI in real tmux', (
     const args = `--hosts node-a,node-b --ssh-config ${hosts.sshConfig} --runs-dir ${join(cwd, 'remote')} --cwd ${cwd} --rdzv-port ${await freePort()} -- python3 -u ${DDP_TRAINER} ok`;
     const { cell, folder, offline } = await cellFromTui(
       { cwd, home, args, filter: 't-ddp', lane: 't-ddp2' },
-      /^pass$/,
+      CLEAN,
     );
     expect(cell.target).toBe('node-a,node-b');
     expect(offline.ranks).toEqual([0, 1, 2, 3]);

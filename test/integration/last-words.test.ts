@@ -74,10 +74,14 @@ const byRank = (r: Any) =>
     (r.lastWords as Any[]).map((w) => [w.rank, [w.signal, w.waiting, w.mainThreadTop?.function]]),
   );
 
-/** the ranks nsa-dbg's teardown snapshot found asleep in the kernel (S, with a wchan) and idle */
+/**
+ * the ranks nsa-dbg's teardown snapshot found asleep in the kernel (S, with a wchan) and idle; the
+ * CPU % needs a second reading, which a loaded box can take after torchrun has stopped the rank
+ * (unmeasured, then: the summary leaves it out)
+ */
 const sleepers = (r: Any) =>
   (r.teardown.ranks as Any[])
-    .filter((t) => t.state === 'S' && t.wchan && t.cpuPct !== null && t.cpuPct < 20)
+    .filter((t) => t.state === 'S' && t.wchan && (t.cpuPct === null || t.cpuPct < 20))
     .map((t) => t.rank);
 
 describe('last words: the evidence survives whoever kills the run', () => {
@@ -100,9 +104,9 @@ describe('last words: the evidence survives whoever kills the run', () => {
       // others asleep in the kernel (S, a wchan), idle (gloo's wait wakes now and then: a few % of
       // a core on a loaded box, written as a range when the two differ)
       expect(r.teardown.trigger).toBe('local rank 2 crashed');
-      expect(sleepers(r)).toEqual([0, 1]);
+      expect(sleepers(r), JSON.stringify(r.teardown)).toEqual([0, 1]);
       expect(r.summary).toMatch(
-        /; when local rank 2 crashed, ranks 0 and 1 were in state S \(sleeping, wchan \w+, \d(?:–\d+)?% CPU\); ranks 0 and 1 were waiting/,
+        /; when local rank 2 crashed, ranks 0 and 1 were in state S \(sleeping, wchan \w+(?:, \d+(?:–\d+)?% CPU)?\); ranks 0 and 1 were waiting/,
       );
     }
   }, 200_000);
@@ -117,6 +121,7 @@ describe('last words: the evidence survives whoever kills the run', () => {
       // no line tells of rank 2's death: nsa-dbg saw its process gone (a zombie torchrun had not
       // reaped yet) while the others lived
       expect(r.teardown.trigger).toBe('rank 2 exited');
+      if (sleepers(r).length !== 2) console.log('TDBG', JSON.stringify(r.teardown));
       expect(sleepers(r)).toEqual([0, 1]);
     }
   }, 200_000);
