@@ -15,6 +15,14 @@ export interface GpuUpdate {
   processes: GpuProcess[];
 }
 
+/** before the first sample: what the GPU panel says while nvidia-smi has not answered yet */
+export const NO_GPU: GpuUpdate = {
+  available: false,
+  message: 'waiting for nvidia-smi',
+  gpus: [],
+  processes: [],
+};
+
 /**
  * One long-lived `nvidia-smi --query-gpu=… -lms 1000` stream (one process, not one per second)
  * plus a per-process query every few seconds. nvidia-smi can itself hang when the driver is wedged:

@@ -22,7 +22,7 @@ import type { RunController } from '../runs/run-controller.js';
 import { requireCommand } from '../targets/find-command.js';
 import { debugLog } from '../util/debug-log.js';
 import { FailureGrace } from './failure-grace.js';
-import { GpuPoller, type GpuUpdate } from './gpu-poller.js';
+import { GpuPoller, type GpuUpdate, NO_GPU } from './gpu-poller.js';
 import type { LiveModel } from './live-model.js';
 import { withOutDir } from './out-dir-watch.js';
 import { ProcessEnvWatch, type RankStart } from './process-env.js';
@@ -56,7 +56,7 @@ export class LiveRun {
   endedAt: number | null = null;
   /** picked up again, not started here: its times come from its folder */
   attached = false;
-  gpu: GpuUpdate = { available: false, message: 'waiting for nvidia-smi', gpus: [], processes: [] };
+  gpu: GpuUpdate = NO_GPU;
   result: AnalysisResult | null = null;
   /** the stop ladder, and whether the stop was the user's */
   readonly stopper: RunStop;
@@ -66,7 +66,6 @@ export class LiveRun {
   /** the ranks as they started (env, argv from /proc): the proof its flags applied */
   private envWatch: ProcessEnvWatch | null = null;
   private poller: GpuPoller | null = null;
-  private confirmedWaiters: Array<(c: CurrentSilence) => void> = [];
 
   constructor(
     private readonly o: SessionOptions,
@@ -224,7 +223,6 @@ export class LiveRun {
       run.checksTarget((pid) => model.evidence.nodes.nodeOfPid(pid, undefined)),
       model,
     );
-    for (const w of this.confirmedWaiters.splice(0)) void this.checks.stallConfirmed().then(w);
   }
 
   private startPoller(spec: RunSpec): void {
@@ -281,10 +279,12 @@ export class LiveRun {
     this.checks?.tick();
   }
 
-  /** resolves when this run's silence is confirmed as a hang (never, if it is not) */
+  /**
+   * resolves when this run's silence is confirmed as a hang (never, if it is not); the checks keep
+   * the waiters, and they exist once begin() has returned
+   */
   stallConfirmed(): Promise<CurrentSilence> {
-    if (this.checks) return this.checks.stallConfirmed();
-    return new Promise((r) => this.confirmedWaiters.push(r));
+    return this.checks?.stallConfirmed() ?? new Promise<CurrentSilence>(() => undefined);
   }
 
   /**

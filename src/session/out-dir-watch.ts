@@ -10,7 +10,7 @@ import { trainerOutDir } from '../runs/out-dir-of.js';
 import type { Target } from '../targets/target.js';
 
 /** how long a run may go without a file from the trainer's own out_dir before the user is told */
-export const OUT_DIR_QUIET_MS = 60_000;
+const OUT_DIR_QUIET_MS = 60_000;
 
 /** the spec with the trainer's own out_dir, when it has one: copied into the run folder */
 export async function withOutDir(

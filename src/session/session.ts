@@ -6,6 +6,7 @@ import type { RunSpec } from '../runs/launcher.js';
 import type { RunController } from '../runs/run-controller.js';
 import { CommandNotFound, ScriptNotFound } from '../targets/find-command.js';
 import type { PtyHandle } from '../targets/target.js';
+import { NO_GPU } from './gpu-poller.js';
 import { LiveModel } from './live-model.js';
 import { type LaneHolder, LiveRun } from './live-run.js';
 import type { RankStart } from './process-env.js';
@@ -23,7 +24,6 @@ import type { DashboardState, LaneSummary, SessionController } from './state.js'
  * Keys are drawn at once: they change the UI's own state, not the snapshot.
  */
 const PUBLISH_MS = 1000;
-const NO_GPU = { available: false, message: 'waiting for nvidia-smi', gpus: [], processes: [] };
 
 /**
  * The live engine behind the TUI: the lane, the current run (a LiveRun: everything of one run,
