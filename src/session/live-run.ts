@@ -158,9 +158,12 @@ export class LiveRun {
         // first the checks on the box finish what they were writing (a stack request in flight
         // appends its record): the verdict and `analyze` of the folder must read the same file
         const settled = this.checks?.settle() ?? Promise.resolve();
+        // whatever fails on the way (a box that stopped answering), the run is concluded: a caller
+        // waiting for the verdict must never wait forever
         void settled
           .then(() => traceFlightRecorder(this.o.target, run.spec))
           .then(() => run.dispose())
+          .catch((e: unknown) => debugLog(`run ${run.spec.runId}: after the exit: ${(e as Error).message}`))
           .then(() => {
             this.model.finish();
             this.conclude(run);

@@ -18,6 +18,8 @@ import { StragglerSampling, samplingMode } from './straggler-sampling.js';
 import { TeardownSnapshot, type TeardownSnapshotOptions } from './teardown-snapshot.js';
 
 const CULPRIT_WAIT_MS = 15_000;
+/** how often the engine log says what the checks know of silent ranks not yet confirmed */
+const SILENCE_LOG_MS = 30_000;
 
 /** the node a worker pid runs on, from the ranks' node records (null: not known yet) */
 function nodeOfPid(model: LiveModel, pid: number): string | null {
@@ -35,6 +37,7 @@ export class RunChecks {
   private hot: HotFrameSampling | null = null;
   private confirmed: CurrentSilence | null = null;
   private waiters: Array<(c: CurrentSilence) => void> = [];
+  private nextSilenceLogMs = 0;
 
   constructor(
     private readonly run: RunController,
@@ -107,7 +110,10 @@ export class RunChecks {
     this.prober.tick();
     if (this.confirmed !== null) return;
     const c = this.model.confirmedStall(Date.now());
-    if (c === null) return;
+    if (c === null) {
+      this.logSilences();
+      return;
+    }
     this.confirmed = c;
     debugLog(
       `run ${this.run.spec.runId}: hang confirmed, rank ${c.rank} step ${c.step}: ${c.judgement?.why ?? 'silence'}`,
@@ -123,10 +129,33 @@ export class RunChecks {
       .then(() => askEverySilentRank(this.sampler, this.model, (r) => this.pidOf(r)))
       .then(() => debugLog(`run ${this.run.spec.runId}: every silent rank asked for its stack (${took()})`))
       .then(() => this.culpritsJudged())
+      .then(() => debugLog(`run ${this.run.spec.runId}: culprit judged (${took()})`))
+      // the hang stands whatever failed while its evidence was gathered: the stop must still come
+      .catch((e: unknown) =>
+        debugLog(`run ${this.run.spec.runId}: evidence of the hang: ${(e as Error).message} (${took()})`),
+      )
       .then(() => {
-        debugLog(`run ${this.run.spec.runId}: culprit judged (${took()})`);
         for (const w of this.waiters.splice(0)) w(c);
       });
+  }
+
+  /**
+   * While ranks are silent and no hang is confirmed yet, the engine log says every 30 s what the
+   * checks know: a silence that is never decided can be told from one still being checked.
+   */
+  private logSilences(): void {
+    const now = Date.now();
+    if (now < this.nextSilenceLogMs) return;
+    const silent = this.model.silences(now);
+    if (silent.length === 0) return;
+    this.nextSilenceLogMs = now + SILENCE_LOG_MS;
+    const states = new Map<string, number>();
+    for (const c of silent) {
+      const k = c.judgement?.state ?? 'unchecked';
+      states.set(k, (states.get(k) ?? 0) + 1);
+    }
+    const counts = [...states].map(([k, n]) => `${n} ${k}`).join(', ');
+    debugLog(`run ${this.run.spec.runId}: ${silent.length} silent rank(s), none confirmed: ${counts}`);
   }
 
   /**

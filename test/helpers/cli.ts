@@ -16,6 +16,8 @@ export function runCli(
     env?: Record<string, string>;
     cwd?: string;
     timeoutMs?: number;
+    /** SIGTERM first at this time (a headless run then reports what it knew), SIGKILL at timeoutMs */
+    termMs?: number;
     onSpawn?: (pid: number) => void;
   } = {},
 ): Promise<CliResult> {
@@ -31,9 +33,11 @@ export function runCli(
     child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
     child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
     const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
+    const term = opts.termMs === undefined ? undefined : setTimeout(() => child.kill('SIGTERM'), opts.termMs);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
+      clearTimeout(term);
       resolve({ code, stdout, stderr });
     });
   });
