@@ -24,7 +24,7 @@ export type NotebookAppController = Pick<
   NotebookController,
   | 'getState'
   | 'subscribe'
-  | 'presets'
+  | 'lanes'
   | 'start'
   | 'rerun'
   | 'runEdited'
@@ -76,18 +76,18 @@ export function NotebookApp({
     return controller.subscribe(setState);
   }, [controller]);
   const { columns, rows: height } = useTerminalSize();
-  const presets = useMemo(() => controller.presets(), [controller]);
+  const lanes = useMemo(() => controller.lanes(), [controller]);
   // each with the command a new cell of it runs, shown in the picker before anything starts
-  const lanes = useMemo(
+  const pickerLanes = useMemo(
     () =>
-      presets.map((p) => ({
+      lanes.map((p) => ({
         name: p.name,
         description: p.description,
         runs: controller.commandFor?.(p) ?? undefined,
       })),
-    [controller, presets],
+    [controller, lanes],
   );
-  const flags = useMemo(() => knownFlags(presets), [presets]);
+  const flags = useMemo(() => knownFlags(lanes), [lanes]);
   const [cellView, setCellView] = useState<SessionController | null>(resume?.cellView ?? null);
 
   const [ui, uiRef, apply] = useUiReducer<NotebookUi, NotebookUiAction>(
@@ -97,7 +97,7 @@ export function NotebookApp({
 
   const ctx: NotebookKeyContext = {
     cells: state.notebook.cells,
-    lanes,
+    lanes: pickerLanes,
     flags,
     running: state.running,
     queued: state.queued,
@@ -219,7 +219,7 @@ export function NotebookApp({
       <NotebookScreen
         state={state}
         ui={ui}
-        lanes={lanes}
+        lanes={pickerLanes}
         flags={flags}
         columns={columns}
         rows={height}

@@ -1,4 +1,4 @@
-import type { Acceptance } from '../presets/preset.js';
+import type { Acceptance } from '../lanes/lane.js';
 import { rankSetText } from '../util/rank-set.js';
 import type { AnalysisResult } from './evidence.js';
 import { isRecovered, recoveredLine } from './recovered.js';

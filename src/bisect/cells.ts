@@ -1,7 +1,8 @@
 /** `:bisect` in the notebook: two marked cells → a bisection run as the controller's task. */
+
+import type { Lane } from '../lanes/lane.js';
 import type { NotebookController } from '../notebook/controller.js';
 import type { NotebookStore } from '../notebook/store.js';
-import type { Preset } from '../presets/preset.js';
 import { planFromCells } from './plan.js';
 import { controllerPort } from './port.js';
 import { runBisection } from './runner.js';
@@ -9,7 +10,7 @@ import { runBisection } from './runner.js';
 export function bisectCells(
   controller: Pick<NotebookController, 'start' | 'idle' | 'getState' | 'setNotice' | 'runTask'>,
   store: NotebookStore,
-  o: { presets: Map<string, Preset>; target: string; launchKey?: Record<string, unknown>; steps?: number },
+  o: { lanes: Map<string, Lane>; target: string; launchKey?: Record<string, unknown>; steps?: number },
   a: string,
   b: string,
 ): boolean {
@@ -20,12 +21,12 @@ export function bisectCells(
     controller.setNotice('mark a GO cell and a NO-GO cell with m, then :bisect');
     return false;
   }
-  const planned = planFromCells(o.presets, ca, cb, o);
+  const planned = planFromCells(o.lanes, ca, cb, o);
   if ('error' in planned) {
     controller.setNotice(planned.error);
     return false;
   }
-  const port = controllerPort(controller, store, planned.lane, planned.preset);
+  const port = controllerPort(controller, store, planned.lane, planned.trial);
   return controller.runTask('bisect', async (signal) => {
     const onProgress = (line: string) => controller.setNotice(`bisect: ${line}`);
     const r = await runBisection(port, { ...planned.plan, signal, onProgress });

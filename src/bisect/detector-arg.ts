@@ -1,5 +1,5 @@
 /** `--detector floorS=2,spinConfirmS=4`: the detector settings a bisection's trials are judged with. */
-import type { DetectorSettings } from '../presets/preset.js';
+import type { DetectorSettings } from '../lanes/lane.js';
 
 const KEYS: Record<keyof DetectorSettings, number> = {
   k: 1,

@@ -3,16 +3,13 @@
  * with the same resolved env is answered from the cell that already ran it, in any later session.
  */
 import { createHash } from 'node:crypto';
-import type { Preset } from '../presets/preset.js';
+import type { Lane } from '../lanes/lane.js';
 import type { Side } from './delta.js';
 
 export interface KeyParts {
   side: Side;
   /** the lane the trial is run from (its command, step format, acceptance) */
-  preset: Pick<
-    Preset,
-    'name' | 'command' | 'stepsFlag' | 'stepRegex' | 'acceptance' | 'detector' | 'launcher'
-  >;
+  lane: Pick<Lane, 'name' | 'command' | 'stepsFlag' | 'stepRegex' | 'acceptance' | 'detector' | 'launcher'>;
   /** the trainer command after `--`, when given */
   command?: string[];
   steps?: number;
@@ -37,7 +34,7 @@ function canonical(v: unknown): string {
 }
 
 export function trialKey(p: KeyParts): string {
-  const { name, command, stepsFlag, stepRegex, acceptance, detector, launcher } = p.preset;
+  const { name, command, stepsFlag, stepRegex, acceptance, detector, launcher } = p.lane;
   const doc = {
     env: p.side.env,
     args: p.side.args,

@@ -6,10 +6,11 @@
  * settings over the good lane's (a lane made to show a failure can carry quick confirm settings, so
  * a stuck trial is stopped in seconds), and `--detector` over both.
  */
+
+import type { DetectorSettings, Lane } from '../lanes/lane.js';
+import { LaneSet } from '../lanes/load.js';
 import type { Cell } from '../notebook/model.js';
 import { MASK } from '../notebook/secrets.js';
-import { LaneSet } from '../presets/load.js';
-import type { DetectorSettings, Preset } from '../presets/preset.js';
 import { changesBetween, type Side } from './delta.js';
 import { trialKey } from './key.js';
 import type { BisectPlan } from './runner.js';
@@ -35,34 +36,34 @@ export interface Planned {
   plan: BisectPlan;
   /** the lane trials start from, and what a trial replaces of it besides env and args */
   lane: string;
-  preset: { demoEnv: Record<string, string>; detector: DetectorSettings };
+  trial: { demoEnv: Record<string, string>; detector: DetectorSettings };
 }
 
 /** a lane's env as the trainer gets it (the demo's own knobs included) */
-export function sideOfLane(p: Preset, demo: boolean): Side {
+export function sideOfLane(p: Lane, demo: boolean): Side {
   return { env: demo ? { ...p.env, ...p.demoEnv } : { ...p.env }, args: [...p.args] };
 }
 
 function plan(
-  good: { preset: Preset; side: Side; cell?: Cell },
-  bad: { lane: string; preset?: Preset; side: Side; cell?: Cell },
+  good: { lane: Lane; side: Side; cell?: Cell },
+  bad: { name: string; lane?: Lane; side: Side; cell?: Cell },
   o: PlanOptions,
 ): Planned | { error: string } {
   if (changesBetween(good.side, bad.side).length === 0)
-    return { error: `${good.preset.name} and ${bad.lane} have the same env and args: nothing to bisect` };
-  const detector = { ...good.preset.detector, ...bad.preset?.detector, ...o.detector };
+    return { error: `${good.lane.name} and ${bad.name} have the same env and args: nothing to bisect` };
+  const detector = { ...good.lane.detector, ...bad.lane?.detector, ...o.detector };
   // env is resolved already (demo knobs included), so the lane's demo env is not applied again
-  const trialPreset = { ...good.preset, demoEnv: {}, detector };
+  const trialLane = { ...good.lane, demoEnv: {}, detector };
   return {
-    lane: good.preset.name,
-    preset: { demoEnv: {}, detector },
+    lane: good.lane.name,
+    trial: { demoEnv: {}, detector },
     plan: {
-      good: { lane: good.preset.name, side: good.side, ...(good.cell ? { cell: good.cell } : {}) },
-      bad: { lane: bad.lane, side: bad.side, ...(bad.cell ? { cell: bad.cell } : {}) },
+      good: { lane: good.lane.name, side: good.side, ...(good.cell ? { cell: good.cell } : {}) },
+      bad: { lane: bad.name, side: bad.side, ...(bad.cell ? { cell: bad.cell } : {}) },
       keyOf: (side) =>
         trialKey({
           side,
-          preset: trialPreset,
+          lane: trialLane,
           command: o.command,
           steps: o.steps,
           demo: o.demo,
@@ -81,17 +82,17 @@ function plan(
 }
 
 /** why a lane whose file is broken cannot be used (its file, field and position), or undefined */
-function brokenLane(presets: Map<string, Preset>, name: string): string | undefined {
-  return presets instanceof LaneSet ? presets.brokenByName.get(name)?.error.message : undefined;
+function brokenLane(lanes: Map<string, Lane>, name: string): string | undefined {
+  return lanes instanceof LaneSet ? lanes.brokenByName.get(name)?.error.message : undefined;
 }
 
 export function planFromLanes(
-  presets: Map<string, Preset>,
+  lanes: Map<string, Lane>,
   goodName: string,
   badName: string,
   o: PlanOptions,
 ): Planned | { error: string } {
-  const known = (name: string) => presets.get(name) ?? brokenLane(presets, name);
+  const known = (name: string) => lanes.get(name) ?? brokenLane(lanes, name);
   const good = known(goodName);
   const bad = known(badName);
   if (typeof good === 'string') return { error: good };
@@ -99,8 +100,8 @@ export function planFromLanes(
   if (!good) return { error: `unknown lane "${goodName}" (see nsa-dbg lanes)` };
   if (!bad) return { error: `unknown lane "${badName}" (see nsa-dbg lanes)` };
   return plan(
-    { preset: good, side: sideOfLane(good, o.demo) },
-    { lane: bad.name, preset: bad, side: sideOfLane(bad, o.demo) },
+    { lane: good, side: sideOfLane(good, o.demo) },
+    { name: bad.name, lane: bad, side: sideOfLane(bad, o.demo) },
     o,
   );
 }
@@ -109,7 +110,7 @@ export function planFromLanes(
  * A cell's env as a side: its run dir put back as `{runDir}` (a new run gets its own), and a masked
  * secret taken from its lane as it is now (the notebook never stored the value).
  */
-export function sideOfCell(c: Cell, lane: Preset | undefined, demo: boolean): Side {
+export function sideOfCell(c: Cell, lane: Lane | undefined, demo: boolean): Side {
   const fromLane = lane ? sideOfLane(lane, demo).env : {};
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(c.env)) {
@@ -124,7 +125,7 @@ export function sideOfCell(c: Cell, lane: Preset | undefined, demo: boolean): Si
 
 /** `:bisect` on two marked cells: the GO one is good (the clean pass, when both are GO) */
 export function planFromCells(
-  presets: Map<string, Preset>,
+  lanes: Map<string, Lane>,
   a: Cell,
   b: Cell,
   o: Omit<PlanOptions, 'demo'>,
@@ -137,14 +138,14 @@ export function planFromCells(
     return {
       error: `bisect needs a GO cell and a NO-GO (or slow) one: ${a.id} is ${classOf(a)}, ${b.id} is ${classOf(b)}`,
     };
-  const goodLane = presets.get(good.lane.name);
+  const goodLane = lanes.get(good.lane.name);
   if (!goodLane) return { error: `${good.id}'s lane ${good.lane.name} is not known any more` };
   if (good.demo !== bad.demo)
     return { error: `${good.id} and ${bad.id} ran different trainers (demo vs not)` };
-  const badLane = presets.get(bad.lane.name);
+  const badLane = lanes.get(bad.lane.name);
   return plan(
-    { preset: goodLane, side: sideOfCell(good, goodLane, good.demo), cell: good },
-    { lane: bad.lane.name, preset: badLane, side: sideOfCell(bad, badLane, bad.demo), cell: bad },
+    { lane: goodLane, side: sideOfCell(good, goodLane, good.demo), cell: good },
+    { name: bad.lane.name, lane: badLane, side: sideOfCell(bad, badLane, bad.demo), cell: bad },
     { ...o, demo: good.demo },
   );
 }

@@ -13,7 +13,7 @@ export function controllerPort(
   store: NotebookStore,
   /** the lane trials are run from, and what of it a trial replaces besides env and args */
   lane: string,
-  preset: NonNullable<StartRequest['preset']>,
+  trial: NonNullable<StartRequest['trial']>,
 ): BisectPort {
   return {
     notebook: () => store.get(),
@@ -22,7 +22,7 @@ export function controllerPort(
       const id = controller.start({
         lane,
         env: side.env,
-        preset: { ...preset, args: side.args },
+        trial: { ...trial, args: side.args },
         bisect: tag,
         ...(expect ? { expect } : {}),
         ...(parent ? { parent, link: 'bisect' as const } : {}),

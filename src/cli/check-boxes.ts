@@ -4,10 +4,10 @@
  * `nsa-dbg check` prints it; the notebook records it as a check cell.
  */
 import { parseHostList } from '../hosts/hosts.js';
+import type { Lane } from '../lanes/lane.js';
 import { type CheckRun, combine } from '../preflight/format.js';
 import { checkBox, srunPrefix } from '../preflight/probe-run.js';
 import type { BoxCheck } from '../preflight/verdict.js';
-import type { Preset } from '../presets/preset.js';
 import { LocalTarget } from '../targets/local.js';
 import type { Target } from '../targets/target.js';
 import { remoteHome } from './open-session.js';
@@ -27,7 +27,7 @@ export interface ReachedBox {
 }
 
 /** probe one box; the alias the user gave names it, with the name the box gives itself */
-async function probeOn(a: CheckBoxArgs, host: string | undefined, box: ReachedBox, lane: Preset) {
+async function probeOn(a: CheckBoxArgs, host: string | undefined, box: ReachedBox, lane: Lane) {
   const launch = launchOfArgs(a);
   const boxes = await checkBox(box.target, lane, {
     demo: !!a.demo,
@@ -41,7 +41,7 @@ async function probeOn(a: CheckBoxArgs, host: string | undefined, box: ReachedBo
 }
 
 /** one box: connect (or this machine), probe, close */
-async function checkOne(a: CheckBoxArgs, host: string | undefined, lane: Preset): Promise<BoxCheck[]> {
+async function checkOne(a: CheckBoxArgs, host: string | undefined, lane: Lane): Promise<BoxCheck[]> {
   const target: Target = host ? await connectFromArgs({ ...a, host }) : new LocalTarget();
   try {
     return await probeOn(a, host, { target, home: host ? await remoteHome(target) : null }, lane);
@@ -57,7 +57,7 @@ async function checkOne(a: CheckBoxArgs, host: string | undefined, lane: Preset)
  */
 export async function checkBoxes(
   a: CheckBoxArgs,
-  lane: Preset,
+  lane: Lane,
   reached?: ReachedBox,
   now: () => number = () => performance.now(),
 ): Promise<CheckRun> {

@@ -1,4 +1,4 @@
-import { brokenLaneLines, type LaneSet, loadPresets } from '../presets/load.js';
+import { brokenLaneLines, type LaneSet, loadLanes } from '../lanes/load.js';
 
 /**
  * The lanes for a command, each broken lane file said once on stderr (path, position, field, why)
@@ -8,7 +8,7 @@ export function loadLanesForCli(
   using: readonly string[] = [],
   write: (line: string) => void = (line) => process.stderr.write(`nsa-dbg: ${line}\n`),
 ): LaneSet {
-  const lanes = loadPresets();
+  const lanes = loadLanes();
   for (const line of brokenLaneLines(lanes, using)) write(line);
   return lanes;
 }
@@ -20,7 +20,7 @@ export function loadLanesForCli(
 export function lanesReporter(tell: (lines: string[]) => void): () => LaneSet {
   const told = new Set<string>();
   return () => {
-    const lanes = loadPresets();
+    const lanes = loadLanes();
     const fresh = brokenLaneLines(lanes).filter((l) => !told.has(l));
     for (const l of fresh) told.add(l);
     if (fresh.length) tell(fresh);

@@ -5,10 +5,10 @@
  * `bisect` share this.
  */
 import { bisectCells } from '../bisect/cells.js';
+import type { Lane } from '../lanes/lane.js';
+import { loadLanes } from '../lanes/load.js';
 import type { CellSession, NotebookDeps } from '../notebook/controller-types.js';
 import type { CheckRun } from '../preflight/format.js';
-import { loadPresets } from '../presets/load.js';
-import type { Preset } from '../presets/preset.js';
 import { writeReport } from '../report/write.js';
 import { buildRunSpec } from '../runs/build-spec.js';
 import { runHeadless } from '../session/headless.js';
@@ -21,9 +21,9 @@ export interface CellOptions {
   stepMs?: number;
   command?: string[];
   cwd?: string;
-  presets?: () => Map<string, Preset>;
+  lanes?: () => Map<string, Lane>;
   /** the box check of a lane on the same place (cli/check-boxes.ts), for check cells */
-  checkBox?: (preset: Preset) => Promise<CheckRun>;
+  checkBox?: (lane: Lane) => Promise<CheckRun>;
 }
 
 const RUN_DIR = '/nsa-dbg-run-dir';
@@ -32,7 +32,7 @@ export function notebookDeps(opener: Opener, o: CellOptions): NotebookDeps & { c
   // a finished cell is read from its folder here, whatever its target was
   const here = localOpener();
   return {
-    presets: o.presets ?? (() => loadPresets()),
+    lanes: o.lanes ?? (() => loadLanes()),
     target: opener.label,
     ...(opener.launchKey ? { launchKey: opener.launchKey } : {}),
     steps: o.steps,
@@ -43,7 +43,7 @@ export function notebookDeps(opener: Opener, o: CellOptions): NotebookDeps & { c
     openSession: (s) =>
       opener.open({
         lane: s.lane,
-        presets: s.presets,
+        lanes: s.lanes,
         steps: s.steps,
         demo: o.demo,
         stepMs: o.stepMs,
@@ -55,7 +55,7 @@ export function notebookDeps(opener: Opener, o: CellOptions): NotebookDeps & { c
     openFinished: (s) =>
       here.open({
         lane: s.lane,
-        presets: s.presets,
+        lanes: s.lanes,
         demo: false,
         attachRunDir: s.dir,
         replay: true,
@@ -63,9 +63,9 @@ export function notebookDeps(opener: Opener, o: CellOptions): NotebookDeps & { c
     runToVerdict: async (session) =>
       (await runHeadless(session as unknown as Session, { keepOpen: true })).result,
     // what a new cell will run, as its session builds it (the run dir is chosen when it starts)
-    commandFor: (preset, steps) => {
+    commandFor: (lane, steps) => {
       const spec = buildRunSpec({
-        preset,
+        lane,
         steps,
         command: o.command?.length ? o.command : undefined,
         demo: o.demo ? { stepMs: o.stepMs } : undefined,

@@ -4,8 +4,9 @@
  * jobs (`--slurm`), or several hosts (`--hosts`). `run`, `demo`, the notebook and `bisect` take the
  * same options (target-options.ts); `attach` makes one for the run it picks up.
  */
+
+import type { Lane } from '../lanes/lane.js';
 import { kindOf } from '../launch/kinds.js';
-import type { Preset } from '../presets/preset.js';
 import type { RunSpec } from '../runs/launcher.js';
 import type { Target } from '../targets/target.js';
 import { hostConnector, hostsOpener } from './open-hosts.js';
@@ -20,7 +21,7 @@ import {
 import { connectFromArgs } from './remote.js';
 import { launchOfArgs, type TargetArgs } from './target-options.js';
 
-export async function openerFromArgs(a: TargetArgs, lane?: Preset): Promise<Opener> {
+export async function openerFromArgs(a: TargetArgs, lane?: Lane): Promise<Opener> {
   const sink = linkSink();
   if (a.hosts) return hostsOpener({ ...a, hosts: a.hosts }, sink, lane);
   const launch = launchOfArgs(a);

@@ -7,9 +7,9 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, relative } from 'node:path';
+import type { Lane } from '../lanes/lane.js';
+import { loadLanes } from '../lanes/load.js';
 import { kindOf } from '../launch/kinds.js';
-import { loadPresets } from '../presets/load.js';
-import type { Preset } from '../presets/preset.js';
 import { DEMO_DIR_IN_RUN, demoShimPath } from '../runs/build-spec.js';
 import type { LaunchSpec } from '../runs/launch-spec.js';
 import type { RunSpec } from '../runs/launcher.js';
@@ -44,8 +44,8 @@ export interface OpenOptions {
   attachRunDir?: string;
   /** `attachRunDir` is a finished run's folder on this machine: read to its end, nothing live */
   replay?: boolean;
-  /** lanes to run from (the notebook passes a lane with a cell's edited env); default: loadPresets() */
-  presets?: Map<string, Preset>;
+  /** lanes to run from (the notebook passes a lane with a cell's edited env); default: loadLanes() */
+  lanes?: Map<string, Lane>;
 }
 
 /** A place runs go, made once; a session for each run. */
@@ -70,7 +70,7 @@ function placeOpener(
   launch: LaunchSpec,
   target: Target,
   sink: LinkSink | undefined,
-  own: (o: OpenOptions) => Omit<SessionOptions, 'target' | 'presets' | 'lane' | 'simulated' | 'spec'> & {
+  own: (o: OpenOptions) => Omit<SessionOptions, 'target' | 'lanes' | 'lane' | 'simulated' | 'spec'> & {
     spec: Pick<SessionOptions['spec'], 'demo' | 'runsRoot' | 'cwd'>;
   },
 ): Opener {
@@ -81,7 +81,7 @@ function placeOpener(
     open: (o) => {
       const { spec, ...rest } = own(o);
       const session = new Session({
-        presets: o.presets ?? loadPresets(),
+        lanes: o.lanes ?? loadLanes(),
         lane: o.lane,
         spec: { steps: o.steps, command: o.command, outDir: o.outDir, ...spec, launch },
         simulated: o.demo,

@@ -1,6 +1,6 @@
+import { LaneError } from '../lanes/lane.js';
 import { NotebookInUse } from '../notebook/lock.js';
 import { NotebookFormatError } from '../notebook/migrate.js';
-import { PresetError } from '../presets/preset.js';
 import { StepsConflict } from '../runs/build-spec.js';
 import { CommandNotFound, ScriptNotFound } from '../targets/find-command.js';
 import { describeFsError, FileError, isFsError } from '../util/fs-errors.js';
@@ -18,7 +18,7 @@ export function reportFailure(e: unknown): void {
   const known =
     e instanceof CommandNotFound ||
     e instanceof ScriptNotFound ||
-    e instanceof PresetError ||
+    e instanceof LaneError ||
     e instanceof StepsConflict ||
     e instanceof NotebookInUse ||
     e instanceof NotebookFormatError ||

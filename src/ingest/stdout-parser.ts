@@ -18,7 +18,7 @@ import {
   parseNsaStep,
   parsePythonDict,
   parseTorchtitan,
-  parseWithPresetRegex,
+  parseWithLaneRegex,
   type StepParse,
   stepEvent,
   withTokensPerStep,
@@ -45,7 +45,7 @@ const CONTROL_OR_ESC = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 const CURSOR_UP = '\u001b[A';
 
 export interface StdoutParserOptions {
-  /** a preset's step-line regex: named groups `step`, `loss`, optional `toks`, `lr` */
+  /** a lane's step-line regex: named groups `step`, `loss`, optional `toks`, `lr` */
   stepRegex?: RegExp;
   /**
    * Output of `srun --label` (a Slurm run): each line starts with the task that printed it (`1: `),
@@ -259,10 +259,7 @@ export class StdoutParser {
       if (this.emitStep(parseTorchtitan(line), rank, out)) return;
     }
     if (mayBeBar(line) && this.barSteps(line, rank, out)) return;
-    if (
-      this.stepRegex !== undefined &&
-      this.emitStep(parseWithPresetRegex(line, this.stepRegex), rank, out)
-    ) {
+    if (this.stepRegex !== undefined && this.emitStep(parseWithLaneRegex(line, this.stepRegex), rank, out)) {
       return;
     }
     if (this.learner !== null && this.learn(line, rank, out)) return;

@@ -104,7 +104,7 @@ export function parsePythonDict(line: string): Record<string, number | string> |
 
 // A lane's own step regex: named groups `step` and `loss`, optional `toks`, `lr`, and the step's
 // time as `ms` or `s`. Also how a learned shape reads (step-shape-learner.ts).
-export function parseWithPresetRegex(line: string, re: RegExp, format = 'preset-regex'): StepParse {
+export function parseWithLaneRegex(line: string, re: RegExp, format = 'preset-regex'): StepParse {
   const m = re.exec(line);
   const g = m?.groups;
   if (g?.step === undefined || g.loss === undefined) return null;

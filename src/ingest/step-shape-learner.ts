@@ -8,7 +8,7 @@
  * and which `stepRegex` would read them.
  */
 import { type LineShape, type Role, regexOfShape, shapeOf } from './line-shape.js';
-import { type ParsedStep, parseWithPresetRegex } from './step-formats.js';
+import { type ParsedStep, parseWithLaneRegex } from './step-formats.js';
 
 /** lines of one shape, with increasing steps, before the shape is taken for the step line */
 export const ADOPT_AFTER = 2;
@@ -67,7 +67,7 @@ export class StepShapeLearner {
    */
   observe(line: string, ts?: number): Array<{ step: ParsedStep; ts: number | undefined }> {
     if (this.adopted !== null) {
-      const p = parseWithPresetRegex(line, this.adopted.re, 'inferred');
+      const p = parseWithLaneRegex(line, this.adopted.re, 'inferred');
       return p === null || p === 'malformed' ? [] : [{ step: p, ts }];
     }
     this.lines++;

@@ -1,12 +1,12 @@
 /**
- * A preset ("lane") is a named env + args recipe from the runbooks, with the acceptance criteria
+ * A lane is a named env + args recipe from the runbooks, with the acceptance criteria
  * that make a run GO or NO-GO and the stop policy that actually stops the trainer (nsa-vibe ignores
  * SIGTERM, so the default policy is .HALT → SIGINT → SIGKILL).
  */
 import { type TorchrunLauncher, validateLauncher } from './torchrun.js';
 
 export interface Acceptance {
-  /** the run must reach this step (defaults to the preset's steps) */
+  /** the run must reach this step (defaults to the lane's steps) */
   steps?: number;
   finiteLoss: boolean;
   noStall: boolean;
@@ -45,7 +45,7 @@ export interface DetectorSettings {
   maxStepS?: number;
 }
 
-export interface Preset {
+export interface Lane {
   name: string;
   description: string;
   env: Record<string, string>;
@@ -57,7 +57,7 @@ export interface Preset {
   command?: string[];
   /**
    * how the step count is passed: `--steps` appends `--steps N`, a flag ending in `=` one argument
-   * (`--max_iters=N`), "" nothing. Unset: the known trainer's (src/presets/trainers.ts), else --steps
+   * (`--max_iters=N`), "" nothing. Unset: the known trainer's (src/lanes/trainers.ts), else --steps
    */
   stepsFlag?: string;
   /** the trainer's own out_dir, relative to its cwd (where its heartbeats and dumps go) */
@@ -76,7 +76,7 @@ export interface Preset {
    * the previous passed its acceptance (e.g. [{steps: 1}, {steps: 200}])
    */
   phases?: Array<{ steps: number }>;
-  /** where the preset came from, for error messages and `lanes` */
+  /** where the lane came from, for error messages and `lanes` */
   source: string;
   /** launch through torchrun (torchrun.ts); absent: the command runs directly */
   launcher?: TorchrunLauncher;
@@ -95,7 +95,7 @@ export const DEFAULT_COMMAND = [
   '0',
 ];
 
-export class PresetError extends Error {
+export class LaneError extends Error {
   constructor(
     readonly file: string,
     readonly field: string,
@@ -104,7 +104,7 @@ export class PresetError extends Error {
     readonly at?: { line: number; col: number },
   ) {
     super(`${file}${at ? `:${at.line}:${at.col}` : ''}: field "${field}": ${detail}`);
-    this.name = 'PresetError';
+    this.name = 'LaneError';
   }
 }
 
@@ -113,7 +113,7 @@ const DETECTOR_KEYS = new Set(['k', 'floorS', 'firstStepS', 'spinConfirmS', 'max
 function detectorSettings(file: string, det: Record<string, unknown>): DetectorSettings {
   for (const k of Object.keys(det))
     if (!DETECTOR_KEYS.has(k))
-      throw new PresetError(file, `detector.${k}`, `is not a known field (${[...DETECTOR_KEYS].join(', ')})`);
+      throw new LaneError(file, `detector.${k}`, `is not a known field (${[...DETECTOR_KEYS].join(', ')})`);
   const out: DetectorSettings = {
     k: num(file, 'detector.k', det.k, 1),
     floorS: num(file, 'detector.floorS', det.floorS, 0.1),
@@ -162,13 +162,13 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 
 function envMap(file: string, field: string, v: unknown): Record<string, string> {
   if (v === undefined || v === null) return {};
-  if (!isObj(v)) throw new PresetError(file, field, 'must be a mapping of NAME: value');
+  if (!isObj(v)) throw new LaneError(file, field, 'must be a mapping of NAME: value');
   const out: Record<string, string> = {};
   for (const [k, val] of Object.entries(v)) {
     if (!ENV_KEY.test(k))
-      throw new PresetError(file, `${field}.${k}`, 'is not a valid environment variable name');
+      throw new LaneError(file, `${field}.${k}`, 'is not a valid environment variable name');
     if (typeof val !== 'string' && typeof val !== 'number' && typeof val !== 'boolean')
-      throw new PresetError(file, `${field}.${k}`, 'must be a string or number');
+      throw new LaneError(file, `${field}.${k}`, 'must be a string or number');
     out[k] = String(val);
   }
   return out;
@@ -177,26 +177,26 @@ function envMap(file: string, field: string, v: unknown): Record<string, string>
 function stringList(file: string, field: string, v: unknown): string[] | undefined {
   if (v === undefined || v === null) return undefined;
   if (!Array.isArray(v) || v.some((x) => typeof x !== 'string' && typeof x !== 'number'))
-    throw new PresetError(file, field, 'must be a list of strings');
+    throw new LaneError(file, field, 'must be a list of strings');
   return v.map(String);
 }
 
 function num(file: string, field: string, v: unknown, min = 0): number | undefined {
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'number' || !Number.isFinite(v) || v < min)
-    throw new PresetError(file, field, `must be a number ≥ ${min}`);
+    throw new LaneError(file, field, `must be a number ≥ ${min}`);
   return v;
 }
 
 function bool(file: string, field: string, v: unknown, dflt: boolean): boolean {
   if (v === undefined || v === null) return dflt;
-  if (typeof v !== 'boolean') throw new PresetError(file, field, 'must be true or false');
+  if (typeof v !== 'boolean') throw new LaneError(file, field, 'must be true or false');
   return v;
 }
 
 function section(file: string, field: string, v: unknown): Obj {
   if (v === undefined || v === null) return {};
-  if (!isObj(v)) throw new PresetError(file, field, 'must be a mapping');
+  if (!isObj(v)) throw new LaneError(file, field, 'must be a mapping');
   return v;
 }
 
@@ -204,7 +204,7 @@ function targetOf(file: string, v: unknown): PerformanceTarget | undefined {
   if (v === undefined || v === null) return undefined;
   const t = section(file, 'target', v);
   for (const k of Object.keys(t))
-    if (k !== 'toksPerS') throw new PresetError(file, `target.${k}`, 'is not a known field (toksPerS)');
+    if (k !== 'toksPerS') throw new LaneError(file, `target.${k}`, 'is not a known field (toksPerS)');
   const toksPerS = num(file, 'target.toksPerS', t.toksPerS);
   return toksPerS === undefined ? undefined : { toksPerS };
 }
@@ -212,13 +212,13 @@ function targetOf(file: string, v: unknown): PerformanceTarget | undefined {
 function phaseList(file: string, v: unknown): Array<{ steps: number }> | undefined {
   if (v === undefined || v === null) return undefined;
   if (!Array.isArray(v) || v.length === 0)
-    throw new PresetError(file, 'phases', 'must be a list like [{steps: 1}, {steps: 200}]');
+    throw new LaneError(file, 'phases', 'must be a list like [{steps: 1}, {steps: 200}]');
   return v.map((p, i) => {
-    if (!isObj(p)) throw new PresetError(file, `phases[${i}]`, 'must be a mapping with steps');
+    if (!isObj(p)) throw new LaneError(file, `phases[${i}]`, 'must be a mapping with steps');
     for (const k of Object.keys(p))
-      if (k !== 'steps') throw new PresetError(file, `phases[${i}].${k}`, 'is not a known field');
+      if (k !== 'steps') throw new LaneError(file, `phases[${i}].${k}`, 'is not a known field');
     const steps = num(file, `phases[${i}].steps`, p.steps, 1);
-    if (steps === undefined) throw new PresetError(file, `phases[${i}].steps`, 'is required');
+    if (steps === undefined) throw new LaneError(file, `phases[${i}].steps`, 'is required');
     return { steps };
   });
 }
@@ -231,47 +231,43 @@ function stackSignalOf(file: string, v: unknown): number {
   if (v === false || v === 'off') return 0;
   if (v === 'USR2' || v === 'SIGUSR2' || v === 12) return 12;
   if (typeof v === 'number' && Number.isInteger(v) && v >= 34 && v <= 64) return v;
-  throw new PresetError(file, 'stackSignal', 'must be USR2, a real-time signal number (34-64), or off');
+  throw new LaneError(file, 'stackSignal', 'must be USR2, a real-time signal number (34-64), or off');
 }
 
 /** Validate one parsed YAML document. Every error names the file and the field. */
-export function validatePreset(doc: unknown, file: string): Preset {
-  if (!isObj(doc)) throw new PresetError(file, '(root)', 'must be a mapping with at least `name`');
+export function validateLane(doc: unknown, file: string): Lane {
+  if (!isObj(doc)) throw new LaneError(file, '(root)', 'must be a mapping with at least `name`');
   for (const k of Object.keys(doc))
-    if (!KNOWN_KEYS.has(k)) throw new PresetError(file, k, 'is not a known field');
+    if (!KNOWN_KEYS.has(k)) throw new LaneError(file, k, 'is not a known field');
   const name = doc.name;
   if (typeof name !== 'string' || !NAME.test(name))
-    throw new PresetError(file, 'name', 'must be lower-case letters, digits, ".", "_" or "-"');
+    throw new LaneError(file, 'name', 'must be lower-case letters, digits, ".", "_" or "-"');
   if (doc.description !== undefined && typeof doc.description !== 'string')
-    throw new PresetError(file, 'description', 'must be a string');
+    throw new LaneError(file, 'description', 'must be a string');
   const steps = num(file, 'steps', doc.steps, 1);
   const acc = section(file, 'acceptance', doc.acceptance);
   const stop = section(file, 'stop', doc.stop);
   const det = section(file, 'detector', doc.detector);
   const stepRegex = doc.stepRegex;
   if (stepRegex !== undefined) {
-    if (typeof stepRegex !== 'string') throw new PresetError(file, 'stepRegex', 'must be a string');
+    if (typeof stepRegex !== 'string') throw new LaneError(file, 'stepRegex', 'must be a string');
     try {
       const re = new RegExp(stepRegex);
       if (!/\(\?<step>/.test(stepRegex) || !/\(\?<loss>/.test(stepRegex))
-        throw new PresetError(file, 'stepRegex', 'needs named groups (?<step>...) and (?<loss>...)');
+        throw new LaneError(file, 'stepRegex', 'needs named groups (?<step>...) and (?<loss>...)');
       void re;
     } catch (e) {
-      if (e instanceof PresetError) throw e;
-      throw new PresetError(file, 'stepRegex', `is not a valid regular expression: ${(e as Error).message}`);
+      if (e instanceof LaneError) throw e;
+      throw new LaneError(file, 'stepRegex', `is not a valid regular expression: ${(e as Error).message}`);
     }
   }
   if (doc.stepsFlag !== undefined && (typeof doc.stepsFlag !== 'string' || /\s/.test(doc.stepsFlag)))
-    throw new PresetError(
-      file,
-      'stepsFlag',
-      'must be a flag such as --steps or --max_iters= (or "" for none)',
-    );
+    throw new LaneError(file, 'stepsFlag', 'must be a flag such as --steps or --max_iters= (or "" for none)');
   if (doc.outDir !== undefined && (typeof doc.outDir !== 'string' || doc.outDir.trim() === ''))
-    throw new PresetError(file, 'outDir', "must be a path (the trainer's out_dir, relative to its cwd)");
+    throw new LaneError(file, 'outDir', "must be a path (the trainer's out_dir, relative to its cwd)");
   const command = stringList(file, 'command', doc.command);
   const phases = phaseList(file, doc.phases);
-  if (command && command.length === 0) throw new PresetError(file, 'command', 'must not be empty');
+  if (command && command.length === 0) throw new LaneError(file, 'command', 'must not be empty');
   const launcher = validateLauncher(file, doc.launcher);
   const target = targetOf(file, doc.target);
   return {

@@ -3,14 +3,14 @@ import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
 import { type Document, isMap, isSeq, LineCounter, parseDocument } from 'yaml';
 import { packageRoot } from '../util/package-root.js';
-import { type Preset, PresetError, validatePreset } from './preset.js';
+import { type Lane, LaneError, validateLane } from './lane.js';
 
 /**
  * Where lanes come from, later folders overriding earlier ones by name: the bundled presets/, the
  * user's config dir ($XDG_CONFIG_HOME/nsa-dbg/presets or ~/.config/nsa-dbg/presets), then the
  * project's ./.nsa-dbg/presets (so a repo can pin its own lanes).
  */
-export function presetDirs(cwd = process.cwd(), env = process.env): string[] {
+export function laneDirs(cwd = process.cwd(), env = process.env): string[] {
   const configHome = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config');
   return [
     join(packageRoot(), 'presets'),
@@ -24,14 +24,14 @@ export interface BrokenLaneFile {
   file: string;
   /** the file's stem, and its `name:` when that much could be read */
   names: string[];
-  error: PresetError;
+  error: LaneError;
 }
 
 /**
  * The lanes by name, with what the loading found besides: files that are broken (skipped, so one
  * bad file never takes the others down) and which file overrides which.
  */
-export class LaneSet extends Map<string, Preset> {
+export class LaneSet extends Map<string, Lane> {
   readonly broken: BrokenLaneFile[] = [];
   /** lane name → the files of that name it replaced, earliest first */
   readonly overridden = new Map<string, string[]>();
@@ -73,23 +73,23 @@ function fieldOffset(doc: Document, field: string): number | undefined {
   return at;
 }
 
-/** One lane file. A broken one throws a PresetError naming the file, the field and the position. */
-export function loadPresetFile(file: string): Preset {
+/** One lane file. A broken one throws a LaneError naming the file, the field and the position. */
+export function loadLaneFile(file: string): Lane {
   const text = readFileSync(file, 'utf8');
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
   const err = doc.errors[0];
   if (err) {
-    throw new PresetError(file, topLevelKeyAt(text, err.pos[0]), yamlMessage(err), lines.linePos(err.pos[0]));
+    throw new LaneError(file, topLevelKeyAt(text, err.pos[0]), yamlMessage(err), lines.linePos(err.pos[0]));
   }
   try {
-    return validatePreset(doc.toJS(), file);
+    return validateLane(doc.toJS(), file);
   } catch (e) {
-    if (!(e instanceof PresetError) || e.at) throw e;
+    if (!(e instanceof LaneError) || e.at) throw e;
     const offset = fieldOffset(doc, e.field);
     if (offset === undefined) throw e;
     const { line, col } = lines.linePos(offset);
-    throw new PresetError(e.file, e.field, e.detail, { line, col });
+    throw new LaneError(e.file, e.field, e.detail, { line, col });
   }
 }
 
@@ -106,7 +106,7 @@ function namesOf(file: string): string[] {
 }
 
 /** All lanes by name. A broken file is recorded in `broken` and skipped; it never throws. */
-export function loadPresets(dirs = presetDirs()): LaneSet {
+export function loadLanes(dirs = laneDirs()): LaneSet {
   const out = new LaneSet();
   for (const dir of dirs) {
     if (!existsSync(dir)) continue;
@@ -120,14 +120,14 @@ export function loadPresets(dirs = presetDirs()): LaneSet {
     }
     for (const f of files) {
       const file = join(dir, f);
-      let p: Preset;
+      let p: Lane;
       try {
-        p = loadPresetFile(file);
+        p = loadLaneFile(file);
       } catch (e) {
         const error =
-          e instanceof PresetError
+          e instanceof LaneError
             ? e
-            : new PresetError(file, '(file)', (e as Error).message.replace(/^[A-Z]+: /, ''));
+            : new LaneError(file, '(file)', (e as Error).message.replace(/^[A-Z]+: /, ''));
         const broken = { file, names: namesOf(file), error };
         out.broken.push(broken);
         for (const n of broken.names) {
@@ -146,15 +146,15 @@ export function loadPresets(dirs = presetDirs()): LaneSet {
 }
 
 /**
- * The lane called `name`. A name whose file is broken throws that file's PresetError (path, field,
+ * The lane called `name`. A name whose file is broken throws that file's LaneError (path, field,
  * position); a name nobody defines says which names there are.
  */
-export function getPreset(presets: Map<string, Preset>, name: string): Preset {
-  const p = presets.get(name);
+export function getLane(lanes: Map<string, Lane>, name: string): Lane {
+  const p = lanes.get(name);
   if (p) return p;
-  const broken = presets instanceof LaneSet ? presets.brokenByName.get(name) : undefined;
+  const broken = lanes instanceof LaneSet ? lanes.brokenByName.get(name) : undefined;
   if (broken) throw broken.error;
-  const names = [...presets.keys()].sort().join(', ');
+  const names = [...lanes.keys()].sort().join(', ');
   throw new Error(`unknown lane "${name}". Known lanes: ${names}`);
 }
 
@@ -162,9 +162,9 @@ export function getPreset(presets: Map<string, Preset>, name: string): Preset {
  * One line per broken lane file, for stderr or a notice. `except`: lanes about to be used, whose
  * own error says it (a file is told once, not as a warning and then as the error).
  */
-export function brokenLaneLines(presets: Map<string, Preset>, except: readonly string[] = []): string[] {
-  if (!(presets instanceof LaneSet)) return [];
-  return presets.broken
-    .filter((b) => !b.names.some((n) => except.includes(n) && presets.brokenByName.get(n) === b))
+export function brokenLaneLines(lanes: Map<string, Lane>, except: readonly string[] = []): string[] {
+  if (!(lanes instanceof LaneSet)) return [];
+  return lanes.broken
+    .filter((b) => !b.names.some((n) => except.includes(n) && lanes.brokenByName.get(n) === b))
     .map((b) => `lane file skipped: ${b.error.message}`);
 }

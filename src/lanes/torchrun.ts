@@ -5,8 +5,9 @@
  * command after `--` (or the lane's) is then the training script and its arguments; a leading
  * Python interpreter and its flags are dropped, since torchrun starts Python itself.
  */
+
+import { LaneError } from './lane.js';
 import { launchersInCommand } from './launchers.js';
-import { PresetError } from './preset.js';
 
 export interface TorchrunLauncher {
   /** how torchrun is started, split on spaces: `torchrun`, `python3 -m torch.distributed.run` */
@@ -27,19 +28,19 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 export function validateLauncher(file: string, v: unknown): TorchrunLauncher | undefined {
   if (v === undefined || v === null) return undefined;
   if (!isObj(v) || Object.keys(v).length !== 1 || !isObj(v.torchrun))
-    throw new PresetError(file, 'launcher', 'must be a mapping with one key, torchrun');
+    throw new LaneError(file, 'launcher', 'must be a mapping with one key, torchrun');
   const t = v.torchrun;
   for (const k of Object.keys(t))
-    if (!KNOWN.has(k)) throw new PresetError(file, `launcher.torchrun.${k}`, 'is not a known field');
+    if (!KNOWN.has(k)) throw new LaneError(file, `launcher.torchrun.${k}`, 'is not a known field');
   const command = t.command ?? 'torchrun';
   if (typeof command !== 'string' || command.trim() === '')
-    throw new PresetError(file, 'launcher.torchrun.command', 'must be a command such as torchrun');
+    throw new LaneError(file, 'launcher.torchrun.command', 'must be a command such as torchrun');
   const n = t.nproc_per_node;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 1024)
-    throw new PresetError(file, 'launcher.torchrun.nproc_per_node', 'must be a whole number ≥ 1');
+    throw new LaneError(file, 'launcher.torchrun.nproc_per_node', 'must be a whole number ≥ 1');
   const args = t.args ?? [];
   if (!Array.isArray(args) || args.some((a) => typeof a !== 'string' && typeof a !== 'number'))
-    throw new PresetError(file, 'launcher.torchrun.args', 'must be a list of strings');
+    throw new LaneError(file, 'launcher.torchrun.args', 'must be a list of strings');
   return { command: command.trim().split(/\s+/), nprocPerNode: n, args: args.map(String) };
 }
 

@@ -9,7 +9,7 @@ import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { RunDigest } from '../analysis/run-digest.js';
 import { type StepFormatReport, stepFormatText } from '../analysis/step-cadence.js';
 import { isPersonFacingFile } from '../ingest/run-files.js';
-import type { Preset } from '../presets/preset.js';
+import type { Lane } from '../lanes/lane.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { gitInfo } from './git-info.js';
 import type { Cell, CellSummary, LaneSnapshot } from './model.js';
@@ -24,7 +24,7 @@ export function fileHash(path: string): string {
   }
 }
 
-export function laneSnapshot(p: Preset): LaneSnapshot {
+export function laneSnapshot(p: Lane): LaneSnapshot {
   return {
     name: p.name,
     description: p.description,
@@ -56,7 +56,7 @@ export function resolveEvidenceDir(notebookDir: string, cell: Pick<Cell, 'eviden
 
 export interface StartFacts extends Pick<Cell, 'parent' | 'link' | 'phase'> {
   spec: RunSpec;
-  preset: Preset;
+  lane: Lane;
   target: string;
   /** the run's evidence on this machine (the run dir, or its mirror for a remote run) */
   localDir: string;
@@ -73,7 +73,7 @@ export function startedCell(f: StartFacts): NewCell {
     created: f.spec.createdAt,
     started: f.spec.createdAt,
     target: f.target,
-    lane: laneSnapshot(f.preset),
+    lane: laneSnapshot(f.lane),
     env: maskEnv(f.spec.env),
     command: maskArgv(f.spec.argv),
     cwd: f.spec.cwd,

@@ -1,12 +1,12 @@
 /**
- * One cell's run inside the notebook controller: the lane (with its phase) turned into the preset
+ * One cell's run inside the notebook controller: the lane (with its phase) turned into the lane
  * it runs with, the cell written as soon as the run exists, kept up to date, and its verdict
  * written when the run has ended. Its session stays open while a dashboard shows it, so that view
  * ends the way the plain dashboard does (exited, the verdict, the clock stopped) instead of
  * freezing; it is disposed once the run has ended and no dashboard holds it.
  */
 import { dirname } from 'node:path';
-import type { Preset } from '../presets/preset.js';
+import type { Lane } from '../lanes/lane.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { finishedPatch, startedCell } from './cell-build.js';
 import type { CellSession, NotebookDeps, StartRequest } from './controller-types.js';
@@ -15,23 +15,20 @@ import type { NotebookAction } from './reducer.js';
 import { proofOf, type RunProof } from './run-proof.js';
 import type { NotebookStore } from './store.js';
 
-/** the preset a request runs with: the lane, its env replaced, a phase's steps applied */
-export function presetFor(
-  base: Preset,
-  req: StartRequest,
-): { preset: Preset; phase?: number; phaseSteps?: number } {
+/** the lane a request runs with: the lane, its env replaced, a phase's steps applied */
+export function laneFor(base: Lane, req: StartRequest): { lane: Lane; phase?: number; phaseSteps?: number } {
   // a lane with phases starts at its first; a linked cell keeps its parent's phase
   const phase = req.phase ?? (base.phases?.length ? 0 : undefined);
   const phaseSteps = phase !== undefined ? base.phases?.[phase]?.steps : undefined;
-  const preset: Preset = {
+  const lane: Lane = {
     ...base,
     env: req.env ?? base.env,
-    ...req.preset,
+    ...req.trial,
     ...(phaseSteps !== undefined
       ? { steps: phaseSteps, acceptance: { ...base.acceptance, steps: phaseSteps } }
       : {}),
   };
-  return { preset, phase, phaseSteps };
+  return { lane, phase, phaseSteps };
 }
 
 export interface CellRunHooks {
@@ -61,15 +58,15 @@ export class CellRun {
   constructor(
     readonly id: string,
     readonly req: StartRequest,
-    private readonly built: ReturnType<typeof presetFor>,
+    private readonly built: ReturnType<typeof laneFor>,
     private readonly store: NotebookStore,
     private readonly deps: NotebookDeps,
-    runPresets: Map<string, Preset>,
+    runLanes: Map<string, Lane>,
     private readonly hooks: CellRunHooks,
   ) {
     this.session = deps.openSession({
       lane: req.lane,
-      presets: runPresets,
+      lanes: runLanes,
       evidenceRoot: store.evidenceDir,
       steps: built.phaseSteps ?? deps.steps,
     });
@@ -137,7 +134,7 @@ export class CellRun {
         ...(req.bisect ? { bisect: req.bisect } : {}),
         ...startedCell({
           spec,
-          preset: built.preset,
+          lane: built.lane,
           target: this.deps.target,
           localDir,
           notebookDir: dirname(this.store.file),

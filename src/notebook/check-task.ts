@@ -4,9 +4,10 @@
  * measures (a cell asked for meanwhile is queued), and closing the notebook ends it with the cell
  * marked as stopped.
  */
+
+import { type Lane, LaneError } from '../lanes/lane.js';
+import { getLane } from '../lanes/load.js';
 import type { CheckRun } from '../preflight/format.js';
-import { getPreset } from '../presets/load.js';
-import { type Preset, PresetError } from '../presets/preset.js';
 import { laneSnapshot } from './cell-build.js';
 import { checkedPatch, checkFailedPatch, checkLine, newCheckCell } from './check-cell.js';
 import type { NotebookDeps } from './controller-types.js';
@@ -25,10 +26,10 @@ export interface CheckTaskHost {
 }
 
 interface CheckTaskOptions {
-  preset: Preset;
+  lane: Lane;
   target: string;
   demo: boolean;
-  run: (preset: Preset) => Promise<CheckRun>;
+  run: (lane: Lane) => Promise<CheckRun>;
   now: () => Date;
   parent?: string;
 }
@@ -42,7 +43,7 @@ const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
  */
 export function startCheck(
   host: CheckTaskHost,
-  deps: Pick<NotebookDeps, 'checkBox' | 'presets' | 'target' | 'demo' | 'now'>,
+  deps: Pick<NotebookDeps, 'checkBox' | 'lanes' | 'target' | 'demo' | 'now'>,
   lane: string,
   parent?: string,
 ): string | null {
@@ -51,15 +52,15 @@ export function startCheck(
     host.setNotice('the box cannot be checked from here');
     return null;
   }
-  let preset: Preset;
+  let found: Lane;
   try {
-    preset = getPreset(deps.presets(), lane);
+    found = getLane(deps.lanes(), lane);
   } catch (e) {
-    host.setNotice(e instanceof PresetError ? e.message : `unknown lane "${lane}"`);
+    host.setNotice(e instanceof LaneError ? e.message : `unknown lane "${lane}"`);
     return null;
   }
   const now = deps.now ?? (() => new Date());
-  const o = { preset, target: deps.target, demo: !!deps.demo, run: run.bind(deps), now };
+  const o = { lane: found, target: deps.target, demo: !!deps.demo, run: run.bind(deps), now };
   return runCheck(host, parent ? { ...o, parent } : o);
 }
 
@@ -68,7 +69,7 @@ function runCheck(host: CheckTaskHost, o: CheckTaskOptions): string | null {
   // refused while a run or a bisection holds the GPUs: "c3 is running: check the box when it has ended"
   const started = host.runTask('check the box', async (signal) => {
     const cell = newCheckCell({
-      lane: laneSnapshot(o.preset),
+      lane: laneSnapshot(o.lane),
       target: o.target,
       demo: o.demo,
       now: o.now(),
@@ -76,12 +77,12 @@ function runCheck(host: CheckTaskHost, o: CheckTaskOptions): string | null {
     });
     if (host.save({ type: 'addCell', cell }) !== null) return;
     host.checking(id);
-    host.setNotice(`${id} checking ${o.target} for lane ${o.preset.name}…`);
+    host.setNotice(`${id} checking ${o.target} for lane ${o.lane.name}…`);
     const closed = new Promise<null>((res) =>
       signal.addEventListener('abort', () => res(null), { once: true }),
     );
     try {
-      const out = await Promise.race([o.run(o.preset), closed]);
+      const out = await Promise.race([o.run(o.lane), closed]);
       const patch = out
         ? checkedPatch(out, o.now())
         : checkFailedPatch('stopped before its verdict: the notebook was closed', o.now());

@@ -1,6 +1,7 @@
 /** The notebook controller's contracts: what the CLI injects, what the TUI reads, what a start asks. */
+
+import type { Lane } from '../lanes/lane.js';
 import type { CheckRun } from '../preflight/format.js';
-import type { Preset } from '../presets/preset.js';
 import type { RunSpec } from '../runs/launcher.js';
 import type { SessionController } from '../session/state.js';
 import type { Outcome } from './cell-build.js';
@@ -23,7 +24,7 @@ export interface CellSession extends SessionController {
 
 export interface OpenCellOptions {
   lane: string;
-  presets: Map<string, Preset>;
+  lanes: Map<string, Lane>;
   /** the notebook's evidence folder: each cell's folder on this machine goes in it */
   evidenceRoot: string;
   steps?: number;
@@ -32,11 +33,11 @@ export interface OpenCellOptions {
 }
 
 export interface NotebookDeps {
-  presets: () => Map<string, Preset>;
+  lanes: () => Map<string, Lane>;
   /** a session for a new cell on the notebook's target, or for a running cell picked up there */
   openSession(o: OpenCellOptions): CellSession;
   /** the dashboard of a finished cell: its folder on this machine read to its end, nothing live */
-  openFinished(o: { lane: string; presets: Map<string, Preset>; dir: string }): CellSession;
+  openFinished(o: { lane: string; lanes: Map<string, Lane>; dir: string }): CellSession;
   /**
    * start the session and run it to a verdict, taking evidence and stopping on a stall; the
    * session is left open (the controller disposes it once no dashboard shows it)
@@ -48,10 +49,10 @@ export interface NotebookDeps {
   launchKey?: Record<string, unknown>;
   /** steps for new cells (a phase's own steps win) */
   steps?: number;
-  /** the command a new cell of `preset` would run and where (shown before it starts) */
-  commandFor?(preset: Preset, steps?: number): { argv: string[]; cwd: string };
-  /** the box check of `preset` on the notebook's target (`nsa-dbg check`), for check cells */
-  checkBox?(preset: Preset): Promise<CheckRun>;
+  /** the command a new cell of `lane` would run and where (shown before it starts) */
+  commandFor?(lane: Lane, steps?: number): { argv: string[]; cwd: string };
+  /** the box check of `lane` on the notebook's target (`nsa-dbg check`), for check cells */
+  checkBox?(lane: Lane): Promise<CheckRun>;
   /** new cells run the bundled demo (a check cell records it) */
   demo?: boolean;
   /** the clock check cells are stamped with */
@@ -66,7 +67,7 @@ export interface NotebookDeps {
   bisectCells(
     controller: Pick<NotebookController, 'start' | 'idle' | 'getState' | 'setNotice' | 'runTask'>,
     store: NotebookStore,
-    o: { presets: Map<string, Preset>; target: string; launchKey?: Record<string, unknown>; steps?: number },
+    o: { lanes: Map<string, Lane>; target: string; launchKey?: Record<string, unknown>; steps?: number },
     a: string,
     b: string,
   ): boolean;
@@ -102,7 +103,7 @@ export interface StartRequest extends Pick<Cell, 'parent' | 'link' | 'phase' | '
   /** the full env to run with (default: the lane's) */
   env?: Record<string, string>;
   /** a bisection's trial: the lane's args, demo env and detector settings replaced */
-  preset?: Partial<Pick<Preset, 'args' | 'demoEnv' | 'detector'>>;
+  trial?: Partial<Pick<Lane, 'args' | 'demoEnv' | 'detector'>>;
   /** what the run's processes must see (default: its env); a bisection adds the names it unsets */
   expect?: Intended;
 }

@@ -6,13 +6,13 @@
  * (injected), so this file knows nothing of targets or terminals.
  */
 import { dirname } from 'node:path';
-import { getPreset } from '../presets/load.js';
-import { type Preset, PresetError } from '../presets/preset.js';
+import { type Lane, LaneError } from '../lanes/lane.js';
+import { getLane } from '../lanes/load.js';
 import type { SessionController } from '../session/state.js';
 import { FileError } from '../util/fs-errors.js';
 import { shJoin } from '../util/sh-quote.js';
 import { isStale, resolveEvidenceDir } from './cell-build.js';
-import { CellRun, presetFor } from './cell-run.js';
+import { CellRun, laneFor } from './cell-run.js';
 import { asCellView } from './cell-view.js';
 import { boxSeen } from './check-cell.js';
 import { startCheck } from './check-task.js';
@@ -82,18 +82,18 @@ export class NotebookController {
     return () => this.listeners.delete(cb);
   }
 
-  presets(): Preset[] {
-    return [...this.deps.presets().values()].sort((a, b) => a.name.localeCompare(b.name));
+  lanes(): Lane[] {
+    return [...this.deps.lanes().values()].sort((a, b) => a.name.localeCompare(b.name));
   }
 
   /**
    * What a new cell of this lane will run, and in which folder, as a shell would show it: a plain
    * `nsa-dbg` runs the lane's own command, else nsa-vibe's trainer, from the current folder.
    */
-  commandFor(preset: Preset): { command: string; cwd: string } | null {
-    const steps = preset.phases?.[0]?.steps ?? this.deps.steps;
+  commandFor(lane: Lane): { command: string; cwd: string } | null {
+    const steps = lane.phases?.[0]?.steps ?? this.deps.steps;
     try {
-      const c = this.deps.commandFor?.(preset, steps);
+      const c = this.deps.commandFor?.(lane, steps);
       return c ? { command: shJoin(c.argv), cwd: c.cwd } : null;
     } catch (e) {
       // a lane that refuses the command (its own torchrun around a torchrun typed in it): said in
@@ -112,13 +112,13 @@ export class NotebookController {
    */
   start(req: StartRequest): string | null {
     if (this.closing) return null;
-    const presets = this.deps.presets();
-    let base: Preset;
+    const lanes = this.deps.lanes();
+    let base: Lane;
     try {
-      base = getPreset(presets, req.lane);
+      base = getLane(lanes, req.lane);
     } catch (e) {
       // a lane whose file is broken says where (its path, field and position)
-      this.setNotice(e instanceof PresetError ? e.message : `unknown lane "${req.lane}"`);
+      this.setNotice(e instanceof LaneError ? e.message : `unknown lane "${req.lane}"`);
       return null;
     }
     // a bisection's own trials run in its slot; everything else waits its turn
@@ -134,27 +134,19 @@ export class NotebookController {
       this.setNotice(`${this.active.id} is still running: one run at a time`);
       return null;
     }
-    const built = presetFor(base, req);
+    const built = laneFor(base, req);
     const id = nextCellId(this.store.get());
-    const run = new CellRun(
-      id,
-      req,
-      built,
-      this.store,
-      this.deps,
-      new Map(presets).set(req.lane, built.preset),
-      {
-        changed: () => this.publish(),
-        save: (action) => this.save(action),
-        ended: (r, out, error) => this.ended(r, base, out, error),
-      },
-    );
+    const run = new CellRun(id, req, built, this.store, this.deps, new Map(lanes).set(req.lane, built.lane), {
+      changed: () => this.publish(),
+      save: (action) => this.save(action),
+      ended: (r, out, error) => this.ended(r, base, out, error),
+    });
     this.active = run;
     this.setNotice(`${id} ${req.lane}: starting`);
     return id;
   }
 
-  private ended(run: CellRun, base: Preset, out: { go: boolean; verdict: string } | null, error?: string) {
+  private ended(run: CellRun, base: Lane, out: { go: boolean; verdict: string } | null, error?: string) {
     if (this.active === run) this.active = null;
     const { id, req } = run;
     if (!out) {
@@ -207,7 +199,7 @@ export class NotebookController {
   }
 
   /** smoke ladder: phase N+1 starts as its own linked cell only when phase N passed */
-  private nextPhase(cellId: string, req: StartRequest, base: Preset, go: boolean): void {
+  private nextPhase(cellId: string, req: StartRequest, base: Lane, go: boolean): void {
     const phase = req.phase ?? 0;
     if (!base.phases || phase + 1 >= base.phases.length) return;
     if (!go) {
@@ -225,13 +217,13 @@ export class NotebookController {
   rerun(id: string): string | null {
     const c = this.cell(id);
     if (c?.kind === 'check') return this.check(c.lane.name, c.id);
-    return c ? this.start(rerunRequest(c, this.deps.presets())) : null;
+    return c ? this.start(rerunRequest(c, this.deps.lanes())) : null;
   }
 
   /** a new cell from `id` with `edits` applied (value null: unset) */
   runEdited(id: string, edits: Record<string, string | null>): string | null {
     const c = this.cell(id);
-    return c ? this.start(editedRequest(c, edits, this.deps.presets())) : null;
+    return c ? this.start(editedRequest(c, edits, this.deps.lanes())) : null;
   }
 
   delete(id: string): void {
@@ -261,17 +253,17 @@ export class NotebookController {
         this.shown.delete(live);
       });
     }
-    const presets = this.deps.presets();
+    const lanes = this.deps.lanes();
     let session: CellSession;
     if (c.state !== 'running') {
       // its folder here holds the whole run: read to its end, nothing on its target asked
       const dir = resolveEvidenceDir(dirname(this.store.file), c);
-      session = this.deps.openFinished({ lane: c.lane.name, presets, dir });
+      session = this.deps.openFinished({ lane: c.lane.name, lanes, dir });
     } else if (c.target === this.deps.target) {
       // left running by an nsa-dbg that is gone: followed live again on its own target
       session = this.deps.openSession({
         lane: c.lane.name,
-        presets,
+        lanes,
         evidenceRoot: this.store.evidenceDir,
         attachRunDir: c.runDir,
       });
@@ -330,7 +322,7 @@ export class NotebookController {
   /** `:bisect` on two marked cells: the search runs as this controller's task */
   bisect(a: string, b: string): void {
     const d = this.deps;
-    const o = { presets: d.presets(), target: d.target, launchKey: d.launchKey, steps: d.steps };
+    const o = { lanes: d.lanes(), target: d.target, launchKey: d.launchKey, steps: d.steps };
     d.bisectCells(this, this.store, o, a, b);
   }
 

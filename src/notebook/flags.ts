@@ -4,7 +4,7 @@
  * where we have one, else the lanes that set it) and the values worth offering (the table's, then
  * what the lanes set it to). Also the 0↔1 flip of the one-key toggle.
  */
-import type { Preset } from '../presets/preset.js';
+import type { Lane } from '../lanes/lane.js';
 
 const BINARY = ['0', '1'];
 
@@ -62,11 +62,11 @@ export interface KnownFlag {
   values: string[];
 }
 
-export function knownFlags(presets: Iterable<Preset>): KnownFlag[] {
+export function knownFlags(lanes: Iterable<Lane>): KnownFlag[] {
   const by = new Map<string, KnownFlag>();
   const entry = (name: string): KnownFlag =>
     by.get(name) ?? { name, description: TABLE[name]?.description ?? '', lanes: [], values: [] };
-  for (const p of presets)
+  for (const p of lanes)
     for (const [name, value] of Object.entries(p.env)) {
       const f = entry(name);
       f.lanes.push({ lane: p.name, value });

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { COMMAND_FILE } from '../ingest/launcher-files.js';
-import type { Preset } from '../presets/preset.js';
+import type { Lane } from '../lanes/lane.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { finishedPatch, type Outcome, startedCell } from './cell-build.js';
 import type { Cell } from './model.js';
@@ -20,7 +20,7 @@ export function recordRun(
   store: NotebookStore,
   o: {
     outcome: Outcome;
-    preset: Preset;
+    lane: Lane;
     target: string;
     localDir: string;
   },
@@ -28,7 +28,7 @@ export function recordRun(
   const spec = readSpec(o.localDir);
   const cell = startedCell({
     spec,
-    preset: o.preset,
+    lane: o.lane,
     target: o.target,
     localDir: o.localDir,
     notebookDir: dirname(store.file),

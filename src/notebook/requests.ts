@@ -2,21 +2,21 @@
  * Requests for new cells made from other cells (a re-run, an env edit), and the words a queued
  * request goes by. Pure: the lanes and cells are handed in.
  */
-import type { Preset } from '../presets/preset.js';
+import type { Lane } from '../lanes/lane.js';
 import type { StartRequest } from './controller-types.js';
 import { envDiff } from './env-diff.js';
 import type { Cell } from './model.js';
 import { MASK } from './secrets.js';
 
 /** the env a new cell made from `cell` starts with: the lane's now, the cell's values on top */
-export function envFrom(cell: Cell, lanes: Map<string, Preset>): Record<string, string> {
+export function envFrom(cell: Cell, lanes: Map<string, Lane>): Record<string, string> {
   const env = { ...(lanes.get(cell.lane.name)?.env ?? {}) };
   // a masked secret is not a value: the lane's (or the shell's) stands
   for (const [k, v] of Object.entries(cell.env)) if (v !== MASK) env[k] = v;
   return env;
 }
 
-export function rerunRequest(c: Cell, lanes: Map<string, Preset>): StartRequest {
+export function rerunRequest(c: Cell, lanes: Map<string, Lane>): StartRequest {
   return { lane: c.lane.name, env: envFrom(c, lanes), parent: c.id, link: 'rerun', phase: c.phase };
 }
 
@@ -24,7 +24,7 @@ export function rerunRequest(c: Cell, lanes: Map<string, Preset>): StartRequest 
 export function editedRequest(
   c: Cell,
   edits: Record<string, string | null>,
-  lanes: Map<string, Preset>,
+  lanes: Map<string, Lane>,
 ): StartRequest {
   const env = envFrom(c, lanes);
   for (const [k, v] of Object.entries(edits)) {

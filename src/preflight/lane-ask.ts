@@ -3,7 +3,7 @@
  * will run the trainer (with its flags), the ranks on each node, the env, the run dir and the
  * trainer's out_dir. A check without --lane asks for one rank of plain `python3`.
  */
-import { DEFAULT_COMMAND, DEFAULT_STOP, type Preset } from '../presets/preset.js';
+import { DEFAULT_COMMAND, DEFAULT_STOP, type Lane } from '../lanes/lane.js';
 import { buildRunSpec } from '../runs/build-spec.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { DEFAULT_STACK_SIGNAL } from '../runs/run-env.js';
@@ -11,28 +11,28 @@ import { DEFAULT_STACK_SIGNAL } from '../runs/run-env.js';
 const PYTHON = /(?:^|\/)python(?:\d+(?:\.\d+)*)?$/;
 
 /** the interpreter and its own flags (`python3 -S -u`), up to the script, `-m` or `-c` */
-export function laneInterpreter(preset: Preset, demo: boolean): string[] {
+export function laneInterpreter(lane: Lane, demo: boolean): string[] {
   if (demo) return ['python3'];
-  const command = preset.launcher ? preset.launcher.command : (preset.command ?? DEFAULT_COMMAND);
+  const command = lane.launcher ? lane.launcher.command : (lane.command ?? DEFAULT_COMMAND);
   if (!PYTHON.test(command[0] ?? '')) return ['python3'];
   let i = 1;
   while (i < command.length && command[i]!.startsWith('-') && command[i] !== '-m' && command[i] !== '-c') i++;
   return command.slice(0, i);
 }
 
-export function ranksOf(preset: Preset, demo: boolean): { n: number; source: string } {
-  if (preset.launcher)
+export function ranksOf(lane: Lane, demo: boolean): { n: number; source: string } {
+  if (lane.launcher)
     return {
-      n: preset.launcher.nprocPerNode,
-      source: `lane ${preset.name}: launcher.torchrun.nproc_per_node ${preset.launcher.nprocPerNode}`,
+      n: lane.launcher.nprocPerNode,
+      source: `lane ${lane.name}: launcher.torchrun.nproc_per_node ${lane.launcher.nprocPerNode}`,
     };
-  const demoRanks = Number(preset.demoEnv.NSA_DEMO_RANKS ?? 1);
-  if (demo && demoRanks > 1) return { n: demoRanks, source: `lane ${preset.name}: demoEnv NSA_DEMO_RANKS` };
-  return { n: 1, source: `lane ${preset.name}: one process, no launcher` };
+  const demoRanks = Number(lane.demoEnv.NSA_DEMO_RANKS ?? 1);
+  if (demo && demoRanks > 1) return { n: demoRanks, source: `lane ${lane.name}: demoEnv NSA_DEMO_RANKS` };
+  return { n: 1, source: `lane ${lane.name}: one process, no launcher` };
 }
 
 /** the lane a check without --lane stands for: one rank, plain python3, no env */
-export function bareLane(): Preset {
+export function bareLane(): Lane {
   return {
     name: '(none)',
     description: 'no lane given: one rank of python3',
@@ -50,11 +50,11 @@ export function bareLane(): Preset {
 
 /** the spec a run of this lane would get here, nothing started */
 export function specOf(
-  preset: Preset,
+  lane: Lane,
   o: { demo: boolean; runsRoot?: string; cwd: string; outDir?: string },
 ): RunSpec {
   return buildRunSpec({
-    preset,
+    lane,
     runsRoot: o.runsRoot,
     cwd: o.cwd,
     outDir: o.outDir,
@@ -62,4 +62,4 @@ export function specOf(
   });
 }
 
-export const stackSignalOfLane = (preset: Preset) => preset.stackSignal ?? DEFAULT_STACK_SIGNAL;
+export const stackSignalOfLane = (lane: Lane) => lane.stackSignal ?? DEFAULT_STACK_SIGNAL;

@@ -5,7 +5,7 @@
  */
 import { appendFileSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { Preset } from '../presets/preset.js';
+import type { Lane } from '../lanes/lane.js';
 import { trainerOutDir } from '../runs/out-dir-of.js';
 import type { Target } from '../targets/target.js';
 import { packageRoot } from '../util/package-root.js';
@@ -97,25 +97,25 @@ export function probeLines(stdout: string): ProbeOutput[] {
   return out;
 }
 
-export async function checkBox(target: Target, preset: Preset, o: ProbeOptions): Promise<BoxCheck[]> {
+export async function checkBox(target: Target, lane: Lane, o: ProbeOptions): Promise<BoxCheck[]> {
   const cwd = o.cwd ?? o.home ?? process.cwd();
   // a box's runs go under its own home unless --runs-dir says (as a run's do: cli/open-session.ts)
   const runsRoot = o.runsRoot ?? (o.home === null ? undefined : `${o.home}/.nsa-dbg/runs`);
-  const spec = specOf(preset, { demo: o.demo, runsRoot, cwd, outDir: o.outDir });
-  const out = await trainerOutDir(target, spec, preset, o.outDir, o.home === null ? process.env : {});
-  const ranks = ranksOf(preset, o.demo);
+  const spec = specOf(lane, { demo: o.demo, runsRoot, cwd, outDir: o.outDir });
+  const out = await trainerOutDir(target, spec, lane, o.outDir, o.home === null ? process.env : {});
+  const ranks = ranksOf(lane, o.demo);
   const ask: LaneAsk = {
-    lane: preset.name,
+    lane: lane.name,
     ranksPerNode: ranks.n,
     ranksSource: ranks.source,
-    stackSignal: stackSignalOfLane(preset),
+    stackSignal: stackSignalOfLane(lane),
     // the run's own folder is named when it starts: the runs root is where it will be
     runDir: dirname(spec.runDir),
     outDir: out.from === 'run dir' ? dirname(spec.runDir) : out.dir,
     outDirSource: out.from === 'config' ? `out_dir from ${out.config}` : `out_dir: the ${out.from}`,
   };
   const files = await placeFiles(target, o.home, dirname(spec.runDir));
-  const python = laneInterpreter(preset, o.demo);
+  const python = laneInterpreter(lane, o.demo);
   const argv = [
     ...(o.wrap ?? []),
     ...python,

@@ -14,7 +14,7 @@ import { DigestCollector } from '../analysis/run-digest.js';
 import { COMMAND_FILE, LAUNCH_FILE } from '../ingest/launcher-files.js';
 import { CLOCK_FILE, classifyRunPath, NODES_FILE, type RunLayout } from '../ingest/run-files.js';
 import { type ReaderView, RunFolderReader, views } from '../ingest/run-folder.js';
-import { evidenceOptionsOf } from '../presets/preset.js';
+import { evidenceOptionsOf } from '../lanes/lane.js';
 import { parseRunSpec } from './spec-file.js';
 
 /** The input cannot be analysed at all (missing folder, nothing recognisable in it). */
@@ -27,7 +27,7 @@ export const READ_CHUNK = 1 << 20;
 export interface AnalyzeOptions {
   /** captured stdout files; default: DIR/stdout.log when present */
   logs?: string[];
-  /** a preset's step regex for unknown trainers (default: the one in the run's command.json) */
+  /** a lane's step regex for unknown trainers (default: the one in the run's command.json) */
   stepRegex?: RegExp;
   /** detector settings (default: the lane's, from the run's command.json) */
   evidence?: EvidenceOptions;

@@ -1,15 +1,15 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_COMMAND, type Preset } from '../presets/preset.js';
-import { torchrunArgv } from '../presets/torchrun.js';
-import { stepsArgs, stepsInCommand, trainerOf } from '../presets/trainers.js';
+import { DEFAULT_COMMAND, type Lane } from '../lanes/lane.js';
+import { torchrunArgv } from '../lanes/torchrun.js';
+import { stepsArgs, stepsInCommand, trainerOf } from '../lanes/trainers.js';
 import { packageRoot } from '../util/package-root.js';
 import type { LaunchSpec } from './launch-spec.js';
 import { newRunId, type RunSpec } from './launcher.js';
 
 export interface SpecOptions {
-  preset: Preset;
-  /** the trainer command after `--`; otherwise the preset's, otherwise the nsa-vibe default */
+  lane: Lane;
+  /** the trainer command after `--`; otherwise the lane's, otherwise the nsa-vibe default */
   command?: string[];
   steps?: number;
   /** run the bundled demo trainer */
@@ -62,30 +62,30 @@ export class StepsConflict extends Error {}
  * Otherwise our count is passed with the lane's flag, else the known trainer's, else --steps.
  */
 export function stepCount(
-  preset: Preset,
+  lane: Lane,
   argv: string[],
   cliSteps: number | undefined,
   demo: boolean,
 ): { steps: number | undefined; append: string[] } {
-  const flag = demo ? '--steps' : (preset.stepsFlag ?? trainerOf(argv)?.stepsFlag ?? '--steps');
+  const flag = demo ? '--steps' : (lane.stepsFlag ?? trainerOf(argv)?.stepsFlag ?? '--steps');
   const given = stepsInCommand(flag, argv);
   if (given !== undefined && cliSteps !== undefined && cliSteps !== given)
     throw new StepsConflict(
       `--steps ${cliSteps} contradicts the command's own ${stepsArgs(flag, given).join(' ')}: give one of them`,
     );
-  const steps = cliSteps ?? preset.steps ?? given;
+  const steps = cliSteps ?? lane.steps ?? given;
   return { steps, append: given === undefined && steps !== undefined ? stepsArgs(flag, steps) : [] };
 }
 
-/** preset + CLI choices → the exact argv/env/dirs of one run (pure apart from the clock/randomness) */
+/** lane + CLI choices → the exact argv/env/dirs of one run (pure apart from the clock/randomness) */
 export function buildRunSpec(o: SpecOptions): RunSpec {
-  const { preset } = o;
-  const runId = newRunId(preset.name, o.now);
+  const { lane } = o;
+  const runId = newRunId(lane.name, o.now);
   const runDir = `${o.runsRoot ?? defaultRunsRoot()}/${runId}`;
   const cwd = o.cwd ?? process.cwd();
   const outDir = o.outDir ? (o.outDir.startsWith('/') ? o.outDir : `${cwd}/${o.outDir}`) : runDir;
   let argv: string[];
-  let env = { ...preset.env };
+  let env = { ...lane.env };
   if (o.demo) {
     argv = [
       'python3',
@@ -101,17 +101,17 @@ export function buildRunSpec(o: SpecOptions): RunSpec {
       ...(o.demo.ranks ? ['--ranks', String(o.demo.ranks)] : []),
       ...(o.demo.ranks && o.demo.nodes && o.demo.nodes > 1 ? ['--nodes', String(o.demo.nodes)] : []),
     ];
-    env = { ...env, ...preset.demoEnv };
+    env = { ...env, ...lane.demoEnv };
   } else {
     // under torchrun the default trainer keeps its DDP default (`--ddp -1`: on when WORLD_SIZE > 1)
-    const dflt = preset.launcher ? DEFAULT_COMMAND.slice(0, -2) : DEFAULT_COMMAND;
-    argv = [...(o.command?.length ? o.command : (preset.command ?? dflt))];
+    const dflt = lane.launcher ? DEFAULT_COMMAND.slice(0, -2) : DEFAULT_COMMAND;
+    argv = [...(o.command?.length ? o.command : (lane.command ?? dflt))];
   }
-  argv.push(...preset.args);
-  const counted = stepCount(preset, argv, o.steps, !!o.demo);
+  argv.push(...lane.args);
+  const counted = stepCount(lane, argv, o.steps, !!o.demo);
   argv.push(...counted.append);
   const steps = counted.steps;
-  const torchrun = preset.launcher;
+  const torchrun = lane.launcher;
   if (torchrun !== undefined) argv = torchrunArgv(torchrun, runDir, argv, o.nprocPerNode);
   // `{runDir}` in a lane's env value: files that belong with the evidence (NCCL flight recorder)
   for (const [k, v] of Object.entries(env))
@@ -122,14 +122,14 @@ export function buildRunSpec(o: SpecOptions): RunSpec {
     argv,
     env,
     cwd,
-    lane: preset.name,
+    lane: lane.name,
     steps,
     outDir,
     createdAt: (o.now ?? new Date()).toISOString(),
     demo: !!o.demo,
-    detector: preset.detector,
-    ...(preset.stackSignal === undefined ? {} : { stackSignal: preset.stackSignal }),
-    ...(preset.stepRegex === undefined ? {} : { stepRegex: preset.stepRegex }),
+    detector: lane.detector,
+    ...(lane.stackSignal === undefined ? {} : { stackSignal: lane.stackSignal }),
+    ...(lane.stepRegex === undefined ? {} : { stepRegex: lane.stepRegex }),
     layout: {},
     launcher: o.launch ?? { kind: 'pty' },
     ...(torchrun === undefined

@@ -5,7 +5,7 @@
  * src/slurm/slurm-kind.ts, src/hosts/hosts-kind.ts; src/launch/kinds.ts picks one by name). Nothing
  * outside those files branches on which kind a run is.
  */
-import type { StopPolicy } from '../presets/preset.js';
+import type { StopPolicy } from '../lanes/lane.js';
 import type { PtyHandle, Target } from '../targets/target.js';
 import type { FollowerFactory } from './follower.js';
 import type { LaunchSpec } from './launch-spec.js';

@@ -6,7 +6,7 @@ import {
   tmpNameOf,
 } from '../ingest/launcher-files.js';
 import type { RunLayout } from '../ingest/run-files.js';
-import type { DetectorSettings } from '../presets/preset.js';
+import type { DetectorSettings } from '../lanes/lane.js';
 import { shJoin, shQuote } from '../util/sh-quote.js';
 import type { LaunchSpec, TorchrunRun } from './launch-spec.js';
 import { runEnvironment } from './run-env.js';

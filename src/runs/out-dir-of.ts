@@ -5,8 +5,8 @@
  * trainer's cwd's; OmegaConf's `${oc.env:VAR,default}` is resolved with the run's env.
  */
 import { parse as parseYaml } from 'yaml';
-import type { Preset } from '../presets/preset.js';
-import { trainerOf } from '../presets/trainers.js';
+import type { Lane } from '../lanes/lane.js';
+import { trainerOf } from '../lanes/trainers.js';
 import type { Target } from '../targets/target.js';
 import type { RunSpec } from './launcher.js';
 
@@ -57,11 +57,11 @@ function lookup(doc: unknown, path: string): unknown {
 export async function trainerOutDir(
   target: Target,
   spec: RunSpec,
-  preset: Pick<Preset, 'outDir'>,
+  lane: Pick<Lane, 'outDir'>,
   flag: string | undefined,
   localEnv: Record<string, string | undefined> = {},
 ): Promise<OutDirChoice> {
-  if (preset.outDir) return { dir: absolute(spec.cwd, preset.outDir), from: 'lane' };
+  if (lane.outDir) return { dir: absolute(spec.cwd, lane.outDir), from: 'lane' };
   const env: Record<string, string | undefined> = {
     ...localEnv,
     ...spec.env,

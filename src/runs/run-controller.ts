@@ -7,7 +7,7 @@ import {
   readExitCode,
   readPid,
 } from '../ingest/launcher-files.js';
-import type { StopPolicy } from '../presets/preset.js';
+import type { StopPolicy } from '../lanes/lane.js';
 import type { PtyHandle, Target } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
 import { type Follower, type FollowerFactory, watchFollower } from './follower.js';

@@ -1,10 +1,10 @@
 /**
  * Whether a run's own process is a launcher whose workers are the ranks: a lane's `launcher:`, or
- * one typed in the command (src/presets/launchers.ts). Such a process is never a rank: never
+ * one typed in the command (src/lanes/launchers.ts). Such a process is never a rank: never
  * signalled, never filed as rank 0; the ranks are found by their own records (heartbeats, the stack
  * hook's registrations, each from the process's own environment).
  */
-import { launcherSetsRank, launchersInCommand } from '../presets/launchers.js';
+import { launcherSetsRank, launchersInCommand } from '../lanes/launchers.js';
 import type { RunSpec } from './launcher.js';
 
 /** whether the run's pid is a launcher's, torchrun's or one the command names (it stands for no rank) */

@@ -1,4 +1,4 @@
-import type { StopPolicy } from '../presets/preset.js';
+import type { StopPolicy } from '../lanes/lane.js';
 import type { Target } from '../targets/target.js';
 import { listProcesses, processTree } from './signals.js';
 

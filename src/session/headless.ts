@@ -59,13 +59,13 @@ export async function runHeadless(
     }
     // the verdict once the run has exited and every file was drained
     const r = await session.finalResult();
-    const preset = session.currentPreset();
-    const verdict = judge(r, preset.acceptance, run.spec.steps);
+    const lane = session.currentLane();
+    const verdict = judge(r, lane.acceptance, run.spec.steps);
     if (!opts.keepOpen) await session.dispose();
     return {
       result: {
         ...r,
-        lane: preset.name,
+        lane: lane.name,
         runDir: run.spec.runDir,
         localDir: session.localDirOf(run.spec),
         go: verdict.go,

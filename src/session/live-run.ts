@@ -10,11 +10,11 @@ import { isOutputHolderNote } from '../analysis/evidence-facts.js';
 import type { CurrentSilence } from '../analysis/silences.js';
 import type { GpuSample } from '../ingest/events.js';
 import { EXIT_CODE_FILE } from '../ingest/launcher-files.js';
+import type { Lane } from '../lanes/lane.js';
+import { getLane } from '../lanes/load.js';
 import { kindOf } from '../launch/kinds.js';
 import { replayRun } from '../launch/replay.js';
 import { attachRun, newRun, planRun } from '../launch/run.js';
-import { getPreset } from '../presets/load.js';
-import type { Preset } from '../presets/preset.js';
 import { buildRunSpec } from '../runs/build-spec.js';
 import { traceFlightRecorder } from '../runs/flight-recorder-trace.js';
 import type { RunSpec } from '../runs/launcher.js';
@@ -44,7 +44,7 @@ export interface LiveRunEvents {
 
 /** the lane of the run; an attached run brings its own lane when this machine knows it */
 export interface LaneHolder {
-  lane: Preset;
+  lane: Lane;
 }
 
 export class LiveRun {
@@ -85,7 +85,7 @@ export class LiveRun {
     if (attachDir !== undefined) return this.attach(attachDir);
     const spec = await withOutDir(
       this.o.target,
-      planRun(buildRunSpec({ ...this.o.spec, preset: this.lane.lane })),
+      planRun(buildRunSpec({ ...this.o.spec, lane: this.lane.lane })),
       this.lane.lane,
       this.o.spec.outDir,
     );
@@ -111,7 +111,7 @@ export class LiveRun {
       : await attachRun(this.o.target, dir, events, this.o);
     this.attached = true;
     // the lane the run was started with (its stop policy and acceptance), when it is known here
-    if (this.o.presets.has(run.spec.lane)) this.lane.lane = getPreset(this.o.presets, run.spec.lane);
+    if (this.o.lanes.has(run.spec.lane)) this.lane.lane = getLane(this.o.lanes, run.spec.lane);
     // the run's own start, not the moment it was re-attached ("0s" for a finished cell)
     this.startedAt = Date.parse(run.spec.createdAt) || this.startedAt;
     // judged with the settings it was started with, as `analyze` of its folder would

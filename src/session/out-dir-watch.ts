@@ -4,7 +4,7 @@
  * nsa-dbg is looking (a config's out_dir that is not the one the trainer uses is the usual cause).
  */
 import { OUT_COPY_DIR } from '../ingest/run-files.js';
-import type { Preset } from '../presets/preset.js';
+import type { Lane } from '../lanes/lane.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { trainerOutDir } from '../runs/out-dir-of.js';
 import type { Target } from '../targets/target.js';
@@ -16,7 +16,7 @@ const OUT_DIR_QUIET_MS = 60_000;
 export async function withOutDir(
   target: Target,
   spec: RunSpec,
-  lane: Preset,
+  lane: Lane,
   outDirOption: string | undefined,
 ): Promise<RunSpec> {
   const local = target.kind === 'local' ? process.env : {};

@@ -5,7 +5,7 @@
  */
 import { clockLine } from '../ingest/clock.js';
 import { CLOCK_FILE } from '../ingest/run-files.js';
-import { evidenceOptionsOf, type Preset } from '../presets/preset.js';
+import { evidenceOptionsOf, type Lane } from '../lanes/lane.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { ArrivalClock } from './arrival-clock.js';
 import { LiveModel } from './live-model.js';
@@ -28,7 +28,7 @@ export class RunIntake {
   awaitingDump = false;
 
   constructor(
-    lane: Preset,
+    lane: Lane,
     private readonly on: IntakeEvents,
   ) {
     this.model = new LiveModel({ stepRegex: lane.stepRegex, ...evidenceOptionsOf(lane.detector) });
@@ -39,7 +39,7 @@ export class RunIntake {
    * its launcher laid it out; the clock of its output (`localDir`: the run's folder on this
    * machine, where the clock file is kept), read back first on an attach.
    */
-  takeModelFor(spec: RunSpec, lane: Preset, localDir: string | null, attached: boolean): void {
+  takeModelFor(spec: RunSpec, lane: Lane, localDir: string | null, attached: boolean): void {
     const model = new LiveModel({
       stepRegex: spec.stepRegex ?? lane.stepRegex,
       ...evidenceOptionsOf(spec.detector ?? lane.detector),

@@ -2,7 +2,7 @@
  * What the user's keys do to the current run (`d` dump, `t` terminal, `K` cancel, `s` hot frames,
  * `q`'s words): each asks the run for the one thing it needs, and says why not when the run cannot.
  */
-import type { StopPolicy } from '../presets/preset.js';
+import type { StopPolicy } from '../lanes/lane.js';
 import type { PtyHandle } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
 import type { LiveRun } from './live-run.js';

@@ -4,7 +4,7 @@
  * was the user's (the verdict is then `stopped`) or nsa-dbg's after a confirmed hang (it stays
  * `hang`).
  */
-import type { StopPolicy } from '../presets/preset.js';
+import type { StopPolicy } from '../lanes/lane.js';
 import type { RunController } from '../runs/run-controller.js';
 import { debugLog } from '../util/debug-log.js';
 import { type StopLadder, stopText } from './stop-ladder.js';

@@ -1,4 +1,4 @@
-import type { Preset } from '../presets/preset.js';
+import type { Lane } from '../lanes/lane.js';
 import type { SpecOptions } from '../runs/build-spec.js';
 import type { FollowerFactory } from '../runs/follower.js';
 import type { RunSpec } from '../runs/launcher.js';
@@ -6,10 +6,10 @@ import type { Target } from '../targets/target.js';
 
 export interface SessionOptions {
   target: Target;
-  presets: Map<string, Preset>;
+  lanes: Map<string, Lane>;
   lane: string;
-  /** everything buildRunSpec needs besides the preset (`launch`: how runs are launched) */
-  spec: Omit<SpecOptions, 'preset'>;
+  /** everything buildRunSpec needs besides the lane (`launch`: how runs are launched) */
+  spec: Omit<SpecOptions, 'lane'>;
   /** nvidia-smi argv on the target for a run (the demo passes its shim, which needs the run's dirs) */
   smi: (spec: RunSpec) => string[];
   simulated: boolean;

@@ -1,7 +1,7 @@
 import type { AnalysisResult } from '../analysis/evidence.js';
 import type { CurrentSilence } from '../analysis/silences.js';
-import { getPreset } from '../presets/load.js';
-import type { Preset } from '../presets/preset.js';
+import type { Lane } from '../lanes/lane.js';
+import { getLane } from '../lanes/load.js';
 import type { RunSpec } from '../runs/launcher.js';
 import type { RunController } from '../runs/run-controller.js';
 import { CommandNotFound, ScriptNotFound } from '../targets/find-command.js';
@@ -49,7 +49,7 @@ export class Session implements SessionController {
   private readonly pub: SnapshotPublisher<DashboardState>;
 
   constructor(private readonly o: SessionOptions) {
-    this.lane = { lane: getPreset(o.presets, o.lane) };
+    this.lane = { lane: getLane(o.lanes, o.lane) };
     this.attachPending = o.attachRunDir;
     this.pub = new SnapshotPublisher((now) => this.build(now));
     this.timers = new SessionTimers({
@@ -118,7 +118,7 @@ export class Session implements SessionController {
       now,
       target: this.o.target.label,
       simulated: this.o.simulated,
-      preset: this.lane.lane,
+      lane: this.lane.lane,
       run: live?.controller ?? null,
       phase: live?.phase ?? 'idle',
       startedAt: live?.startedAt ?? null,
@@ -144,7 +144,7 @@ export class Session implements SessionController {
   }
 
   lanes(): LaneSummary[] {
-    return [...this.o.presets.values()]
+    return [...this.o.lanes.values()]
       .sort((a, b) => a.name.localeCompare(b.name))
       .map((p) => ({ name: p.name, description: p.description, env: p.env }));
   }
@@ -154,7 +154,7 @@ export class Session implements SessionController {
   }
 
   async switchLane(lane: string): Promise<void> {
-    const next = getPreset(this.o.presets, lane);
+    const next = getLane(this.o.lanes, lane);
     await this.live?.stop(true);
     this.lane.lane = next;
     this.pub.setNotice(`lane ${lane}: starting`);
@@ -216,7 +216,7 @@ export class Session implements SessionController {
     return this.live.finalResult();
   }
 
-  currentPreset(): Preset {
+  currentLane(): Lane {
     return this.lane.lane;
   }
 

@@ -2,7 +2,7 @@ import { judge } from '../analysis/acceptance.js';
 import type { AnalysisResult } from '../analysis/evidence.js';
 import { type ManyRanks, manyRanksOf } from '../analysis/rank-table.js';
 import { stepFormatText } from '../analysis/step-cadence.js';
-import type { Preset } from '../presets/preset.js';
+import type { Lane } from '../lanes/lane.js';
 import type { RunController } from '../runs/run-controller.js';
 import type { GpuUpdate } from './gpu-poller.js';
 import type { LiveModel } from './live-model.js';
@@ -21,7 +21,7 @@ export interface SnapshotInput {
   now: number;
   target: string;
   simulated: boolean;
-  preset: Preset;
+  lane: Lane;
   run: RunController | null;
   phase: RunPhase;
   startedAt: number | null;
@@ -51,7 +51,7 @@ export interface SnapshotInput {
 function verdictView(i: SnapshotInput): VerdictView | null {
   if (i.phase === 'exited' && i.result) {
     // one GO rule for the dashboard, headless, the notebook and the report: the lane's acceptance
-    const { go, reasons } = judge(i.result, i.preset.acceptance, i.run?.spec.steps);
+    const { go, reasons } = judge(i.result, i.lane.acceptance, i.run?.spec.steps);
     return { verdict: i.result.verdict, summary: i.result.summary, go, reasons };
   }
   const silences = i.model.silences(i.now);
@@ -106,8 +106,8 @@ export function buildSnapshot(i: SnapshotInput): DashboardState {
   return emptyDashboardState({
     target: i.target,
     simulated: i.simulated,
-    lane: i.preset.name,
-    laneDescription: i.preset.description,
+    lane: i.lane.name,
+    laneDescription: i.lane.description,
     runId: i.run?.spec.runId ?? null,
     runState: i.phase,
     startedAt: i.startedAt,
@@ -132,7 +132,7 @@ export function buildSnapshot(i: SnapshotInput): DashboardState {
     gpu: {
       ...i.gpu,
       simulated: i.simulated,
-      vramLimitMiB: i.preset.acceptance.vramLimitMiB,
+      vramLimitMiB: i.lane.acceptance.vramLimitMiB,
       torchAllocMiB: m.torchAllocMiB,
       torchReservedMiB: m.torchReservedMiB,
       peakReservedMiB: m.peakReservedMiB,

@@ -6,17 +6,17 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { NotebookApp } from '../../panels/notebook/NotebookApp.js';
 import { NotebookScreen } from '../../panels/notebook/NotebookScreen.js';
 import { bisectCells } from '../../src/bisect/cells.js';
+import { loadLanes } from '../../src/lanes/load.js';
 import { fileHash } from '../../src/notebook/cell-build.js';
 import { NotebookController } from '../../src/notebook/controller.js';
 import { knownFlags } from '../../src/notebook/flags.js';
 import { NotebookStore, readNotebook } from '../../src/notebook/store.js';
 import { initialNotebookUi } from '../../src/notebook/view-reducer.js';
-import { loadPresets } from '../../src/presets/load.js';
 import { writeReport } from '../../src/report/write.js';
 import { frameLines, KEYS, renderAt, settle, waitFor } from '../helpers/render.js';
 
 const FIX = join(import.meta.dirname, '..', 'fixtures', 'report', 'notebook.json');
-const PRESETS = join(import.meta.dirname, '..', '..', 'presets');
+const LANES = join(import.meta.dirname, '..', '..', 'presets');
 
 /**
  * A real controller on a real notebook file (the report fixture, made by real demo runs), each
@@ -29,7 +29,7 @@ function setup() {
   const nb = JSON.parse(readFileSync(FIX, 'utf8'));
   for (const c of nb.cells) {
     const lane = join(dir, `${c.lane.name}.yaml`);
-    copyFileSync(join(PRESETS, `${c.lane.name}.yaml`), lane);
+    copyFileSync(join(LANES, `${c.lane.name}.yaml`), lane);
     c.lane.source = lane;
     c.lane.sourceHash = fileHash(lane);
   }
@@ -37,7 +37,7 @@ function setup() {
   writeFileSync(join(dir, 'fa2.yaml'), `${readFileSync(join(dir, 'fa2.yaml'), 'utf8')}# edited\n`);
   const store = NotebookStore.open(file);
   const controller = new NotebookController(store, {
-    presets: () => loadPresets(),
+    lanes: () => loadLanes(),
     target: 'local',
     openSession: () => {
       throw new Error('no runs in the view test');
@@ -208,7 +208,7 @@ describe('notebook view', () => {
 
 describe('notebook screen while a cell runs', () => {
   const nb = readNotebook(FIX);
-  const presets = [...loadPresets().values()];
+  const lanes = [...loadLanes().values()];
   const state = {
     file: 'ab.json',
     notebook: {
@@ -231,8 +231,8 @@ describe('notebook screen while a cell runs', () => {
         <NotebookScreen
           state={state}
           ui={ui}
-          lanes={presets}
-          flags={knownFlags(presets)}
+          lanes={lanes}
+          flags={knownFlags(lanes)}
           columns={160}
           rows={30}
           color={false}

@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 
-const PRESETS = join(import.meta.dirname, '..', '..', 'presets');
+const LANE_DIR = join(import.meta.dirname, '..', '..', 'presets');
 // every single-process lane (lanes that launch through torchrun run several demo ranks: their own tests)
-const LANES = readdirSync(PRESETS)
-  .filter((f) => f.endsWith('.yaml') && !/^launcher:/m.test(readFileSync(join(PRESETS, f), 'utf8')))
+const LANES = readdirSync(LANE_DIR)
+  .filter((f) => f.endsWith('.yaml') && !/^launcher:/m.test(readFileSync(join(LANE_DIR, f), 'utf8')))
   .map((f) => f.replace(/\.yaml$/, ''))
   .sort();
 const work = mkdtempSync(join(tmpdir(), 'nsa-dbg-agree-'));

@@ -11,7 +11,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { validatePreset } from '../../src/presets/preset.js';
+import { validateLane } from '../../src/lanes/lane.js';
 import { buildRunSpec } from '../../src/runs/build-spec.js';
 import { launcherScript } from '../../src/runs/launcher.js';
 
@@ -30,9 +30,9 @@ function slowTee(): string {
 
 describe('launcher script', () => {
   it.each(['tee', 'file'] as const)('%s: exit_code appears only once stdout.log holds every line', (mode) => {
-    const preset = validatePreset({ name: 'lane', env: {} }, 'lane.yaml');
+    const lane = validateLane({ name: 'lane', env: {} }, 'lane.yaml');
     const spec = buildRunSpec({
-      preset,
+      lane,
       runsRoot: join(work, mode),
       cwd: work,
       command: ['sh', '-c', 'echo first; echo last words; exit 3'],
@@ -58,9 +58,9 @@ describe('launcher script', () => {
   it.each(['tee', 'file'] as const)(
     '%s: a child holding the output does not hold the end back, and is named before exit_code appears',
     (mode) => {
-      const preset = validatePreset({ name: 'lane', env: {} }, 'lane.yaml');
+      const lane = validateLane({ name: 'lane', env: {} }, 'lane.yaml');
       const spec = buildRunSpec({
-        preset,
+        lane,
         runsRoot: join(work, `child-${mode}`),
         cwd: work,
         // the child inherits the trainer's stdout and outlives it by far

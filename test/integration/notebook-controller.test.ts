@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { notebookDeps } from '../../src/cli/notebook-deps.js';
 import { localOpener } from '../../src/cli/open-session.js';
+import { laneDirs, loadLanes } from '../../src/lanes/load.js';
 import { NotebookController } from '../../src/notebook/controller.js';
 import { recoverCells } from '../../src/notebook/recover.js';
 import { NotebookStore, readNotebook } from '../../src/notebook/store.js';
-import { loadPresets, presetDirs } from '../../src/presets/load.js';
 import { analyzeDir } from '../../src/runs/analyze-dir.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -31,7 +31,7 @@ function open(name: string) {
   const store = NotebookStore.open(join(dir, `${name}.json`));
   return new NotebookController(
     store,
-    notebookDeps(localOpener(), { demo: true, cwd: dir, presets: () => loadPresets(presetDirs(dir)) }),
+    notebookDeps(localOpener(), { demo: true, cwd: dir, lanes: () => loadLanes(laneDirs(dir)) }),
   );
 }
 

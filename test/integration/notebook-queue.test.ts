@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { notebookDeps } from '../../src/cli/notebook-deps.js';
 import { localOpener } from '../../src/cli/open-session.js';
+import { laneDirs, loadLanes } from '../../src/lanes/load.js';
 import { NotebookController } from '../../src/notebook/controller.js';
 import { NotebookStore, readNotebook } from '../../src/notebook/store.js';
-import { loadPresets, presetDirs } from '../../src/presets/load.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'nsa-nb-queue-'));
@@ -29,7 +29,7 @@ function open(name: string) {
       demo: true,
       stepMs: 400,
       cwd: dir,
-      presets: () => loadPresets(presetDirs(dir)),
+      lanes: () => loadLanes(laneDirs(dir)),
     }),
   );
   return { controller, file: join(dir, `${name}.json`) };

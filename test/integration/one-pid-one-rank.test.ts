@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { localOpener } from '../../src/cli/open-session.js';
-import { validatePreset } from '../../src/presets/preset.js';
+import { validateLane } from '../../src/lanes/lane.js';
 import { analyzeDir } from '../../src/runs/analyze-dir.js';
 import { LiveModel } from '../../src/session/live-model.js';
 import type { Session } from '../../src/session/session.js';
@@ -85,11 +85,11 @@ describe('a single process whose heartbeat file names rank 3', () => {
   }, 90_000);
 
   it('`d` asks rank 3 once, at its pid, and files the dump with rank 3', async () => {
-    const lane = validatePreset(parse(LANE), 'plain.yaml');
+    const lane = validateLane(parse(LANE), 'plain.yaml');
     session = localOpener().open({
       lane: 'plain',
       demo: false,
-      presets: new Map([['plain', lane]]),
+      lanes: new Map([['plain', lane]]),
       command: ['/usr/bin/python3', '-u', TRAINER, '100000', '0.1'], // runs until the test quits
       runsRoot: join(work, 'live'),
       cwd: work,

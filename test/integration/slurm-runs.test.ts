@@ -16,7 +16,7 @@ import pty from '@lydell/node-pty';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localOpener } from '../../src/cli/open-session.js';
 import { parseNodeLine } from '../../src/ingest/node-map.js';
-import { loadPresets, presetDirs } from '../../src/presets/load.js';
+import { laneDirs, loadLanes } from '../../src/lanes/load.js';
 import { BIN, runCli } from '../helpers/cli.js';
 import { DDP_TRAINER, ddpLane } from '../helpers/ddp-lane.js';
 import { freePort } from '../helpers/ports.js';
@@ -163,7 +163,7 @@ describe('Slurm runs: 2 nodes × 2 ranks (two srun tasks on a one-box cluster)',
       command: ['python3', '-u', TRAINER, 'ok'],
       runsRoot: runs,
       cwd,
-      presets: loadPresets(presetDirs(cwd)),
+      lanes: loadLanes(laneDirs(cwd)),
       publishMs: 50,
     });
     try {

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { localOpener } from '../../src/cli/open-session.js';
-import { validatePreset } from '../../src/presets/preset.js';
+import { validateLane } from '../../src/lanes/lane.js';
 import { analyzeDir } from '../../src/runs/analyze-dir.js';
 import type { Session } from '../../src/session/session.js';
 import { LocalTarget } from '../../src/targets/local.js';
@@ -147,11 +147,11 @@ describe('d on a live torchrun run', () => {
   });
 
   it('dumps every rank at once, each filed with its rank, also a worker without a SIGUSR1 handler (the hook is its handler), which lives on', async () => {
-    const lane = validatePreset(parse(LANE('env: { DDP_NO_HANDLER_RANK: "1" }')), 't-ddp.yaml');
+    const lane = validateLane(parse(LANE('env: { DDP_NO_HANDLER_RANK: "1" }')), 't-ddp.yaml');
     session = localOpener().open({
       lane: 't-ddp',
       demo: false,
-      presets: new Map([['t-ddp', lane]]),
+      lanes: new Map([['t-ddp', lane]]),
       command: ['python3', '-u', TRAINER, 'ok', '100000'], // runs until the test quits
       runsRoot: join(work, 'live'),
       cwd: work,

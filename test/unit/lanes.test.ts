@@ -2,14 +2,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  brokenLaneLines,
-  getPreset,
-  loadPresetFile,
-  loadPresets,
-  presetDirs,
-} from '../../src/presets/load.js';
-import { PresetError, validatePreset } from '../../src/presets/preset.js';
+import { LaneError, validateLane } from '../../src/lanes/lane.js';
+import { brokenLaneLines, getLane, laneDirs, loadLaneFile, loadLanes } from '../../src/lanes/load.js';
 
 const RUNBOOK_LANES = [
   'baseline',
@@ -31,26 +25,26 @@ const RUNBOOK_LANES = [
 ];
 
 describe('bundled presets', () => {
-  const presets = loadPresets(presetDirs('/nonexistent-project', { HOME: '/nonexistent-home' }));
+  const lanes = loadLanes(laneDirs('/nonexistent-project', { HOME: '/nonexistent-home' }));
 
   it('has every runbook lane, each valid', () => {
-    for (const name of RUNBOOK_LANES) expect(presets.has(name), name).toBe(true);
+    for (const name of RUNBOOK_LANES) expect(lanes.has(name), name).toBe(true);
   });
 
   it('baseline is the smoke defaults with sequential prefill; batched-prefill adds the fix', () => {
-    const base = presets.get('baseline')!;
+    const base = lanes.get('baseline')!;
     expect(base.env).toEqual({
       NSA_TB_DISABLE: '1',
       NSA_DISABLE_CSV_LOGS: '1',
       NSA_HEARTBEAT_EVERY: '1',
       NSA_DISABLE_AUX_STATS: '1',
     });
-    const batched = presets.get('batched-prefill')!;
+    const batched = lanes.get('batched-prefill')!;
     expect(batched.env).toEqual({ ...base.env, NSA_PREFILL_BATCHED: '1' });
   });
 
   it('defaults the stop policy to .HALT then SIGINT then SIGKILL', () => {
-    const p = presets.get('baseline')!;
+    const p = lanes.get('baseline')!;
     expect(p.stop.halt).toBe(true);
     expect(p.stop.haltWaitS).toBeGreaterThan(0);
     expect(p.acceptance).toMatchObject({ finiteLoss: true, noStall: true, vramLimitMiB: 20480 });
@@ -59,41 +53,41 @@ describe('bundled presets', () => {
 
 describe('preset validation', () => {
   it('names the file and field of every error', () => {
-    expect(() => validatePreset({ name: 'x', env: { 'BAD-NAME': '1' } }, 'my.yaml')).toThrow(
+    expect(() => validateLane({ name: 'x', env: { 'BAD-NAME': '1' } }, 'my.yaml')).toThrow(
       'my.yaml: field "env.BAD-NAME"',
     );
-    expect(() => validatePreset({ name: 'Bad Name' }, 'a.yaml')).toThrow('a.yaml: field "name"');
-    expect(() => validatePreset({ name: 'x', steps: -1 }, 'b.yaml')).toThrow('field "steps"');
-    expect(() => validatePreset({ name: 'x', acceptance: { vramLimitMiB: 'lots' } }, 'c.yaml')).toThrow(
+    expect(() => validateLane({ name: 'Bad Name' }, 'a.yaml')).toThrow('a.yaml: field "name"');
+    expect(() => validateLane({ name: 'x', steps: -1 }, 'b.yaml')).toThrow('field "steps"');
+    expect(() => validateLane({ name: 'x', acceptance: { vramLimitMiB: 'lots' } }, 'c.yaml')).toThrow(
       'field "acceptance.vramLimitMiB"',
     );
-    expect(() => validatePreset({ name: 'x', stepz: 3 }, 'd.yaml')).toThrow(
+    expect(() => validateLane({ name: 'x', stepz: 3 }, 'd.yaml')).toThrow(
       'field "stepz": is not a known field',
     );
-    expect(() => validatePreset({ name: 'x', stepRegex: '(' }, 'e.yaml')).toThrow('field "stepRegex"');
-    expect(() => validatePreset({ name: 'x', stepRegex: 'step (\\d+)' }, 'f.yaml')).toThrow('named groups');
+    expect(() => validateLane({ name: 'x', stepRegex: '(' }, 'e.yaml')).toThrow('field "stepRegex"');
+    expect(() => validateLane({ name: 'x', stepRegex: 'step (\\d+)' }, 'f.yaml')).toThrow('named groups');
   });
 
   it('a lane may state a throughput target (for the report); a wrong one names the field', () => {
-    expect(validatePreset({ name: 'l', target: { toksPerS: 50 } }, 'l.yaml').target).toEqual({
+    expect(validateLane({ name: 'l', target: { toksPerS: 50 } }, 'l.yaml').target).toEqual({
       toksPerS: 50,
     });
-    expect(validatePreset({ name: 'l' }, 'l.yaml').target).toBeUndefined();
-    expect(() => validatePreset({ name: 'l', target: { toks: 50 } }, 'l.yaml')).toThrow(
+    expect(validateLane({ name: 'l' }, 'l.yaml').target).toBeUndefined();
+    expect(() => validateLane({ name: 'l', target: { toks: 50 } }, 'l.yaml')).toThrow(
       'l.yaml: field "target.toks": is not a known field (toksPerS)',
     );
-    expect(() => validatePreset({ name: 'l', target: { toksPerS: 'fast' } }, 'l.yaml')).toThrow(
+    expect(() => validateLane({ name: 'l', target: { toksPerS: 'fast' } }, 'l.yaml')).toThrow(
       'field "target.toksPerS"',
     );
-    expect(loadPresets().get('demo-slow-prefill')?.target).toEqual({ toksPerS: 50 });
+    expect(loadLanes().get('demo-slow-prefill')?.target).toEqual({ toksPerS: 50 });
   });
 
   it('reports YAML syntax errors with the file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'nsa-presets-'));
     const f = join(dir, 'broken.yaml');
     writeFileSync(f, 'name: x\nenv: [unclosed\n');
-    expect(() => loadPresetFile(f)).toThrow(PresetError);
-    expect(() => loadPresetFile(f)).toThrow(f);
+    expect(() => loadLaneFile(f)).toThrow(LaneError);
+    expect(() => loadLaneFile(f)).toThrow(f);
   });
 
   it('lets the config dir and the project folder add and override lanes', () => {
@@ -104,25 +98,25 @@ describe('preset validation', () => {
     for (const d of [cfg, projDir]) mkdirSync(d, { recursive: true });
     writeFileSync(join(cfg, 'mine.yaml'), 'name: mine\nenv: {A: "1"}\n');
     writeFileSync(join(projDir, 'baseline.yaml'), 'name: baseline\ndescription: pinned\nenv: {B: "2"}\n');
-    const presets = loadPresets(presetDirs(proj, { HOME: home }));
-    expect(presets.get('mine')!.env).toEqual({ A: '1' });
-    expect(presets.get('baseline')!.description).toBe('pinned');
-    expect(presets.get('baseline')!.source).toBe(join(projDir, 'baseline.yaml'));
+    const lanes = loadLanes(laneDirs(proj, { HOME: home }));
+    expect(lanes.get('mine')!.env).toEqual({ A: '1' });
+    expect(lanes.get('baseline')!.description).toBe('pinned');
+    expect(lanes.get('baseline')!.source).toBe(join(projDir, 'baseline.yaml'));
   });
 
   it('says where a broken file is wrong: path, line and column, the field, no dangling code frame', () => {
     const dir = mkdtempSync(join(tmpdir(), 'nsa-presets-'));
     const syntax = join(dir, 'x.yaml');
     writeFileSync(syntax, 'name: x\ndescription: broken\nenv: {A: [1, 2\n');
-    expect(() => loadPresetFile(syntax)).toThrow(
+    expect(() => loadLaneFile(syntax)).toThrow(
       `${syntax}:4:1: field "env": Flow sequence in block collection must be sufficiently indented and end with a ]`,
     );
     const field = join(dir, 'y.yaml');
     writeFileSync(field, 'name: y\ndetector:\n  floorS: 1\n  k: -2\n');
-    expect(() => loadPresetFile(field)).toThrow(`${field}:4:3: field "detector.k": must be a number ≥ 1`);
+    expect(() => loadLaneFile(field)).toThrow(`${field}:4:3: field "detector.k": must be a number ≥ 1`);
     const phase = join(dir, 'z.yaml');
     writeFileSync(phase, 'name: z\nphases:\n  - steps: 1\n  - steps: 0\n');
-    expect(() => loadPresetFile(phase)).toThrow(`${phase}:4:5: field "phases[1].steps"`);
+    expect(() => loadLaneFile(phase)).toThrow(`${phase}:4:5: field "phases[1].steps"`);
   });
 
   it('skips a broken file: the other lanes load, its own name is an error, which file overrides which', () => {
@@ -134,13 +128,13 @@ describe('preset validation', () => {
     // a broken override of a bundled lane: the bundled one is not used in its place
     writeFileSync(join(projDir, 'fp16.yaml'), 'name: fp16\nsteps: zero\n');
     writeFileSync(join(projDir, 'baseline.yaml'), 'name: baseline\ndescription: pinned\n');
-    const lanes = loadPresets(presetDirs(proj, { HOME: home }));
-    expect(getPreset(lanes, 'batched-prefill').name).toBe('batched-prefill');
+    const lanes = loadLanes(laneDirs(proj, { HOME: home }));
+    expect(getLane(lanes, 'batched-prefill').name).toBe('batched-prefill');
     expect(lanes.broken.map((b) => b.names)).toEqual([['fp16'], ['x']]);
-    expect(() => getPreset(lanes, 'x')).toThrow(/x\.yaml:3:1: field "env"/);
-    expect(() => getPreset(lanes, 'fp16')).toThrow(/fp16\.yaml:2:1: field "steps"/);
-    expect(() => getPreset(lanes, 'nope')).toThrow(/unknown lane "nope"/);
-    expect(lanes.overridden.get('baseline')).toEqual([join(presetDirs()[0]!, 'baseline.yaml')]);
+    expect(() => getLane(lanes, 'x')).toThrow(/x\.yaml:3:1: field "env"/);
+    expect(() => getLane(lanes, 'fp16')).toThrow(/fp16\.yaml:2:1: field "steps"/);
+    expect(() => getLane(lanes, 'nope')).toThrow(/unknown lane "nope"/);
+    expect(lanes.overridden.get('baseline')).toEqual([join(laneDirs()[0]!, 'baseline.yaml')]);
     expect(brokenLaneLines(lanes)).toHaveLength(2);
     expect(brokenLaneLines(lanes, ['x'])).toEqual([expect.stringMatching(/fp16\.yaml/)]);
   });
@@ -151,7 +145,7 @@ describe('how a lane drives a trainer', () => {
     const { buildRunSpec } = await import('../../src/runs/build-spec.js');
     const spec = (doc: Record<string, unknown>, command: string[], steps?: number) =>
       buildRunSpec({
-        preset: validatePreset({ name: 't', ...doc }, 't.yaml'),
+        lane: validateLane({ name: 't', ...doc }, 't.yaml'),
         command,
         steps,
         runsRoot: '/r',
@@ -171,7 +165,7 @@ describe('how a lane drives a trainer', () => {
     const { buildRunSpec, StepsConflict } = await import('../../src/runs/build-spec.js');
     const spec = (doc: Record<string, unknown>, command: string[], steps?: number) =>
       buildRunSpec({
-        preset: validatePreset({ name: 't', ...doc }, 't.yaml'),
+        lane: validateLane({ name: 't', ...doc }, 't.yaml'),
         command,
         steps,
         runsRoot: '/r',
@@ -192,12 +186,12 @@ describe('how a lane drives a trainer', () => {
   });
 
   it('outDir and stackSignal are validated with their field named', () => {
-    expect(validatePreset({ name: 'x', outDir: 'artifacts/x', stackSignal: 'off' }, 'a.yaml')).toMatchObject({
+    expect(validateLane({ name: 'x', outDir: 'artifacts/x', stackSignal: 'off' }, 'a.yaml')).toMatchObject({
       outDir: 'artifacts/x',
       stackSignal: 0,
     });
-    expect(validatePreset({ name: 'x', stackSignal: 40 }, 'a.yaml').stackSignal).toBe(40);
-    expect(() => validatePreset({ name: 'x', stackSignal: 10 }, 'a.yaml')).toThrow('field "stackSignal"');
-    expect(() => validatePreset({ name: 'x', stepsFlag: '--a b' }, 'a.yaml')).toThrow('field "stepsFlag"');
+    expect(validateLane({ name: 'x', stackSignal: 40 }, 'a.yaml').stackSignal).toBe(40);
+    expect(() => validateLane({ name: 'x', stackSignal: 10 }, 'a.yaml')).toThrow('field "stackSignal"');
+    expect(() => validateLane({ name: 'x', stepsFlag: '--a b' }, 'a.yaml')).toThrow('field "stepsFlag"');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { validatePreset } from '../../src/presets/preset.js';
+import { validateLane } from '../../src/lanes/lane.js';
 import { buildRunSpec } from '../../src/runs/build-spec.js';
 import { launcherScript, newRunId } from '../../src/runs/launcher.js';
 import { cpuPctBetween, parseStat } from '../../src/runs/proc-facts.js';
@@ -16,8 +16,8 @@ describe('shell quoting', () => {
 });
 
 describe('launcher script', () => {
-  const preset = validatePreset({ name: 'lane', env: { A: "x'y" }, steps: 7 }, 'lane.yaml');
-  const spec = buildRunSpec({ preset, runsRoot: '/r', cwd: '/w', command: ['python3', 'train.py'] });
+  const lane = validateLane({ name: 'lane', env: { A: "x'y" }, steps: 7 }, 'lane.yaml');
+  const spec = buildRunSpec({ lane, runsRoot: '/r', cwd: '/w', command: ['python3', 'train.py'] });
 
   it('appends the steps flag and puts the run under the runs root', () => {
     expect(spec.argv).toEqual(['python3', 'train.py', '--steps', '7']);

@@ -1,12 +1,12 @@
 /**
  * Launchers typed in the command are recognised as a lane's `launcher:` is: the command's words
- * name them (src/presets/launchers.ts), the run's script then tells the stack hook that only
+ * name them (src/lanes/launchers.ts), the run's script then tells the stack hook that only
  * processes with RANK are ranks where the launcher sets it, and the run's own pid stands for no
  * rank (src/runs/run-launcher.ts). The real torchrun run is test/integration/launcher-in-command.
  */
 import { describe, expect, it } from 'vitest';
-import { launchersInCommand } from '../../src/presets/launchers.js';
-import { validatePreset } from '../../src/presets/preset.js';
+import { validateLane } from '../../src/lanes/lane.js';
+import { launchersInCommand } from '../../src/lanes/launchers.js';
 import { buildRunSpec } from '../../src/runs/build-spec.js';
 import { launcherScript } from '../../src/runs/launcher.js';
 import { runPidIsLauncher } from '../../src/runs/run-launcher.js';
@@ -52,12 +52,11 @@ describe('launchers in the command', () => {
 });
 
 describe('a plain lane with a launcher in its command', () => {
-  const lane = validatePreset(
+  const lane = validateLane(
     { name: 'plain', description: 'no launcher of its own', stepsFlag: '' },
     'plain.yaml',
   );
-  const spec = (cmd: string) =>
-    buildRunSpec({ preset: lane, runsRoot: '/r', cwd: '/w', command: words(cmd) });
+  const spec = (cmd: string) => buildRunSpec({ lane: lane, runsRoot: '/r', cwd: '/w', command: words(cmd) });
   const workersLine = (cmd: string) => /NSA_DBG_STACK_WORKERS=(\S+)/.exec(launcherScript(spec(cmd)))?.[1];
 
   it('torchrun and DeepSpeed start every rank with RANK: the stack hook registers only such processes', () => {
@@ -80,12 +79,12 @@ describe('a plain lane with a launcher in its command', () => {
 });
 
 describe('a torchrun lane with a launcher in its command', () => {
-  const lane = validatePreset(
+  const lane = validateLane(
     { name: 'tr', description: 'torchrun', stepsFlag: '', launcher: { torchrun: { nproc_per_node: 2 } } },
     'tr.yaml',
   );
   const build = (cmd: string) => () =>
-    buildRunSpec({ preset: lane, runsRoot: '/r', cwd: '/w', command: words(cmd) });
+    buildRunSpec({ lane: lane, runsRoot: '/r', cwd: '/w', command: words(cmd) });
 
   it('is refused in one line (torchrun around torchrun would start an agent per rank)', () => {
     expect(build('python3 -m torch.distributed.run --standalone --nproc_per_node 3 train.py')).toThrow(

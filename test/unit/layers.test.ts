@@ -3,10 +3,11 @@
  * below it, never one beside it or above it, so no import circle can form between folders. And the
  * engine (`src/`) never imports React or Ink: `panels/` are views of its state.
  *
- *   util < ingest, targets, presets < analysis < runs < hosts, slurm, preflight < launch < session
+ *   util < ingest, targets, lanes < analysis < runs < hosts, slurm, preflight < launch < session
  *   < notebook < bisect < report < cli < panels
  *
- * (presets/ is where the lanes live: the design card names the folder.)
+ * (src/lanes/ reads the lane files; the top-level presets/ folder holds them, as the design card
+ * names it.)
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -15,7 +16,7 @@ import { describe, expect, it } from 'vitest';
 const ROOT = join(import.meta.dirname, '..', '..');
 const LAYERS: string[][] = [
   ['util'],
-  ['ingest', 'targets', 'presets'],
+  ['ingest', 'targets', 'lanes'],
   ['analysis'],
   ['runs'],
   ['hosts', 'slurm', 'preflight'],

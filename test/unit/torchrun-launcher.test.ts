@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { loadPresets, presetDirs } from '../../src/presets/load.js';
-import { PresetError, validatePreset } from '../../src/presets/preset.js';
-import { scriptOf } from '../../src/presets/torchrun.js';
+import { LaneError, validateLane } from '../../src/lanes/lane.js';
+import { laneDirs, loadLanes } from '../../src/lanes/load.js';
+import { scriptOf } from '../../src/lanes/torchrun.js';
 import { buildRunSpec } from '../../src/runs/build-spec.js';
 import { launcherScript } from '../../src/runs/launcher.js';
 
@@ -18,20 +18,19 @@ const DDP_LANES = [
 ];
 
 describe('lanes that launch through torchrun', () => {
-  const presets = loadPresets(presetDirs('/nonexistent-project', { HOME: '/nonexistent-home' }));
+  const lanes = loadLanes(laneDirs('/nonexistent-project', { HOME: '/nonexistent-home' }));
 
   it('bundles the DDP matrix, each a torchrun lane', () => {
-    for (const name of DDP_LANES)
-      expect(presets.get(name)?.launcher, name).toMatchObject({ nprocPerNode: 2 });
-    expect(presets.get('ddp-gloo')!.env.TORCH_BACKEND).toBe('gloo');
-    expect(presets.get('ddp-branch-sel')!.env.NSA_FORCE_BRANCH).toBe('sel');
-    expect(presets.get('ddp-gc-6-12')!.env.NSA_GC_RANGE).toBe('6:12');
-    expect(presets.get('ddp-static-graph')!.env.NSA_DDP_STATIC_GRAPH).toBe('1');
+    for (const name of DDP_LANES) expect(lanes.get(name)?.launcher, name).toMatchObject({ nprocPerNode: 2 });
+    expect(lanes.get('ddp-gloo')!.env.TORCH_BACKEND).toBe('gloo');
+    expect(lanes.get('ddp-branch-sel')!.env.NSA_FORCE_BRANCH).toBe('sel');
+    expect(lanes.get('ddp-gc-6-12')!.env.NSA_GC_RANGE).toBe('6:12');
+    expect(lanes.get('ddp-static-graph')!.env.NSA_DDP_STATIC_GRAPH).toBe('1');
   });
 
   it('builds the torchrun line: nproc, --log_dir in the run dir, the lane flags, then the script', () => {
     const spec = buildRunSpec({
-      preset: presets.get('ddp-nccl')!,
+      lane: lanes.get('ddp-nccl')!,
       runsRoot: '/r',
       cwd: '/w',
       command: ['python3', '-u', 'scripts/train_showcase.py', '--dataset', 'synthetic'],
@@ -63,7 +62,7 @@ describe('lanes that launch through torchrun', () => {
 
   it('the default trainer under torchrun keeps its DDP default; a python -m entry point stays a module', () => {
     const spec = buildRunSpec({
-      preset: presets.get('ddp-gloo')!,
+      lane: lanes.get('ddp-gloo')!,
       runsRoot: '/r',
       cwd: '/w',
       nprocPerNode: 4,
@@ -80,12 +79,12 @@ describe('lanes that launch through torchrun', () => {
   });
 
   it('a broken launcher names the field', () => {
-    const bad = (launcher: unknown) => () => validatePreset({ name: 'x', launcher }, 'x.yaml');
-    expect(bad({ srun: {} })).toThrow(PresetError);
+    const bad = (launcher: unknown) => () => validateLane({ name: 'x', launcher }, 'x.yaml');
+    expect(bad({ srun: {} })).toThrow(LaneError);
     expect(bad({ torchrun: { nproc_per_node: 0 } })).toThrow(/launcher.torchrun.nproc_per_node/);
     expect(bad({ torchrun: { nproc_per_node: 2, args: 'tee' } })).toThrow(/launcher.torchrun.args/);
     expect(bad({ torchrun: { nproc_per_node: 2, nnodes: 2 } })).toThrow(/launcher.torchrun.nnodes/);
-    const ok = validatePreset(
+    const ok = validateLane(
       {
         name: 'x',
         launcher: { torchrun: { command: '/usr/bin/python3 -m torch.distributed.run', nproc_per_node: 3 } },

@@ -101,16 +101,16 @@ export function bisectCommand(_deps: CliDeps): CommandModule<object, BisectArgs>
       if (where) return usageError(where);
       let store: NotebookStore | null = null;
       try {
-        const presets = loadLanesForCli([a.good, a.bad]);
+        const lanes = loadLanesForCli([a.good, a.bad]);
         // checked before anything connects: the key needs the place's label, which a connection gives
-        const early = planFromLanes(presets, a.good, a.bad, { target: '', demo: !!a.demo });
+        const early = planFromLanes(lanes, a.good, a.bad, { target: '', demo: !!a.demo });
         if ('error' in early) return usageError(early.error);
         if (a.demo && !a.host) await requirePython();
         // taken before anything runs: a notebook held by another nsa-dbg fails fast
         store = NotebookStore.open(notebookFileOf(a));
         if (store.openNote) process.stderr.write(`nsa-dbg: ${store.openNote}\n`);
-        const opener = await openerFromArgs(a, presets.get(a.good));
-        const planned = planFromLanes(presets, a.good, a.bad, {
+        const opener = await openerFromArgs(a, lanes.get(a.good));
+        const planned = planFromLanes(lanes, a.good, a.bad, {
           target: opener.label,
           ...(opener.launchKey ? { launchKey: opener.launchKey } : {}),
           steps: a.steps,
@@ -125,11 +125,11 @@ export function bisectCommand(_deps: CliDeps): CommandModule<object, BisectArgs>
         });
         if ('error' in planned) return usageError(planned.error);
         const o = { demo: !!a.demo, steps: a.steps, stepMs: a['step-ms'], command, cwd: a.cwd };
-        const deps = notebookDeps(opener, { ...o, presets: () => presets });
+        const deps = notebookDeps(opener, { ...o, lanes: () => lanes });
         const controller = new NotebookController(store, deps);
         // Ctrl-C stops the running trial (its verdict is kept) and releases the notebook
         process.once('SIGINT', () => void controller.close().finally(() => process.exit(130)));
-        const port = controllerPort(controller, store, planned.lane, planned.preset);
+        const port = controllerPort(controller, store, planned.lane, planned.trial);
         const onProgress = a.json ? undefined : (l: string) => process.stderr.write(`nsa-dbg: ${l}\n`);
         const r = await runBisection(port, { ...planned.plan, target: deps.target, onProgress });
         const nb = store.get();

@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
+import { getLane } from '../../lanes/load.js';
 import { formatCheckRun } from '../../preflight/format.js';
 import { bareLane } from '../../preflight/lane-ask.js';
-import { getPreset } from '../../presets/load.js';
 import { type CheckBoxArgs, checkBoxes } from '../check-boxes.js';
 import { loadLanesForCli } from '../load-lanes.js';
 import { requirePython } from '../preflight.js';
@@ -51,7 +51,7 @@ export const checkCommand: CommandModule<object, CheckArgs> = {
     if (a.demo && !a.host) await requirePython();
     try {
       const lanes = loadLanesForCli(a.lane ? [a.lane] : []);
-      const lane = a.lane ? getPreset(lanes, a.lane) : bareLane();
+      const lane = a.lane ? getLane(lanes, a.lane) : bareLane();
       const run = await checkBoxes(a, lane);
       process.stdout.write(a.json ? `${JSON.stringify(run)}\n` : formatCheckRun(run));
       process.exitCode = run.go ? 0 : 1;

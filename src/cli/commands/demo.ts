@@ -52,7 +52,7 @@ export function demoCommand(deps: CliDeps): CommandModule<object, DemoArgs> {
       try {
         const opener = await openerFromArgs(a);
         const session = opener.open({
-          presets: loadLanesForCli([a.lane]),
+          lanes: loadLanesForCli([a.lane]),
           lane: a.lane,
           steps: a.steps,
           demo: true,

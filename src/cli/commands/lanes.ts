@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { presetDirs } from '../../presets/load.js';
+import { laneDirs } from '../../lanes/load.js';
 import { loadLanesForCli } from '../load-lanes.js';
 
 export const lanesCommand: CommandModule<object, { json?: boolean }> = {
@@ -9,7 +9,7 @@ export const lanesCommand: CommandModule<object, { json?: boolean }> = {
   handler: (args) => {
     // a broken file is listed below, not on stderr as the other commands say it
     const lanes = loadLanesForCli([], () => {});
-    const presets = [...lanes.values()].sort((a, b) => a.name.localeCompare(b.name));
+    const sorted = [...lanes.values()].sort((a, b) => a.name.localeCompare(b.name));
     const broken = lanes.broken.map((b) => ({
       file: b.file,
       names: b.names,
@@ -18,13 +18,13 @@ export const lanesCommand: CommandModule<object, { json?: boolean }> = {
       error: b.error.detail,
     }));
     if (args.json) {
-      const list = presets.map((p) => ({ ...p, overrides: lanes.overridden.get(p.name) ?? [] }));
-      process.stdout.write(`${JSON.stringify({ lanes: list, broken, searched: presetDirs() }, null, 2)}\n`);
+      const list = sorted.map((p) => ({ ...p, overrides: lanes.overridden.get(p.name) ?? [] }));
+      process.stdout.write(`${JSON.stringify({ lanes: list, broken, searched: laneDirs() }, null, 2)}\n`);
       return;
     }
-    const w = Math.max(...presets.map((p) => p.name.length));
+    const w = Math.max(...sorted.map((p) => p.name.length));
     const pad = ' '.repeat(w);
-    for (const p of presets) {
+    for (const p of sorted) {
       const env = Object.entries(p.env)
         .map(([k, v]) => `${k}=${v}`)
         .join(' ');
@@ -42,8 +42,6 @@ export const lanesCommand: CommandModule<object, { json?: boolean }> = {
       process.stdout.write('\nnot loaded (these files are broken; the lanes above work without them):\n');
       for (const b of lanes.broken) process.stdout.write(`  ${b.error.message}\n`);
     }
-    process.stdout.write(
-      `\nsearched, each folder overriding the ones before it: ${presetDirs().join(', ')}\n`,
-    );
+    process.stdout.write(`\nsearched, each folder overriding the ones before it: ${laneDirs().join(', ')}\n`);
   },
 };

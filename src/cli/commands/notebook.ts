@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import type { CommandModule } from 'yargs';
+import type { Lane } from '../../lanes/lane.js';
 import { NotebookController } from '../../notebook/controller.js';
 import { recoverCells } from '../../notebook/recover.js';
 import { DEFAULT_NOTEBOOK, NotebookStore } from '../../notebook/store.js';
-import type { Preset } from '../../presets/preset.js';
 import { defaultRunsRoot } from '../../runs/build-spec.js';
 import { checkBoxes } from '../check-boxes.js';
 import type { CliDeps } from '../deps.js';
@@ -62,7 +62,7 @@ export function notebookCommand(deps: CliDeps): CommandModule<object, NotebookAr
         // other lanes work; the files are read again whenever lanes are listed, so edits show up
         let told: string[] = [];
         let controller: NotebookController | null = null;
-        const presets = lanesReporter((lines) => {
+        const lanes = lanesReporter((lines) => {
           const text =
             lines.length === 1 ? lines[0]! : `${lines.length} lane files skipped: ${lines.join(' · ')}`;
           // never during a render of the view that asked for the lanes
@@ -73,17 +73,17 @@ export function notebookCommand(deps: CliDeps): CommandModule<object, NotebookAr
           // taken before connecting: a notebook held by another nsa-dbg fails fast
           store = NotebookStore.open(notebookFileOf(a));
           const opener = await openerFromArgs(a);
-          presets();
+          lanes();
           const o = {
             demo: !!a.demo,
             steps: a.steps,
             stepMs: a['step-ms'],
             command,
             cwd: a.cwd,
-            presets,
+            lanes,
             // the box check of the place the cells run on, over the notebook's own connection to
             // its box (`--hosts`: one to each host, as `nsa-dbg check` makes)
-            checkBox: (lane: Preset) => checkBoxes(a, lane, opener.box),
+            checkBox: (lane: Lane) => checkBoxes(a, lane, opener.box),
           };
           controller = new NotebookController(store, notebookDeps(opener, o));
         } catch (e) {

@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
+import { DEFAULT_COMMAND } from '../../lanes/lane.js';
 import { recordRun } from '../../notebook/record.js';
 import { evidenceDirOf, NotebookStore } from '../../notebook/store.js';
-import { DEFAULT_COMMAND } from '../../presets/preset.js';
 import { stepCount } from '../../runs/build-spec.js';
 import { runHeadless } from '../../session/headless.js';
 import type { CliDeps } from '../deps.js';
@@ -83,8 +83,8 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
         // taken before the run, so a notebook held by another nsa-dbg fails fast and runs nothing
         if (a.notebook) notebook = NotebookStore.open(a.notebook);
         if (notebook?.openNote) process.stderr.write(`nsa-dbg: ${notebook.openNote}\n`);
-        const presets = loadLanesForCli([a.lane]);
-        const lane = presets.get(a.lane);
+        const lanes = loadLanesForCli([a.lane]);
+        const lane = lanes.get(a.lane);
         // refused before anything starts: --steps against the command's own count
         if (lane && !a.demo)
           stepCount(
@@ -93,10 +93,10 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
             a.steps,
             false,
           );
-        const opener = await openerFromArgs(a, presets.get(a.lane));
+        const opener = await openerFromArgs(a, lanes.get(a.lane));
         const session = opener.open({
           lane: a.lane,
-          presets,
+          lanes,
           steps: a.steps,
           demo: !!a.demo,
           stepMs: a['step-ms'],
@@ -122,7 +122,7 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
         if (notebook) {
           const cell = recordRun(notebook, {
             outcome: r,
-            preset: session.currentPreset(),
+            lane: session.currentLane(),
             target: opener.label,
             localDir: r.localDir,
           });

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { IngestEvent, StepEvent } from '../../../src/ingest/events.js';
 import { shapeOf } from '../../../src/ingest/line-shape.js';
 import { StdoutParser } from '../../../src/ingest/stdout-parser.js';
-import { parseWithPresetRegex } from '../../../src/ingest/step-formats.js';
+import { parseWithLaneRegex } from '../../../src/ingest/step-formats.js';
 import { StepShapeLearner } from '../../../src/ingest/step-shape-learner.js';
 
 const FIX = join(import.meta.dirname, '..', '..', 'fixtures', 'zero-config');
@@ -65,7 +65,7 @@ describe('learning the step line of an unknown trainer', () => {
     expect(learner.inferred?.template).toBe('iter_dt #ms; iter #: train loss #');
     // the regex it reports is one a lane can use as its stepRegex
     const re = new RegExp(learner.inferred!.stepRegex);
-    expect(parseWithPresetRegex('iter_dt 28.52ms; iter 30: train loss 3.70531', re)).toMatchObject({
+    expect(parseWithLaneRegex('iter_dt 28.52ms; iter 30: train loss 3.70531', re)).toMatchObject({
       step: 30,
       loss: 3.70531,
       seconds: 0.02852,

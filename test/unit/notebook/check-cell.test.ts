@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { routeNotebookKey } from '../../../panels/notebook/route.js';
 import { bisectCells } from '../../../src/bisect/cells.js';
+import { loadLanes } from '../../../src/lanes/load.js';
 import {
   boxSeen,
   checkedPatch,
@@ -34,7 +35,6 @@ import { NotebookStore, parseNotebook, readNotebook } from '../../../src/noteboo
 import { initialNotebookUi, notebookUiReducer } from '../../../src/notebook/view-reducer.js';
 import { combine } from '../../../src/preflight/format.js';
 import { judgeBox } from '../../../src/preflight/verdict.js';
-import { loadPresets } from '../../../src/presets/load.js';
 import { writeReport } from '../../../src/report/write.js';
 import { ask, probe } from '../preflight/fixtures.js';
 import { newCell } from './cells.js';
@@ -184,8 +184,8 @@ describe('the check cell in the notebook file', () => {
 });
 
 describe('the check key and palette command', () => {
-  const presets = [...loadPresets().values()];
-  const withCells = (cells: Cell[]) => ({ cells, lanes: presets, flags: [], running: null });
+  const lanes = [...loadLanes().values()];
+  const withCells = (cells: Cell[]) => ({ cells, lanes: lanes, flags: [], running: null });
   const press = (keys: Array<string | { return: true }>, cells: Cell[]) => {
     let ui = initialNotebookUi;
     const effects: unknown[] = [];
@@ -251,7 +251,7 @@ describe('the controller runs the check in its task slot', () => {
       throw new Error('no run in this test');
     };
     const deps: NotebookDeps = {
-      presets: () => loadPresets(),
+      lanes: () => loadLanes(),
       openSession: fail,
       openFinished: fail,
       runToVerdict: fail,

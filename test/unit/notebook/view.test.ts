@@ -2,18 +2,18 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { routeNotebookKey } from '../../../panels/notebook/route.js';
+import { validateLane } from '../../../src/lanes/lane.js';
+import { loadLanes } from '../../../src/lanes/load.js';
 import { compareCells } from '../../../src/notebook/compare.js';
 import { flipFlag, isBinaryFlag, knownFlags, valueChoices } from '../../../src/notebook/flags.js';
 import { NOTEBOOK_BINDINGS, notebookCommandForKey, parsePalette } from '../../../src/notebook/keymap.js';
 import { parseNotebook } from '../../../src/notebook/store.js';
 import { initialNotebookUi, type NotebookUi, notebookUiReducer } from '../../../src/notebook/view-reducer.js';
-import { loadPresets } from '../../../src/presets/load.js';
-import { validatePreset } from '../../../src/presets/preset.js';
 
 const NB = join(import.meta.dirname, '..', '..', 'fixtures', 'report', 'notebook.json');
 const cells = parseNotebook(readFileSync(NB, 'utf8'), NB).cells;
-const presets = [...loadPresets().values()];
-const ctx = { cells, lanes: presets, flags: knownFlags(presets), running: null };
+const lanes = [...loadLanes().values()];
+const ctx = { cells, lanes: lanes, flags: knownFlags(lanes), running: null };
 
 /** feed keys through router and reducer as the App does; collect the effects */
 function press(keys: Array<string | { [k: string]: boolean }>, ui: NotebookUi = initialNotebookUi) {
@@ -169,7 +169,7 @@ describe('notebook keys and palette', () => {
 
 describe('flags, compare, phases', () => {
   it('knows the lanes’ flags with descriptions; the flip is 1↔0', () => {
-    const f = knownFlags(presets).find((x) => x.name === 'NSA_PREFILL_BATCHED')!;
+    const f = knownFlags(lanes).find((x) => x.name === 'NSA_PREFILL_BATCHED')!;
     expect(f.description).toMatch(/vectorized prefill/);
     expect(f.lanes.map((l) => l.lane)).toContain('batched-prefill');
     expect([flipFlag('1'), flipFlag('0'), flipFlag(undefined), flipFlag('true')]).toEqual([
@@ -181,7 +181,7 @@ describe('flags, compare, phases', () => {
   });
 
   it('offers the values the trainer table and the lanes know; typed text first', () => {
-    const flags = knownFlags(presets);
+    const flags = knownFlags(lanes);
     expect(valueChoices(flags, 'NSA_FORCE_BRANCH', '')).toEqual(['cmp', 'sel', 'win']);
     expect(valueChoices(flags, 'NSA_FORCE_BRANCH', 'w')).toEqual(['w', 'win']);
     expect(valueChoices(flags, 'NSA_FORCE_BRANCH', 'sel')).toEqual(['sel']);
@@ -226,12 +226,12 @@ describe('flags, compare, phases', () => {
   });
 
   it('a lane declares smoke-ladder phases; bad ones name the field', () => {
-    const p = validatePreset({ name: 'l', phases: [{ steps: 1 }, { steps: 200 }] }, 'l.yaml');
+    const p = validateLane({ name: 'l', phases: [{ steps: 1 }, { steps: 200 }] }, 'l.yaml');
     expect(p.phases).toEqual([{ steps: 1 }, { steps: 200 }]);
-    expect(() => validatePreset({ name: 'l', phases: [{ step: 1 }] }, 'l.yaml')).toThrow(
+    expect(() => validateLane({ name: 'l', phases: [{ step: 1 }] }, 'l.yaml')).toThrow(
       'l.yaml: field "phases[0].step"',
     );
-    expect(() => validatePreset({ name: 'l', phases: [] }, 'l.yaml')).toThrow('field "phases"');
-    expect(loadPresets().get('smoke-ladder')?.phases).toEqual([{ steps: 1 }, { steps: 200 }]);
+    expect(() => validateLane({ name: 'l', phases: [] }, 'l.yaml')).toThrow('field "phases"');
+    expect(loadLanes().get('smoke-ladder')?.phases).toEqual([{ steps: 1 }, { steps: 200 }]);
   });
 });

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { validateLane } from '../../../src/lanes/lane.js';
 import { bareLane, laneInterpreter, ranksOf } from '../../../src/preflight/lane-ask.js';
 import { srunPrefix } from '../../../src/preflight/probe-run.js';
-import { validatePreset } from '../../../src/presets/preset.js';
 
-const lane = (doc: Record<string, unknown>) => validatePreset({ name: 'l', ...doc }, 'l.yaml');
+const lane = (doc: Record<string, unknown>) => validateLane({ name: 'l', ...doc }, 'l.yaml');
 
 describe('what a lane asks of the box', () => {
   it("the lane's Python keeps its own flags (a -S Python has no site-packages, so no torch)", () => {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { Preset } from '../../../src/presets/preset.js';
+import type { Lane } from '../../../src/lanes/lane.js';
 import { LiveModel } from '../../../src/session/live-model.js';
 import { buildSnapshot, type SnapshotInput } from '../../../src/session/snapshot.js';
 
 const T0 = 1795364230;
-const preset = { name: 'ddp', description: 'two ranks', acceptance: {} } as unknown as Preset;
+const lane = { name: 'ddp', description: 'two ranks', acceptance: {} } as unknown as Lane;
 
 function model(ranks: number[]): LiveModel {
   const m = new LiveModel();
@@ -32,7 +32,7 @@ const input = (m: LiveModel): SnapshotInput => ({
   now: (T0 + 3.5) * 1000,
   target: 'local',
   simulated: false,
-  preset,
+  lane,
   run: null,
   phase: 'running',
   startedAt: T0 * 1000,
