@@ -8,7 +8,7 @@
 import { EXIT_CODE_FILE, exitCodeOf, LAUNCH_FILE, PID_FILE, readExitCode } from '../ingest/launcher-files.js';
 import { hostsLayout } from '../ingest/run-files.js';
 import type { ActiveLaunch, LaunchContext, LaunchKind } from '../runs/launch-kind.js';
-import { attachCommand, requireTorchrun, stopWords } from '../runs/launch-kind.js';
+import { attachCommand, requireTorchrun, stopWords, WORKER_FAILURE_GRACE_MS } from '../runs/launch-kind.js';
 import type { HostsLaunch } from '../runs/launch-spec.js';
 import { followOutput } from '../runs/process-launch.js';
 import type { Target } from '../targets/target.js';
@@ -79,8 +79,7 @@ export const hostsKind: LaunchKind<HostsLaunch> = {
     const hosts = hostsTargetOf(target);
     return (_t, dir, onChunk) => new HostsFollower(hosts.local, dir, followedHosts(hosts, spec), onChunk);
   },
-  spansNodes: true,
-  endSaidByScheduler: false,
+  acrossNodes: { failureGraceMs: WORKER_FAILURE_GRACE_MS },
   // a run this nsa-dbg started is stopped on every host, like a local one; one picked up is left
   leavesRunningOnQuit: (attached) => attached,
   // the GPU panel shows the first host's GPUs (the rendezvous host)

@@ -7,7 +7,7 @@
 import { followArgv, type LaunchInfo, launchDetached, readLaunchInfo } from './detached.js';
 import type { ActiveLaunch, LaunchContext, LaunchKind } from './launch-kind.js';
 import type { DetachedLaunch } from './launch-spec.js';
-import { processActive, processKind } from './process-launch.js';
+import { endIfLost, processActive, processKind } from './process-launch.js';
 
 function active(ctx: LaunchContext<DetachedLaunch>, info: LaunchInfo | null): ActiveLaunch {
   const { target, spec } = ctx;
@@ -30,6 +30,10 @@ export const detachedKind: LaunchKind<DetachedLaunch> = {
   ...processKind,
   start: async (ctx, size) =>
     active(ctx, await launchDetached(ctx.target, ctx.spec, size, ctx.spec.launcher.mode ?? 'auto')),
-  attach: async (ctx) => active(ctx, await readLaunchInfo(ctx.target, ctx.spec.runDir)),
+  attach: async (ctx) => {
+    const launched = await readLaunchInfo(ctx.target, ctx.spec.runDir);
+    void endIfLost(ctx).catch(() => undefined);
+    return active(ctx, launched);
+  },
   leavesRunningOnQuit: () => true,
 };

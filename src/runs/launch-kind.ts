@@ -108,6 +108,22 @@ export interface LaunchPlace {
   key?: Record<string, unknown>;
 }
 
+/**
+ * A run across nodes whose worker failed is over, but it may not end by itself: torchrun stops the
+ * failed node's workers, then waits up to 5 min at its exit barrier for the other agents, and a peer
+ * that never joined the collective (its rank failed before init_process_group) leaves the other
+ * nodes' ranks waiting in it for up to 30 min, which is no evidence of anything. A crash in a
+ * collective ends every node within seconds (gloo and NCCL see the closed connection), so the rest
+ * of the run gets this long to end on its own, then is stopped.
+ */
+export const WORKER_FAILURE_GRACE_MS = 15_000;
+
+/** the capability of a kind whose run spans nodes (`--slurm`, `--hosts`) */
+export interface AcrossNodes {
+  /** after a worker (or an agent) failed, how long the rest get to end on their own */
+  failureGraceMs: number;
+}
+
 /** One way of launching a run. */
 export interface LaunchKind<L extends LaunchSpec = LaunchSpec> {
   /** where runs of this launch go, from the target the session reaches (its label) */
@@ -120,13 +136,13 @@ export interface LaunchKind<L extends LaunchSpec = LaunchSpec> {
   attach(ctx: LaunchContext<L>): Promise<ActiveLaunch>;
   /** how its files are followed: the kind's own way, or `plain` (a tail, or a remote dir's mirror) */
   follower(target: Target, spec: RunSpec & { launcher: L }, plain: FollowerFactory): FollowerFactory;
-  /** its agents on several nodes do not all end when one fails: after a worker failure, a grace */
-  readonly spansNodes: boolean;
+  /** a run whose agents span nodes: what a worker's failure means for the rest (absent: one box) */
+  readonly acrossNodes?: AcrossNodes;
   /**
-   * its scheduler says when a run ended: a gone pid with no exit_code is not an end (a Slurm job's
-   * batch script is on a node; the job's state is what counts)
+   * before a start: the trainer command must exist where it will run (throws CommandNotFound or
+   * ScriptNotFound). Absent where the kind cannot look from here (the nodes of a job or of hosts).
    */
-  readonly endSaidByScheduler: boolean;
+  checkCommand?(target: Target, spec: RunSpec, o: { defaultCommand: boolean }): Promise<void>;
   /** quitting leaves the run for `attach` (`attached`: this nsa-dbg picked it up, did not start it) */
   leavesRunningOnQuit(attached: boolean): boolean;
   /** where the GPU panel's nvidia-smi runs */

@@ -3,6 +3,7 @@
  * run): the trainer's pid from its pid file is what a stop, a dump and the listing act on.
  */
 import { readExitCode, readPid } from '../ingest/launcher-files.js';
+import { requireCommand } from '../targets/find-command.js';
 import { NodeRoutedTarget } from '../targets/node-routed.js';
 import { NodeShells } from '../targets/node-shell.js';
 import type { Target } from '../targets/target.js';
@@ -19,8 +20,8 @@ export const processKind = {
   place: (_l: LaunchSpec, label: string) => ({ label }),
   plan: (spec: RunSpec) => spec,
   follower: (_target: Target, _spec: RunSpec, plain: FollowerFactory) => plain,
-  spansNodes: false,
-  endSaidByScheduler: false,
+  checkCommand: (target: Target, spec: RunSpec, o: { defaultCommand: boolean }) =>
+    requireCommand(target, spec, o),
   gpuTarget: (target: Target) => target,
   reconnect: async (base: Target) => base,
   status: (target: Target, runDir: string) => processStatus(target, runDir),
@@ -64,6 +65,25 @@ function simulatedNodes(target: Target, shells: NodeShells, nodeOf: (pid: number
     (pid) => nodeOf(pid) ?? 'this box',
     () => 'the simulated nodes',
   );
+}
+
+/**
+ * A run picked up again that left no exit_code and whose process is gone (its nsa-dbg was killed and
+ * took the trainer with it, the box rebooted) has ended, status unknown. Looked at twice, apart, so
+ * a trainer that has just exited leaves its launcher time to write the status. (Only a run that is
+ * one process tree here: a Slurm job's end is its scheduler's to say.)
+ */
+export async function endIfLost(ctx: LaunchContext, graceMs = 1500): Promise<void> {
+  const read = (p: string) => ctx.target.readFile(p);
+  for (let look = 0; look < 2; look++) {
+    if (look > 0) await new Promise((r) => setTimeout(r, graceMs));
+    if (ctx.exited()) return;
+    const pid = await readPid(read, ctx.spec.runDir);
+    if (pid === null) return;
+    if ((await readExitCode(read, ctx.spec.runDir)) !== null) return;
+    if (await ctx.target.isAlive(pid)) return;
+  }
+  ctx.events.ended(null);
 }
 
 /** the trainer's process tree; null when no pid file came within 2 s (it never started) */

@@ -8,7 +8,7 @@ import type { PtyHandle } from '../targets/target.js';
 import type { ActiveLaunch, LaunchContext, LaunchKind, Size } from './launch-kind.js';
 import type { PtyLaunch } from './launch-spec.js';
 import { launcherScript } from './launcher.js';
-import { processActive, processKind, processStoppable } from './process-launch.js';
+import { endIfLost, processActive, processKind, processStoppable } from './process-launch.js';
 
 /** after the PTY ends, how long the run's own exit_code may take to reach the followers */
 const EXIT_CODE_GRACE_MS = 300;
@@ -45,6 +45,9 @@ export const ptyKind: LaunchKind<PtyLaunch> = {
     });
     return active(ctx, pty);
   },
-  attach: async (ctx) => active(ctx, null),
+  attach: async (ctx) => {
+    void endIfLost(ctx).catch(() => undefined);
+    return active(ctx, null);
+  },
   leavesRunningOnQuit: (attached) => attached,
 };

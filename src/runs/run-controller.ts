@@ -152,24 +152,6 @@ export class RunController {
       .catch((e: unknown) => debugLog(`${what} failed: ${(e as Error)?.stack ?? e}`));
   }
 
-  /**
-   * An attached run that left no exit_code and whose process is gone (its nsa-dbg was killed and
-   * took the trainer with it, the box rebooted) has ended, status unknown. Looked at twice, apart,
-   * so a trainer that has just exited leaves its launcher time to write the status.
-   */
-  async endIfLost(graceMs = 1500): Promise<void> {
-    for (let look = 0; look < 2; look++) {
-      if (look > 0) await new Promise((r) => setTimeout(r, graceMs));
-      if (this.exited) return;
-      const read = (p: string) => this.target.readFile(p);
-      const pid = await readPid(read, this.spec.runDir);
-      if (pid === null) return;
-      if ((await readExitCode(read, this.spec.runDir)) !== null) return;
-      if (await this.target.isAlive(pid)) return;
-    }
-    this.markExited(null);
-  }
-
   private watch(dir: string): void {
     const w = this.follower(this.target, dir, (name, chunk) => {
       if (name === PID_FILE) this.setPid(chunk);

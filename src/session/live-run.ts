@@ -19,7 +19,6 @@ import { buildRunSpec } from '../runs/build-spec.js';
 import { traceFlightRecorder } from '../runs/flight-recorder-trace.js';
 import type { RunSpec } from '../runs/launcher.js';
 import type { RunController } from '../runs/run-controller.js';
-import { requireCommand } from '../targets/find-command.js';
 import { debugLog } from '../util/debug-log.js';
 import { FailureGrace } from './failure-grace.js';
 import { GpuPoller, type GpuUpdate, NO_GPU } from './gpu-poller.js';
@@ -91,11 +90,10 @@ export class LiveRun {
     );
     this.takeModelFor(spec);
     await this.o.prepareRun?.(spec);
-    // one box: its trainer command must exist there (nodes of a job or of hosts are not this target)
-    if (!kindOf(spec.launcher).spansNodes)
-      await requireCommand(this.o.target, spec, {
-        defaultCommand: !this.o.spec.demo && !this.o.spec.command?.length && !this.lane.lane.command,
-      });
+    // the trainer command must exist where it will run, where the kind can look from here
+    await kindOf(spec.launcher).checkCommand?.(this.o.target, spec, {
+      defaultCommand: !this.o.spec.demo && !this.o.spec.command?.length && !this.lane.lane.command,
+    });
     const run = newRun(this.o.target, spec, this.launchEvents(), this.o);
     this.controller = run;
     this.startPoller(spec);
@@ -120,8 +118,6 @@ export class LiveRun {
     this.startChecks(run);
     run.followEvidence();
     this.startPoller(run.spec);
-    // a run whose process died with no exit_code (a Slurm job's end is its scheduler's to say)
-    if (!kindOf(run.spec.launcher).endSaidByScheduler) void run.endIfLost().catch(() => undefined);
   }
 
   /** the launch's callbacks: every file chunk, the pid, the launch's state, the exit */
@@ -202,13 +198,13 @@ export class LiveRun {
    */
   private afterWorkerFailure(what: string): void {
     const run = this.controller;
-    if (!run || this.failureGrace.armed || run.exited || !run.kind.spansNodes) return;
-    this.events.notice(
-      `${what}; the rest of the run is stopped if it has not ended in ${this.failureGrace.seconds} s`,
-    );
-    this.failureGrace.arm(() => {
+    const across = run?.kind.acrossNodes;
+    if (!run || !across || this.failureGrace.armed || run.exited) return;
+    const seconds = across.failureGraceMs / 1000;
+    this.events.notice(`${what}; the rest of the run is stopped if it has not ended in ${seconds} s`);
+    this.failureGrace.arm(across.failureGraceMs, () => {
       if (run.exited || this.phase === 'stopping') return;
-      debugLog(`run ${run.spec.runId}: ${what} ${this.failureGrace.seconds} s ago; stopping the rest`);
+      debugLog(`run ${run.spec.runId}: ${what} ${seconds} s ago; stopping the rest`);
       void this.stop(false, { skipHalt: true });
     });
   }
@@ -264,7 +260,7 @@ export class LiveRun {
     if (ladder) this.events.notice(ladder);
     const quiet = this.intake.quietOutDir(now, this.phase === 'running');
     if (quiet) this.events.notice(quiet);
-    const watch = this.controller?.kind.spansNodes === true && !this.failureGrace.armed;
+    const watch = this.controller?.kind.acrossNodes !== undefined && !this.failureGrace.armed;
     const failed = watch ? this.model.evidence.firstWorkerFailure() : null;
     if (failed) this.afterWorkerFailure(`rank ${failed.rank} failed (exit ${failed.exitCode})`);
   }

@@ -7,7 +7,7 @@
 import { LAUNCH_FILE, readExitCode } from '../ingest/launcher-files.js';
 import { agentsLayout } from '../ingest/run-files.js';
 import type { ActiveLaunch, LaunchContext, LaunchKind } from '../runs/launch-kind.js';
-import { attachCommand, requireTorchrun } from '../runs/launch-kind.js';
+import { attachCommand, requireTorchrun, WORKER_FAILURE_GRACE_MS } from '../runs/launch-kind.js';
 import type { SlurmLaunch } from '../runs/launch-spec.js';
 import { followOutput } from '../runs/process-launch.js';
 import { type JobState, jobEnded, jobState, readJobId } from './job.js';
@@ -109,8 +109,7 @@ export const slurmKind: LaunchKind<SlurmLaunch> = {
   },
   attach: async (ctx) => active(ctx, await readJobId(ctx.target, ctx.spec.runDir)),
   follower: (_target, _spec, plain) => plain,
-  spansNodes: true,
-  endSaidByScheduler: true,
+  acrossNodes: { failureGraceMs: WORKER_FAILURE_GRACE_MS },
   leavesRunningOnQuit: () => true,
   gpuTarget: (target) => target,
   reconnect: async (base) => base,
