@@ -152,6 +152,15 @@ export class RunController {
       .catch((e: unknown) => debugLog(`${what} failed: ${(e as Error)?.stack ?? e}`));
   }
 
+  /** when the run's exit_code was written (its end), by the box that holds it; null: unknown */
+  async exitWrittenAtMs(): Promise<number | null> {
+    const r = await this.target
+      .exec(['stat', '-c', '%Y', `${this.spec.runDir}/${EXIT_CODE_FILE}`], { timeoutMs: 5000 })
+      .catch(() => null);
+    const s = Number(r?.code === 0 ? r.stdout.trim() : Number.NaN);
+    return Number.isFinite(s) && s > 0 ? s * 1000 : null;
+  }
+
   private watch(dir: string): void {
     const w = this.follower(this.target, dir, (name, chunk) => {
       if (name === PID_FILE) this.setPid(chunk);

@@ -24,6 +24,29 @@ export const NO_GPU: GpuUpdate = {
 };
 
 /**
+ * A run's GPU panel: a started poller whose samples also go into the run's evidence (the report's
+ * GPU section), each once however often it is re-sent.
+ */
+export function pollGpuInto(
+  evidence: { addGpuSample(g: GpuSample): void },
+  target: Target,
+  smi: string[],
+  onUpdate: (u: GpuUpdate) => void,
+): GpuPoller {
+  const seen = new WeakSet<GpuSample>();
+  const poller = new GpuPoller(target, smi, (u) => {
+    for (const g of u.gpus) {
+      if (seen.has(g)) continue;
+      seen.add(g);
+      evidence.addGpuSample(g);
+    }
+    onUpdate(u);
+  });
+  poller.start();
+  return poller;
+}
+
+/**
  * One long-lived `nvidia-smi --query-gpu=… -lms 1000` stream (one process, not one per second)
  * plus a per-process query every few seconds. nvidia-smi can itself hang when the driver is wedged:
  * a stream silent for `staleMs` is reported and restarted. A missing nvidia-smi is reported, not fatal.

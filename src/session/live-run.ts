@@ -8,8 +8,6 @@
 import type { AnalysisResult } from '../analysis/evidence.js';
 import { isOutputHolderNote } from '../analysis/evidence-facts.js';
 import type { CurrentSilence } from '../analysis/silences.js';
-import type { GpuSample } from '../ingest/events.js';
-import { EXIT_CODE_FILE } from '../ingest/launcher-files.js';
 import type { Lane } from '../lanes/lane.js';
 import { getLane } from '../lanes/load.js';
 import { kindOf } from '../launch/kinds.js';
@@ -21,7 +19,7 @@ import type { RunSpec } from '../runs/launcher.js';
 import type { RunController } from '../runs/run-controller.js';
 import { debugLog } from '../util/debug-log.js';
 import { FailureGrace } from './failure-grace.js';
-import { GpuPoller, type GpuUpdate, NO_GPU } from './gpu-poller.js';
+import { type GpuPoller, type GpuUpdate, NO_GPU, pollGpuInto } from './gpu-poller.js';
 import type { LiveModel } from './live-model.js';
 import { withOutDir } from './out-dir-watch.js';
 import { ProcessEnvWatch, type RankStart } from './process-env.js';
@@ -61,7 +59,8 @@ export class LiveRun {
   readonly stopper: RunStop;
   /** the checks on the box (stall prober, hot frames, the confirmed hang) */
   checks: RunChecks | null = null;
-  private readonly failureGrace = new FailureGrace();
+  /** a run across nodes with a failed worker: the rest are stopped after a grace */
+  private readonly failureGrace: FailureGrace;
   /** the ranks as they started (env, argv from /proc): the proof its flags applied */
   private envWatch: ProcessEnvWatch | null = null;
   private poller: GpuPoller | null = null;
@@ -72,6 +71,11 @@ export class LiveRun {
     readonly events: LiveRunEvents,
   ) {
     this.stopper = new RunStop((t) => events.notice(t));
+    this.failureGrace = new FailureGrace(
+      (t) => events.notice(t),
+      () => void this.stop(false, { skipHalt: true }),
+      () => this.phase === 'stopping',
+    );
     this.intake = new RunIntake(lane.lane, {
       changed: () => events.changed(),
       arrived: () => this.envWatch?.check(),
@@ -140,7 +144,7 @@ export class LiveRun {
       },
       onAgentExit: (agent: string, code: number) => {
         debugLog(`agent ${agent} exited ${code}`);
-        if (code !== 0) this.afterWorkerFailure(`${agent}: its agent exited ${code}`);
+        if (code !== 0) this.failureGrace.workerFailed(this.controller, `${agent}: its agent exited ${code}`);
       },
       onExit: (code: number | null) => {
         debugLog(`run exited ${code}`);
@@ -149,7 +153,13 @@ export class LiveRun {
         this.phase = 'exited';
         this.endedAt = Date.now();
         // a re-attached run may have ended long ago: its clock stops when exit_code was written
-        if (this.attached) void this.exitTimeOf(run);
+        if (this.attached)
+          void run.exitWrittenAtMs().then((ms) => {
+            if (ms === null) return;
+            // never before the start: clocks of two machines, or a folder copied with new times
+            this.endedAt = Math.max(ms, this.startedAt);
+            this.events.changed();
+          });
         // the last lines of stdout may still be in flight: drain the followers, then conclude;
         // first the checks on the box finish what they were writing (a stack request in flight
         // appends its record): the verdict and `analyze` of the folder must read the same file
@@ -169,18 +179,6 @@ export class LiveRun {
     return events;
   }
 
-  /** when the run's exit_code was written (its end), from the box that holds it */
-  private async exitTimeOf(run: RunController): Promise<void> {
-    const r = await this.o.target
-      .exec(['stat', '-c', '%Y', `${run.spec.runDir}/${EXIT_CODE_FILE}`], { timeoutMs: 5000 })
-      .catch(() => null);
-    const s = Number(r?.code === 0 ? r.stdout.trim() : Number.NaN);
-    if (!Number.isFinite(s) || s <= 0) return;
-    // never before the start: clocks of two machines, or a folder copied with new times
-    this.endedAt = Math.max(s * 1000, this.startedAt);
-    this.events.changed();
-  }
-
   /** the evidence model of the run in `spec` (its folder on this machine keeps the clock file) */
   private takeModelFor(spec: RunSpec): void {
     const local = this.o.target.kind === 'local' || this.o.localDir;
@@ -190,23 +188,6 @@ export class LiveRun {
 
   get model(): LiveModel {
     return this.intake.model;
-  }
-
-  /**
-   * A run across nodes with a failed worker (or agent): the rest get a grace to end on their own,
-   * then are stopped (src/session/failure-grace.ts). The verdict stays the crash's.
-   */
-  private afterWorkerFailure(what: string): void {
-    const run = this.controller;
-    const across = run?.kind.acrossNodes;
-    if (!run || !across || this.failureGrace.armed || run.exited) return;
-    const seconds = across.failureGraceMs / 1000;
-    this.events.notice(`${what}; the rest of the run is stopped if it has not ended in ${seconds} s`);
-    this.failureGrace.arm(across.failureGraceMs, () => {
-      if (run.exited || this.phase === 'stopping') return;
-      debugLog(`run ${run.spec.runId}: ${what} ${seconds} s ago; stopping the rest`);
-      void this.stop(false, { skipHalt: true });
-    });
   }
 
   private startChecks(run: RunController): void {
@@ -225,20 +206,11 @@ export class LiveRun {
   }
 
   private startPoller(spec: RunSpec): void {
-    const seen = new WeakSet<GpuSample>();
-    const model = this.model;
     const gpuTarget = kindOf(spec.launcher).gpuTarget(this.o.target);
-    this.poller = new GpuPoller(gpuTarget, this.o.smi(spec), (u) => {
+    this.poller = pollGpuInto(this.model.evidence, gpuTarget, this.o.smi(spec), (u) => {
       this.gpu = u;
-      // each sample once into the evidence (the report's GPU section), however often it is re-sent
-      for (const g of u.gpus) {
-        if (seen.has(g)) continue;
-        seen.add(g);
-        model.evidence.addGpuSample(g);
-      }
       this.events.changed();
     });
-    this.poller.start();
   }
 
   private conclude(run: RunController): void {
@@ -260,9 +232,11 @@ export class LiveRun {
     if (ladder) this.events.notice(ladder);
     const quiet = this.intake.quietOutDir(now, this.phase === 'running');
     if (quiet) this.events.notice(quiet);
-    const watch = this.controller?.kind.acrossNodes !== undefined && !this.failureGrace.armed;
-    const failed = watch ? this.model.evidence.firstWorkerFailure() : null;
-    if (failed) this.afterWorkerFailure(`rank ${failed.rank} failed (exit ${failed.exitCode})`);
+    const failed = this.failureGrace.watching(this.controller)
+      ? this.model.evidence.firstWorkerFailure()
+      : null;
+    if (failed)
+      this.failureGrace.workerFailed(this.controller, `rank ${failed.rank} failed (exit ${failed.exitCode})`);
   }
 
   /** whether silent ranks want checking soon (every 250 ms instead of every second) */
