@@ -9,7 +9,7 @@ import { classifyRunPath, isFollowedFile, type RunLayout } from '../ingest/run-f
 import { layoutDirs } from '../runs/analyze-dir.js';
 import type { FollowerFactory } from '../runs/follower.js';
 import type { ActiveLaunch, LaunchKind } from '../runs/launch-kind.js';
-import { processKind } from '../runs/process-launch.js';
+import { endIfLost, processKind } from '../runs/process-launch.js';
 import { RunController, type RunEvents } from '../runs/run-controller.js';
 import { RunWatcher } from '../runs/run-watcher.js';
 import { readRunSpec } from '../runs/spec-file.js';
@@ -57,7 +57,12 @@ const replayKind: LaunchKind = {
   start: async () => {
     throw new Error(ENDED);
   },
-  attach: async (ctx) => ended(ctx.target),
+  // a folder whose trainer is gone and left no exit_code (its nsa-dbg was killed with it) ends as
+  // the process kinds' attach ends it: status unknown, not a run that never ends
+  attach: async (ctx) => {
+    void endIfLost(ctx).catch(() => undefined);
+    return ended(ctx.target);
+  },
   follower: (_target, spec) => folderFollower(spec.layout ?? {}),
   leavesRunningOnQuit: () => true,
 };
