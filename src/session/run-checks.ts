@@ -146,9 +146,10 @@ export class RunChecks {
   private logSilences(): void {
     const now = Date.now();
     if (now < this.nextSilenceLogMs) return;
+    // one look per window, silent ranks or not: the prober already reads the silences every tick
+    this.nextSilenceLogMs = now + SILENCE_LOG_MS;
     const silent = this.model.silences(now);
     if (silent.length === 0) return;
-    this.nextSilenceLogMs = now + SILENCE_LOG_MS;
     const states = new Map<string, number>();
     for (const c of silent) {
       const k = c.judgement?.state ?? 'unchecked';

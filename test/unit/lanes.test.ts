@@ -141,9 +141,10 @@ describe('preset validation', () => {
 });
 
 describe('how a lane drives a trainer', () => {
-  it('stepsFlag: --key= takes one argument, "" none, unset the known trainer’s; the command’s own count', async () => {
+  /** the run spec of a lane made of `doc`, running `command` */
+  const specOf = async () => {
     const { buildRunSpec } = await import('../../src/runs/build-spec.js');
-    const spec = (doc: Record<string, unknown>, command: string[], steps?: number) =>
+    return (doc: Record<string, unknown>, command: string[], steps?: number) =>
       buildRunSpec({
         lane: validateLane({ name: 't', ...doc }, 't.yaml'),
         command,
@@ -151,6 +152,9 @@ describe('how a lane drives a trainer', () => {
         runsRoot: '/r',
         cwd: '/w',
       });
+  };
+  it('stepsFlag: --key= takes one argument, "" none, unset the known trainer’s; the command’s own count', async () => {
+    const spec = await specOf();
     const nano = ['python', 'train.py', 'config/x.py', '--device=cpu'];
     expect(spec({}, nano, 50).argv.slice(-1)).toEqual(['--max_iters=50']);
     expect(spec({ stepsFlag: '--steps' }, nano, 50).argv.slice(-2)).toEqual(['--steps', '50']);
@@ -162,15 +166,8 @@ describe('how a lane drives a trainer', () => {
   });
 
   it('the command’s own count wins: the lane’s steps only set the acceptance; a contradicting --steps is refused', async () => {
-    const { buildRunSpec, StepsConflict } = await import('../../src/runs/build-spec.js');
-    const spec = (doc: Record<string, unknown>, command: string[], steps?: number) =>
-      buildRunSpec({
-        lane: validateLane({ name: 't', ...doc }, 't.yaml'),
-        command,
-        steps,
-        runsRoot: '/r',
-        cwd: '/w',
-      });
+    const { StepsConflict } = await import('../../src/runs/build-spec.js');
+    const spec = await specOf();
     const mingpt = ['python', 'chargpt.py', '--trainer.max_iters=201'];
     // seen: a lane with steps 200 appended --trainer.max_iters=200 after the user's 201 (the trainer takes the last)
     const s = spec({ steps: 200, stepsFlag: '--trainer.max_iters=' }, mingpt);
