@@ -33,9 +33,22 @@ export interface TrackerSettings {
 
 /**
  * a silence past the threshold that ended when records resumed (the detector adds the rank);
- * `firstStep`: it was the wait for the first step, which no rank ends before every rank started
+ * `firstStep`: it was the wait for the first step, which no rank ends before every rank started;
+ * `fromPosition`: where the rank was by the record before it (progressPosition)
  */
-export type EndedSilence = Omit<PastStall, 'rank'> & { firstStep: boolean };
+export type EndedSilence = Omit<PastStall, 'rank'> & { firstStep: boolean; fromPosition: number };
+
+/**
+ * Where a record puts the rank in its own order of work, comparable across its sources: a step's
+ * start, its numbers, its end (a boot before any step). A step line of the output or a CSV row is
+ * the step's numbers, as the progress heartbeat written right after it is: a line that arrives
+ * late is never ahead of that heartbeat.
+ */
+export function progressPosition(step: number, msg: string, stepLine: boolean): number {
+  if (msg === 'boot') return step * 3 - 1;
+  if (msg === 'beat') return step * 3;
+  return msg === 'progress' || stepLine ? step * 3 + 1 : step * 3 + 2;
+}
 
 const PHASE_MSGS = new Set(['boot', 'beat', 'progress', 'step_end']);
 const GAP_HISTORY = 32;
@@ -64,8 +77,10 @@ export class ProgressTracker {
   memAllocMiB?: number;
   memReservedMiB?: number;
   private readonly times: number[] = [];
-  /** the step of each kept record time */
-  private readonly timeSteps: number[] = [];
+  /** the position (progressPosition) of each kept record time */
+  private readonly timePositions: number[] = [];
+  /** the last record's position */
+  private position = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly settings: TrackerSettings) {}
 
@@ -74,8 +89,11 @@ export class ProgressTracker {
     return PHASE_MSGS.has(msg);
   }
 
-  /** take a record; returns the silence it ended when that silence was past the threshold */
-  observe(r: ProgressRecord): EndedSilence | null {
+  /**
+   * take a record at its position (progressPosition); returns the silence it ended when that
+   * silence was past the threshold
+   */
+  observe(r: ProgressRecord, position: number): EndedSilence | null {
     let ended: EndedSilence | null = null;
     if (this.lastTs !== null && this.waiting !== null) {
       // a record stamped before the one before it came with it: output timed by the arrival clock,
@@ -94,6 +112,7 @@ export class ProgressTracker {
           declaredTs: this.lastTs + threshold,
           resumedTs: r.ts,
           firstStep: this.inFirstStep(),
+          fromPosition: this.position,
         };
       if (!this.inFirstStep()) this.learn(this.waiting, interval);
       this.gaps.push(interval);
@@ -104,11 +123,12 @@ export class ProgressTracker {
     this.step = r.step;
     this.phase = r.phase ?? r.msg;
     this.lastTs = r.ts;
+    this.position = position;
     this.times.push(r.ts);
-    this.timeSteps.push(r.step);
+    this.timePositions.push(position);
     if (this.times.length > TIMES_KEPT) {
       this.times.shift();
-      this.timeSteps.shift();
+      this.timePositions.shift();
     }
     if (r.gpuMemAllocMiB !== undefined) this.memAllocMiB = r.gpuMemAllocMiB;
     if (r.gpuMemReservedMiB !== undefined) this.memReservedMiB = r.gpuMemReservedMiB;
@@ -137,17 +157,19 @@ export class ProgressTracker {
   }
 
   /**
-   * whether this source reported step `minStep` or later strictly between two times. An output
-   * line timed by its arrival can come seconds late on a loaded box: a line of an earlier step
-   * arriving during another source's silence is not the rank moving on.
+   * the times, oldest first, strictly between two times at which this source put the rank past
+   * `position` (progressPosition). An output line timed by its arrival can come seconds late on a
+   * loaded box: a line of a step the other source had already reported (the step's start, printed
+   * with its heartbeat) arriving during that source's silence is not the rank moving on.
    */
-  spokeBetween(from: number, to: number, minStep = Number.NEGATIVE_INFINITY): boolean {
+  progressedBetween(from: number, to: number, position: number): number[] {
+    const out: number[] = [];
     for (let i = this.times.length - 1; i >= 0; i--) {
       const t = this.times[i]!;
-      if (t <= from) return false;
-      if (t < to && this.timeSteps[i]! >= minStep) return true;
+      if (t <= from) break;
+      if (t < to && this.timePositions[i]! > position) out.push(t);
     }
-    return false;
+    return out.reverse();
   }
 
   /** the longest interval expected for the phase waited in now (null before any was learned) */

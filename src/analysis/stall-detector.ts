@@ -21,7 +21,12 @@
  * compilation; nothing learned yet), history 8 intervals per phase.
  */
 import type { StepSource } from '../ingest/events.js';
-import { type ProgressRecord, ProgressTracker, type TrackerSettings } from './progress-tracker.js';
+import {
+  type ProgressRecord,
+  ProgressTracker,
+  progressPosition,
+  type TrackerSettings,
+} from './progress-tracker.js';
 
 /** Which phase a silent rank is waiting in (the runbook localisation). */
 export type StallWhere = 'boot' | 'in-step' | 'end-of-step' | 'rollover';
@@ -65,6 +70,17 @@ export interface PastStall extends StallInfo {
 }
 
 const MAX_PAST_STALLS = 1000;
+
+/** the longest interval between `from`, the times (ascending) and `to` */
+function longestGap(from: number, times: number[], to: number): number {
+  let longest = 0;
+  let prev = from;
+  for (const t of [...times, to]) {
+    longest = Math.max(longest, t - prev);
+    prev = t;
+  }
+  return longest;
+}
 /** how far apart two sources may time one moment (a record and the output line printed with it) */
 const SOURCE_SKEW_S = 1;
 /** which source localises a rank when several report it */
@@ -73,7 +89,8 @@ const PREFERENCE: StepSource[] = ['beat', 'output', 'table'];
 export class StallDetector {
   private readonly settingsOf: TrackerSettings;
   private readonly ranks = new Map<number, Map<StepSource, ProgressTracker>>();
-  private readonly past: Array<PastStall & { source: StepSource; firstStep: boolean }> = [];
+  private readonly past: Array<PastStall & { source: StepSource; firstStep: boolean; fromPosition: number }> =
+    [];
   /**
    * when each rank's process started (its first record, or its latest boot). A collective's first
    * step cannot end before the last rank has started (rendezvous, init_process_group, the first
@@ -111,7 +128,7 @@ export class StallDetector {
       }
       bySource.set(source, t);
     }
-    const ended = t.observe(r);
+    const ended = t.observe(r, progressPosition(r.step, r.msg, source !== 'beat'));
     if (ended !== null && this.past.length < MAX_PAST_STALLS)
       this.past.push({ rank: r.rank, source, ...ended });
   }
@@ -162,12 +179,13 @@ export class StallDetector {
   }
 
   /**
-   * Stalls that ended when records resumed, by when they were declared (then rank): a silence of
-   * one source counts only when the rank's other sources said nothing during it either, and once.
+   * Stalls that ended when records resumed, by when they were declared (then rank), once each: a
+   * silence of one source counts when the rank was silent past the threshold within it, every
+   * source taken together (what another source said in it cuts it into shorter silences).
    */
   pastStalls(): PastStall[] {
     const kept: Array<PastStall & { source: StepSource; firstStep: boolean }> = [];
-    for (const p of this.past) {
+    for (const { fromPosition, ...p } of this.past) {
       const others = [...(this.ranks.get(p.rank) ?? new Map<StepSource, ProgressTracker>())].filter(
         ([s]) => s !== p.source,
       );
@@ -175,11 +193,13 @@ export class StallDetector {
       // the first step's wait, ended within its allowance counted from the last rank's start
       if (p.firstStep && p.resumedTs - this.latestStartBefore(p.resumedTs, start) <= p.thresholdS) continue;
       // sources are timed differently (a heartbeat by the trainer, an output line when nsa-dbg read
-      // it, up to a poll later): what another source said near either end is the same moment
+      // it, up to a poll later, more on a loaded box): what another source said near either end is
+      // the same moment, and only what put the rank past where this source left it is progress
       const margin = Math.min(SOURCE_SKEW_S, p.silenceS / 4);
-      // ...and only of the step waited for or later (in a step: its end; between steps: the next)
-      const minStep = p.where === 'in-step' || p.where === 'boot' ? p.step : p.step + 1;
-      if (others.some(([, t]) => t.spokeBetween(start + margin, p.resumedTs - margin, minStep))) continue;
+      const spoke = others
+        .flatMap(([, t]) => t.progressedBetween(start + margin, p.resumedTs - margin, fromPosition))
+        .sort((a, b) => a - b);
+      if (longestGap(start, spoke, p.resumedTs) <= p.thresholdS) continue;
       const same = kept.findIndex(
         (k) => k.rank === p.rank && k.declaredTs - k.thresholdS < p.resumedTs && start < k.resumedTs,
       );

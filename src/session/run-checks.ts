@@ -8,7 +8,7 @@ import { ProbeFile } from '../runs/probe-file.js';
 import type { RunController } from '../runs/run-controller.js';
 import { runPidIsLauncher } from '../runs/run-launcher.js';
 import { StackSampler } from '../runs/stack-sampler.js';
-import { debugLog } from '../util/debug-log.js';
+import { debugLog, debugLogOn } from '../util/debug-log.js';
 import { HotFrameSampling } from './hot-frames.js';
 import type { LiveModel } from './live-model.js';
 import { askEverySilentRank, describeDumps, dumpEveryRank } from './rank-dumps.js';
@@ -18,7 +18,7 @@ import { StragglerSampling, samplingMode } from './straggler-sampling.js';
 import { TeardownSnapshot, type TeardownSnapshotOptions } from './teardown-snapshot.js';
 
 const CULPRIT_WAIT_MS = 15_000;
-/** how often the engine log says what the checks know of silent ranks not yet confirmed */
+/** how often the engine log says what the checks know of the ranks until a hang is confirmed */
 const SILENCE_LOG_MS = 30_000;
 
 /** the node a worker pid runs on, from the ranks' node records (null: not known yet) */
@@ -140,23 +140,34 @@ export class RunChecks {
   }
 
   /**
-   * While ranks are silent and no hang is confirmed yet, the engine log says every 30 s what the
-   * checks know: a silence that is never decided can be told from one still being checked.
+   * Until a hang is confirmed, the engine log says every 30 s what the run looks like to the checks:
+   * how many ranks were heard from, how far they got, how old their newest records are, and which
+   * are silent in what state. A silence never decided can be told from one still being checked, a
+   * run whose records stopped coming in from one whose ranks went quiet, and a gap between two of
+   * these lines means the engine itself did not run.
    */
   private logSilences(): void {
     const now = Date.now();
-    if (now < this.nextSilenceLogMs) return;
-    // one look per window, silent ranks or not: the prober already reads the silences every tick
+    if (now < this.nextSilenceLogMs || !debugLogOn()) return;
     this.nextSilenceLogMs = now + SILENCE_LOG_MS;
+    const ranks = this.model.evidence.detector.check(this.model.trainerNowS(now));
+    const ages = ranks.flatMap((r) => (r.lastBeatAgeS === null ? [] : [r.lastBeatAgeS]));
+    const steps = ranks.map((r) => r.step);
+    const heard =
+      ranks.length === 0 || ages.length === 0
+        ? 'no rank heard from yet'
+        : `${ranks.length} rank(s) heard from, steps ${Math.min(...steps)}–${Math.max(...steps)}, ` +
+          `newest records ${Math.min(...ages).toFixed(1)}–${Math.max(...ages).toFixed(1)} s old`;
     const silent = this.model.silences(now);
-    if (silent.length === 0) return;
     const states = new Map<string, number>();
     for (const c of silent) {
       const k = c.judgement?.state ?? 'unchecked';
       states.set(k, (states.get(k) ?? 0) + 1);
     }
     const counts = [...states].map(([k, n]) => `${n} ${k}`).join(', ');
-    debugLog(`run ${this.run.spec.runId}: ${silent.length} silent rank(s), none confirmed: ${counts}`);
+    debugLog(
+      `run ${this.run.spec.runId}: ${heard}; ${silent.length} silent${silent.length ? `, none confirmed: ${counts}` : ''}`,
+    );
   }
 
   /**

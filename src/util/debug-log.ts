@@ -6,6 +6,9 @@ import { appendFileSync } from 'node:fs';
  */
 const file = process.env.NSA_DBG_LOG;
 
+/** whether the engine log is on: a line that costs work to compose is composed only then */
+export const debugLogOn = (): boolean => Boolean(file);
+
 export function debugLog(msg: string): void {
   if (!file) return;
   try {

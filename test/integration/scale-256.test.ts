@@ -7,7 +7,7 @@
 // for no stack request to be in flight while new ones kept starting. The speed is the bench's
 // (`npm run bench`, ranksN); this test holds the outcome: a verdict, the culprit, every rank's stack,
 // words that do not grow with the rank count, and the same verdict from `analyze` of the folder.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -18,10 +18,42 @@ const env = { NSA_DBG_HOME: join(work, 'home'), NSA_DBG_LOG: join(work, 'engine.
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 const engineLogTail = () => {
   try {
-    return readFileSync(env.NSA_DBG_LOG, 'utf8').slice(-3000);
+    return readFileSync(env.NSA_DBG_LOG, 'utf8').slice(-6000);
   } catch {
     return '(no engine log)';
   }
+};
+
+/** where each rank's heartbeats stop, grouped: "250 at step 2 beat; ranks 17,33 at step 1 progress" */
+const heartbeatsTold = () => {
+  try {
+    return heartbeatGroups();
+  } catch (e) {
+    return `heartbeat files not read: ${(e as Error).message}`;
+  }
+};
+const heartbeatGroups = () => {
+  const last = new Map<string, number[]>();
+  let files = 0;
+  for (const f of readdirSync(join(work, 'runs'), { recursive: true, encoding: 'utf8' })) {
+    const m = /heartbeat_rank(\d+)\.jsonl$/.exec(f);
+    if (m === null) continue;
+    files++;
+    const lines = readFileSync(join(work, 'runs', f), 'utf8')
+      .trim()
+      .split('\n');
+    let key = 'no record';
+    try {
+      const r = JSON.parse(lines[lines.length - 1]!);
+      key = `step ${r.step} ${r.msg} at ${r.ts}`.replace(/\.\d+$/, '');
+    } catch {}
+    last.set(key, [...(last.get(key) ?? []), Number(m[1])]);
+  }
+  const groups = [...last].sort((a, b) => b[1].length - a[1].length);
+  const told = groups.map(
+    ([k, r]) => `${r.length} (${r.slice(0, 4).join(',')}${r.length > 4 ? ',…' : ''}) ${k}`,
+  );
+  return `heartbeat files: ${files}; last records: ${told.slice(0, 12).join('; ')}`;
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: the verdict JSON
@@ -53,7 +85,8 @@ describe('256 ranks on 32 simulated nodes', () => {
       { env, termMs: 480_000, timeoutMs: 540_000 },
     );
     const last = run.stdout.trim().split('\n').pop() ?? '';
-    const story = () => `${run.stderr.slice(-800)}\n${engineLogTail()}\n${last.slice(0, 3000)}`;
+    const story = () =>
+      `${run.stderr.slice(-800)}\n${engineLogTail()}\n${heartbeatsTold()}\n${last.slice(0, 3000)}`;
     if (!last.startsWith('{')) throw new Error(`no JSON (exit ${run.code}): ${story()}`);
     const live: Json = JSON.parse(last);
     if (run.code !== 1 || live.verdict !== 'hang') throw new Error(`exit ${run.code}: ${story()}`);

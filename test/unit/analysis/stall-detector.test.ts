@@ -239,7 +239,30 @@ describe('StallDetector: a late line of an earlier step is not the rank moving o
     expect(stopped(10).pastStalls()).toMatchObject([{ rank: 0, step: 11, where: 'in-step' }]);
   });
 
-  it("step 11's own line during the silence: the step ended then, no stall", () => {
-    expect(stopped(11).pastStalls()).toEqual([]);
+  it("step 11's own line 4 s into the silence: the rank was still silent 16 s after it, the stall is kept", () => {
+    expect(stopped(11).pastStalls()).toMatchObject([{ rank: 0, step: 11, where: 'in-step' }]);
+  });
+
+  it("step lines every second through the heartbeats' silence: the rank trained on, no stall", () => {
+    const d = new StallDetector();
+    const t = run(d, 0, 10, 1);
+    d.observe(beat(0, 11, t, 'beat', 'step_start'));
+    for (let s = 11; s < 30; s++)
+      d.observe({ rank: 0, step: s, ts: t + (s - 10), msg: 'step_end' }, 'output');
+    d.observe(beat(0, 30, t + 20, 'beat', 'step_start'));
+    expect(d.pastStalls()).toEqual([]);
+  });
+
+  it("the step's start printed with its heartbeat, read 1.5 s late: the SIGSTOP that followed is kept", () => {
+    // the demo's `[debug] step 5:` line is the step's start (a beat of the output); on a loaded box it
+    // was stamped 1.5 s after the heartbeat, inside the silence, and the recovered stall was lost
+    const d = new StallDetector();
+    const t = run(d, 0, 4, 1);
+    d.observe(beat(0, 5, t, 'beat', 'step_start'));
+    d.observe({ rank: 0, step: 5, ts: t + 1.5, msg: 'beat' }, 'output');
+    d.observe(beat(0, 5, t + 20, 'progress'));
+    d.observe({ rank: 0, step: 5, ts: t + 21.5, msg: 'step_end' }, 'output');
+    expect(d.pastStalls()).toMatchObject([{ rank: 0, step: 5, where: 'in-step' }]);
+    expect(d.pastStalls()[0]!.silenceS).toBeCloseTo(20, 5);
   });
 });

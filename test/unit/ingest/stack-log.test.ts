@@ -136,9 +136,14 @@ describe('the stack hook and launchers', () => {
   it('a real torchrun agent registers as no rank, even unannounced; its workers do, each with its own RANK', () => {
     const dir = join(work, 'torchrun');
     mkdirSync(dir);
-    // each worker says who it is; the agent's pid is the one spawnSync started
+    // each worker says who it is; the agent's pid is the one spawnSync started. One write per line:
+    // under PYTHONUNBUFFERED=1 print() writes each argument and the newline separately, and the
+    // two workers share the agent's stdout, so their words interleaved ("worker worker 81 82 0 1")
     const worker = join(work, 'who.py');
-    writeFileSync(worker, 'import os\nprint("worker", os.getpid(), os.environ["RANK"], flush=True)\n');
+    writeFileSync(
+      worker,
+      'import os\nos.write(1, f"worker {os.getpid()} {os.environ[\'RANK\']}\\n".encode())\n',
+    );
     const r = spawnSync(
       '/usr/bin/python3',
       [
@@ -162,7 +167,7 @@ describe('the stack hook and launchers', () => {
       'RANK',
       Number(m[1]),
     ]);
-    expect(workers).toHaveLength(2);
+    expect(workers, r.stdout).toHaveLength(2);
     expect(headers(dir)).toEqual(workers.sort((a, b) => (a[0] as number) - (b[0] as number)));
     expect(headers(dir).map((h) => h[2])).not.toContain(r.pid);
   }, 90_000);
