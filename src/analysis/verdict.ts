@@ -149,10 +149,19 @@ function rankOfUnprefixed(
   return own.size === 1 ? [...own][0]! : null;
 }
 
-/** a worker raised something that is neither a stop nor a consequence of another rank's exit */
+/**
+ * a worker raised something that is neither a stop nor a consequence of another rank's exit. A
+ * traceback cut off before its exception line was being printed when the process was killed: at
+ * 512 ranks the stop's SIGKILL came while many ranks still printed the KeyboardInterrupt of its
+ * SIGINT, and those halves made a stopped hang a "crash" of UnknownError
+ */
 function hasOriginalException(s: EvidenceState): boolean {
   return s.tracebacks.some(
-    (t) => !isStopOrSummary(t.ev.exception) && t.ev.torchrun === undefined && !isConsequence(t.ev),
+    (t) =>
+      !isStopOrSummary(t.ev.exception) &&
+      t.ev.torchrun === undefined &&
+      !isConsequence(t.ev) &&
+      t.ev.cutOff !== true,
   );
 }
 

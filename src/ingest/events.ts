@@ -86,6 +86,8 @@ export interface TracebackEvent {
   exception: string;
   message: string;
   frames: Frame[];
+  /** no exception line came (the process was killed while Python printed the traceback) */
+  cutOff?: true;
   /** torchrun's ChildFailedError summary: the root cause (first observed failure) and all failures */
   torchrun?: {
     rootCauseRank: number | null;

@@ -105,6 +105,7 @@ export class TracebackBuilder {
       message: this.message.join('\n').trim(),
       frames: this.frames,
     };
+    if (!this.exception && !this.sawRootCause) ev.cutOff = true;
     if (this.exception.endsWith('ChildFailedError') || this.sawRootCause) {
       ev.torchrun = parseFailureTable(this.message);
       ev.exception = 'ChildFailedError';

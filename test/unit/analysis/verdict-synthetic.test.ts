@@ -195,6 +195,36 @@ describe('hang vs incomplete vs pass vs stopped', () => {
     expect(r.stall).toMatchObject({ rank: 1, step: 4, where: 'in-step' });
   });
 
+  it('a hang stopped by SIGINT, then SIGKILL while ranks still printed their KeyboardInterrupt: still a hang', async () => {
+    // as at 512 demo ranks: the stop's SIGKILL cut tracebacks before their exception line (one frame
+    // printed, or the hook's handler frame), and those halves read as a crash of UnknownError
+    const r0 = healthyBeats(3, 2, 5000);
+    const r1 = healthyBeats(3, 2, 5000, { progress: false });
+    r1.push({ step: 4, ts: 5006.01, msg: 'beat', phase: 'step_start' });
+    r0.push({ step: 4, ts: 5006.5, msg: 'beat', phase: 'step_start' });
+    r0.push({ step: 0, ts: 5200, msg: 'watchdog_dump' });
+    const frame = (rank: number) => [
+      `[rank${rank}]:Traceback (most recent call last):`,
+      `[rank${rank}]:  File "/r/nsa_demo_trainer.py", line 50, in <module>`,
+      `[rank${rank}]:    main(sys.argv[1:], *many)`,
+    ];
+    const stopped = (stdout: string) =>
+      analyzeDir(makeRun({ heartbeats: { 0: r0, 1: r1 }, 'stdout.log': stdout, exit_code: '137\n' }));
+    const cut = [
+      ...frame(0),
+      `[rank0]:  File "/r/.nsa-dbg-py/sitecustomize.py", line 249, in handler`,
+      '[rank0]:    prev(sig, frame)',
+      ...frame(1),
+      '',
+    ].join('\n');
+    const r = await stopped(cut);
+    expect(r.verdict).toBe('hang');
+    expect(r.stall).toMatchObject({ rank: 1, step: 4, where: 'in-step' });
+    // a rank's own exception, whole, is still a crash of its own
+    const raised = await stopped(`${cut}${[...frame(1), '[rank1]:ValueError: boom', ''].join('\n')}`);
+    expect(raised.verdict).toBe('crash');
+  });
+
   it('final metrics and exit 0 → pass; HALT manual stop → stopped', async () => {
     const metrics = '{\n  "steps": 3,\n  "loss_first": 5.5,\n  "loss_last": 5.4\n}\n';
     const pass = await verdictOf(`${stepLines(3)}${metrics}== exit 0\n`);
