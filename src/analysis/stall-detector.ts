@@ -71,6 +71,11 @@ export interface PastStall extends StallInfo {
 
 const MAX_PAST_STALLS = 1000;
 
+/** how far apart two sources may time one moment (a record and the output line printed with it) */
+const SOURCE_SKEW_S = 1;
+/** which source localises a rank when several report it */
+const PREFERENCE: StepSource[] = ['beat', 'output', 'table'];
+
 /** the longest interval between `from`, the times (ascending) and `to` */
 function longestGap(from: number, times: number[], to: number): number {
   let longest = 0;
@@ -81,10 +86,6 @@ function longestGap(from: number, times: number[], to: number): number {
   }
   return longest;
 }
-/** how far apart two sources may time one moment (a record and the output line printed with it) */
-const SOURCE_SKEW_S = 1;
-/** which source localises a rank when several report it */
-const PREFERENCE: StepSource[] = ['beat', 'output', 'table'];
 
 export class StallDetector {
   private readonly settingsOf: TrackerSettings;

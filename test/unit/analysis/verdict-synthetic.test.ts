@@ -139,6 +139,16 @@ describe('failure signatures (synthetic)', () => {
   });
 });
 
+/** two ranks: rank 1 stops beating in step 4 while rank 0 waits (and dumps 200 s later) */
+function rank1StallsInStep4() {
+  const r0 = healthyBeats(3, 2, 5000);
+  const r1 = healthyBeats(3, 2, 5000, { progress: false });
+  r1.push({ step: 4, ts: 5006.01, msg: 'beat', phase: 'step_start' });
+  r0.push({ step: 4, ts: 5006.5, msg: 'beat', phase: 'step_start' });
+  r0.push({ step: 0, ts: 5200, msg: 'watchdog_dump' });
+  return { 0: r0, 1: r1 };
+}
+
 describe('hang vs incomplete vs pass vs stopped', () => {
   it('evidence ends inside a step, then a dump 30 s later → hang, localised', async () => {
     const beats = healthyBeats(5, 2, 1795315000);
@@ -184,12 +194,7 @@ describe('hang vs incomplete vs pass vs stopped', () => {
   });
 
   it('multi-rank: rank 1 stalls in-step while rank 0 waits → rank 1 named', async () => {
-    const r0 = healthyBeats(3, 2, 5000);
-    const r1 = healthyBeats(3, 2, 5000, { progress: false });
-    r1.push({ step: 4, ts: 5006.01, msg: 'beat', phase: 'step_start' });
-    r0.push({ step: 4, ts: 5006.5, msg: 'beat', phase: 'step_start' });
-    r0.push({ step: 0, ts: 5200, msg: 'watchdog_dump' });
-    const r = await analyzeDir(makeRun({ heartbeats: { 0: r0, 1: r1 } }));
+    const r = await analyzeDir(makeRun({ heartbeats: rank1StallsInStep4() }));
     expect(r.verdict).toBe('hang');
     expect(r.ranks).toEqual([0, 1]);
     expect(r.stall).toMatchObject({ rank: 1, step: 4, where: 'in-step' });
@@ -198,18 +203,13 @@ describe('hang vs incomplete vs pass vs stopped', () => {
   it('a hang stopped by SIGINT, then SIGKILL while ranks still printed their KeyboardInterrupt: still a hang', async () => {
     // as at 512 demo ranks: the stop's SIGKILL cut tracebacks before their exception line (one frame
     // printed, or the hook's handler frame), and those halves read as a crash of UnknownError
-    const r0 = healthyBeats(3, 2, 5000);
-    const r1 = healthyBeats(3, 2, 5000, { progress: false });
-    r1.push({ step: 4, ts: 5006.01, msg: 'beat', phase: 'step_start' });
-    r0.push({ step: 4, ts: 5006.5, msg: 'beat', phase: 'step_start' });
-    r0.push({ step: 0, ts: 5200, msg: 'watchdog_dump' });
     const frame = (rank: number) => [
       `[rank${rank}]:Traceback (most recent call last):`,
       `[rank${rank}]:  File "/r/nsa_demo_trainer.py", line 50, in <module>`,
       `[rank${rank}]:    main(sys.argv[1:], *many)`,
     ];
     const stopped = (stdout: string) =>
-      analyzeDir(makeRun({ heartbeats: { 0: r0, 1: r1 }, 'stdout.log': stdout, exit_code: '137\n' }));
+      analyzeDir(makeRun({ heartbeats: rank1StallsInStep4(), 'stdout.log': stdout, exit_code: '137\n' }));
     const cut = [
       ...frame(0),
       `[rank0]:  File "/r/.nsa-dbg-py/sitecustomize.py", line 249, in handler`,
