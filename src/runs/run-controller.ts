@@ -5,7 +5,6 @@ import {
   PID_FILE,
   pidOf,
   readExitCode,
-  readPid,
 } from '../ingest/launcher-files.js';
 import type { StopPolicy } from '../lanes/lane.js';
 import type { PtyHandle, Target } from '../targets/target.js';

@@ -116,6 +116,15 @@ export function samplingMode(v: string | undefined): { on: boolean; alternateS?:
   return m === null ? { on: true } : { on: true, alternateS: Number(m[1]) };
 }
 
+/**
+ * Whether some rank has finished a step. A heartbeat at a step's start (`step_start`) names the
+ * step under way, not one done: the first step (init, compile, every rank waiting for the last to
+ * start) says nothing of who is slow, and at 256 ranks sampling it cost the start-up CPU.
+ */
+export function trainingUnderWay(ranks: ReadonlyArray<{ step: number; phase: string }>): boolean {
+  return ranks.some((r) => r.step - (r.phase === 'step_start' ? 1 : 0) >= 1);
+}
+
 export class StragglerSampling {
   private closed = false;
   private timer: NodeJS.Timeout | null = null;
@@ -215,7 +224,7 @@ export class StragglerSampling {
     const workers = [...this.o.model.evidence.workers()].filter(([, w]) => w.path !== '');
     if (workers.length < 2) return IDLE_GAP_MS;
     // training under way (a step done): init and the first compile say nothing of who is slow
-    this.training ||= this.o.model.ranks(now).some((r) => r.step >= 1);
+    this.training ||= trainingUnderWay(this.o.model.ranks(now));
     if (!this.training) return IDLE_GAP_MS;
     // the signal is whole and low (the script checks the low 32 bits of SigCgt)
     const send: Sample[] = workers

@@ -1,6 +1,6 @@
 """The demo's many-rank mode (``--ranks N``): a stdlib stand-in for N DDP ranks.
 
-The parent starts N rank processes (itself writes no heartbeat, like torchrun) and copies their
+The parent forks N rank processes (itself writes no heartbeat, like torchrun) and copies their
 output to its stdout with a ``[rankR]:`` prefix. Each rank writes ``heartbeat_rank{R}.jsonl`` with
 its pid, answers SIGUSR1 with a stack dump, and at the end of every step meets the others at a
 simulated collective ("all_reduce": a file barrier in the run dir). While it waits there its main
@@ -17,10 +17,14 @@ NSA_DEMO_RANK_MODE (the lanes demo-rank-stall / demo-rank-crash):
           where the ranks are when sampled tells which one the others wait for
 """
 
+import atexit
+import faulthandler  # noqa: F401  the stack hook's modules, imported once before the forks: a
+import functools  # noqa: F401  module imported in each child costs page copies there (256 ranks
+import gc
 import json
 import os
 import signal
-import subprocess
+import socket  # noqa: F401  started in 13 s instead of 4 on this 2-core VM)
 import sys
 import threading
 import time
@@ -31,46 +35,102 @@ AT_STEP = int(os.environ.get("NSA_DEMO_RANK_STEP", "3"))
 SLOWER = float(os.environ.get("NSA_DEMO_RANK_SLOWER", "1.1"))
 
 
-def parent(argv, ranks, out_dir, nodes=1):
-    procs = []
+def parent(ranks, out_dir, nodes, steps, step_ms):
+    """Forks the N ranks (each a process of its own, with nsa-dbg's stack hook registered as at a
+    rank's start), then copies their output. A fork costs a millisecond where a new interpreter costs
+    50-500 ms of CPU (the site packages a box imports at every start), so 512 ranks start in seconds
+    on 2 cores whatever the box's Python: the ranks are light, as issue 34's simulation asks.
+    Every rank is forked before any thread starts here (a fork copies only the calling thread)."""
+    children = []
     lock = threading.Lock()
 
-    def pump(rank, stream):
-        for line in iter(stream.readline, ""):
-            with lock:
-                sys.stdout.write(f"[rank{rank}]:{line}")
-                sys.stdout.flush()
+    def pump(rank, fd):
+        with os.fdopen(fd, "r", errors="replace") as stream:
+            for line in iter(stream.readline, ""):
+                with lock:
+                    sys.stdout.write(f"[rank{rank}]:{line}")
+                    sys.stdout.flush()
 
     def stop(signum, _frame):
-        for p in procs:
-            if p.poll() is None:
-                p.send_signal(signum)
+        for pid, _fd in children:
+            try:
+                os.kill(pid, signum)
+            except ProcessLookupError:
+                pass
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     os.makedirs(os.path.join(out_dir, ".demo_barrier"), exist_ok=True)
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    threads = []
+    sys.stdout.flush()
+    sys.stderr.flush()
+    gc.freeze()  # the collector never touches the parent's objects in a child: fewer pages copied
     for rank in range(ranks):
-        env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(ranks))
-        p = subprocess.Popen(
-            [sys.executable, "-u", os.path.join(here, "nsa_demo_trainer.py"), *argv],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        procs.append(p)
+        rd, wr = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(rd)
+            for _pid, fd in children:
+                os.close(fd)  # the earlier ranks' pipes are the parent's to read
+            become_rank(rank, ranks, wr, out_dir, steps, step_ms)  # never returns
+        os.close(wr)
+        children.append((pid, rd))
         if nodes > 1:
-            place(out_dir, rank, p.pid, ranks, nodes)
-        t = threading.Thread(target=pump, args=(rank, p.stdout), daemon=True)
+            place(out_dir, rank, pid, ranks, nodes)
+    threads = [threading.Thread(target=pump, args=(r, fd), daemon=True) for r, (_pid, fd) in enumerate(children)]
+    for t in threads:
         t.start()
-        threads.append(t)
-    codes = [p.wait() for p in procs]
+    codes = [wait_exit(pid) for pid, _fd in children]
     for t in threads:
         t.join(timeout=2)
     failed = [c for c in codes if c != 0]
     sys.exit(failed[0] if failed else 0)
+
+
+def wait_exit(pid):
+    """the child's exit as subprocess reports it: its code, or -N when signal N ended it"""
+    while True:
+        try:
+            _pid, status = os.waitpid(pid, 0)
+            return os.waitstatus_to_exitcode(status)
+        except InterruptedError:
+            continue
+
+
+def become_rank(rank, world, out_fd, out_dir, steps, step_ms):
+    """The forked child turns into rank `rank` as an exec'd rank would start: its environment, the
+    default signal actions, its output on the pipe, nsa-dbg's stack hook registered (the hook runs
+    at an interpreter's start; a fork inherits the parent's, which did not register: no RANK), then
+    the training loop. It ends as a Python process ends: atexit handlers, exit code 1 after an
+    uncaught exception, and death by SIGINT after an uncaught KeyboardInterrupt."""
+    code = 1
+    try:
+        os.dup2(out_fd, 1)
+        os.dup2(out_fd, 2)
+        os.close(out_fd)
+        os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        register = getattr(sys.modules.get("sitecustomize"), "_nsa_dbg_stacks", None)
+        if register is not None:
+            register()
+        code = run_rank(out_dir, steps, step_ms)
+    except KeyboardInterrupt:
+        traceback.print_exc()
+        code = -signal.SIGINT
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        try:
+            atexit._run_exitfuncs()
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            if code < 0:
+                signal.signal(-code, signal.SIG_DFL)
+                os.kill(os.getpid(), -code)
+            os._exit(code)
 
 
 def place(out_dir, rank, pid, ranks, nodes):
@@ -184,13 +244,19 @@ class Rank:
             print(json.dumps({"steps": self.steps, "loss_last": loss}), flush=True)
 
 
-def main(argv, ranks, steps, step_ms, out_dir, nodes=1):
-    if "RANK" not in os.environ:
-        parent(argv, ranks, out_dir, nodes)
-        return
+def run_rank(out_dir, steps, step_ms):
+    """one rank's training; its exit code (the traceback printed when it raised)"""
     try:
         Rank(out_dir, steps, step_ms).run()
     except Exception:
         traceback.print_exc()
         sys.stdout.flush()
-        sys.exit(1)
+        return 1
+    return 0
+
+
+def main(argv, ranks, steps, step_ms, out_dir, nodes=1):
+    if "RANK" not in os.environ:
+        parent(ranks, out_dir, nodes, steps, step_ms)
+        return
+    sys.exit(run_rank(out_dir, steps, step_ms))  # a rank started by a launcher of its own
