@@ -56,7 +56,7 @@ export function stallCulpritOf(ranks: RankAtStall[]): StallCulprit | null {
   if (inOwnCode !== undefined && waiting.length > 0)
     return {
       rank: inOwnCode.rank,
-      why: `its stack is in its own code${at(inOwnCode.stack!.userTop)} while ${rankSetText(waiting.map((r) => r.rank))} wait in a collective`,
+      why: `is in its own code${at(inOwnCode.stack!.userTop)} while ${rankSetText(waiting.map((r) => r.rank))} wait in a collective`,
       waiting: waiting.map((r) => r.rank),
     };
   const odd = oddStackOut(ranks);
@@ -104,7 +104,7 @@ function oddStackOut(ranks: RankAtStall[]): StallCulprit | undefined {
   return {
     rank: culprit.rank,
     // a rank set in words that do not grow with the job ("255 ranks (0–254)")
-    why: `its stack is the odd one out${at(culprit.stack!.userTop)}: ${rankSetText(crowd.map((r) => r.rank))} all wait in one place${at(crowd[0]!.stack!.userTop)}`,
+    why: `is the odd one out${at(culprit.stack!.userTop)}: ${rankSetText(crowd.map((r) => r.rank))} all wait in one place${at(crowd[0]!.stack!.userTop)}`,
     waiting: others(ranks, culprit),
   };
 }

@@ -107,7 +107,8 @@ describe('root cause of a multi-rank hang', () => {
     expect(r.stall).toMatchObject({ rank: 2, step: 3 });
     expect(r.stall!.rootCause).toMatchObject({ rank: 2, waiting: [0, 1] });
     expect(r.stall!.rootCause!.why).toMatch(/own code \(backward .*ddp_ranks.py:65\)/);
-    expect(r.summary).toMatch(/rank 2/);
+    // the summary reads as a sentence: "…; rank 2 is in its own code (backward …) while …"
+    expect(r.summary).toMatch(/; rank 2 is in its own code \(backward /);
     expect(r.stackDiff!.noDump).toEqual([0, 1]);
     expect(r.stackDiff!.groups).toHaveLength(1);
     expect(r.stackDiff!.groups[0]).toMatchObject({ ranks: [2], odd: true, inCollective: false });
@@ -122,6 +123,7 @@ describe('root cause of a multi-rank hang', () => {
     expect(r.stall!.rootCause!.why).toMatch(
       /odd one out \(backward \/srv\/ddp\/ddp_ranks.py:68\): ranks 0–2 all wait in one place \(main /,
     );
+    expect(r.summary).toMatch(/; rank 3 is the odd one out \(backward /);
   });
 
   it('the odd stack out needs one rank alone and at least two together', () => {
