@@ -84,7 +84,11 @@ describe('demo --ranks N', () => {
 
   it('demo-rank-straggler: the last rank does 10 % more work each step; its stack samples name it', async () => {
     const { live, offline, code } = await headless('demo-rank-straggler', 4, 40, 300);
-    expect(code).toBe(0);
+    // CI once saw exit 1 here with nothing more: a failure says the verdict and why
+    expect(
+      code,
+      `${live.verdict}: ${live.summary} ${JSON.stringify(live.reasons ?? live.acceptance ?? '')}`,
+    ).toBe(0);
     expect(live.verdict).toBe('pass');
     // every rank sampled; only the last one named, and analyze of the folder agrees
     expect(live.stragglers.map((s: Json) => s.rank)).toEqual([0, 1, 2, 3]);
