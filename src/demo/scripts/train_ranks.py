@@ -17,14 +17,16 @@ NSA_DEMO_RANK_MODE (the lanes demo-rank-stall / demo-rank-crash):
           where the ranks are when sampled tells which one the others wait for
 """
 
+# faulthandler, functools and socket are the stack hook's: imported once here, before the forks,
+# not in each child, where an import copies pages (256 ranks started in 13 s instead of 4 here)
 import atexit
-import faulthandler  # noqa: F401  the stack hook's modules, imported once before the forks: a
-import functools  # noqa: F401  module imported in each child costs page copies there (256 ranks
+import faulthandler  # noqa: F401
+import functools  # noqa: F401
 import gc
 import json
 import os
 import signal
-import socket  # noqa: F401  started in 13 s instead of 4 on this 2-core VM)
+import socket  # noqa: F401
 import sys
 import threading
 import time
@@ -37,9 +39,9 @@ SLOWER = float(os.environ.get("NSA_DEMO_RANK_SLOWER", "1.1"))
 
 def parent(ranks, out_dir, nodes, steps, step_ms):
     """Forks the N ranks (each a process of its own, with nsa-dbg's stack hook registered as at a
-    rank's start), then copies their output. A fork costs a millisecond where a new interpreter costs
-    50-500 ms of CPU (the site packages a box imports at every start), so 512 ranks start in seconds
-    on 2 cores whatever the box's Python: the ranks are light, as issue 34's simulation asks.
+    rank's start), then copies their output. A fork costs ~12 ms here where a new interpreter costs
+    80-500 ms of CPU (the site packages a box imports at every start), so the start no longer
+    depends on the box's Python: the ranks are light, as issue 34's simulation asks.
     Every rank is forked before any thread starts here (a fork copies only the calling thread)."""
     children = []
     lock = threading.Lock()
@@ -87,13 +89,9 @@ def parent(ranks, out_dir, nodes, steps, step_ms):
 
 
 def wait_exit(pid):
-    """the child's exit as subprocess reports it: its code, or -N when signal N ended it"""
-    while True:
-        try:
-            _pid, status = os.waitpid(pid, 0)
-            return os.waitstatus_to_exitcode(status)
-        except InterruptedError:
-            continue
+    """the child's exit as subprocess reports it: its code, or -N when signal N ended it (waitpid
+    is retried by Python itself when `stop` interrupts it)"""
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
 def become_rank(rank, world, out_fd, out_dir, steps, step_ms):
