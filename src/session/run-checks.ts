@@ -10,6 +10,7 @@ import { runPidIsLauncher } from '../runs/run-launcher.js';
 import { StackSampler } from '../runs/stack-sampler.js';
 import { debugLog, debugLogOn } from '../util/debug-log.js';
 import { HotFrameSampling } from './hot-frames.js';
+import { launcherTeardownDone } from './launcher-teardown.js';
 import type { LiveModel } from './live-model.js';
 import { askEverySilentRank, describeDumps, dumpEveryRank } from './rank-dumps.js';
 import { StallProber } from './stall-prober.js';
@@ -130,6 +131,10 @@ export class RunChecks {
       .then(() => debugLog(`run ${this.run.spec.runId}: every silent rank asked for its stack (${took()})`))
       .then(() => this.culpritsJudged())
       .then(() => debugLog(`run ${this.run.spec.runId}: culprit judged (${took()})`))
+      // a crash's peers look hung while their launcher is still on its way to stopping them: its
+      // teardown, not ours, is what the last words must record (launcher-teardown.ts)
+      .then(() => this.launcherTeardown())
+      .then((how) => debugLog(`run ${this.run.spec.runId}: launcher's teardown: ${how} (${took()})`))
       // the hang stands whatever failed while its evidence was gathered: the stop must still come
       .catch((e: unknown) =>
         debugLog(`run ${this.run.spec.runId}: evidence of the hang: ${(e as Error).message} (${took()})`),
@@ -194,7 +199,19 @@ export class RunChecks {
     }
   }
 
-  /** resolves when this run's silence is confirmed as a hang (never, if it is not) */
+  private launcherTeardown() {
+    return launcherTeardownDone({
+      sign: () => this.teardown.signSeen(),
+      exited: () => this.run.exited,
+      nowMs: Date.now,
+      sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+    });
+  }
+
+  /**
+   * resolves when this run's silence is confirmed as a hang and its evidence is in (never, if it is
+   * not): a stop may come now
+   */
   stallConfirmed(): Promise<CurrentSilence> {
     if (this.confirmed !== null) return Promise.resolve(this.confirmed);
     return new Promise((r) => this.waiters.push(r));

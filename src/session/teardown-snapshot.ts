@@ -61,6 +61,8 @@ export class TeardownSnapshot {
   private lastPollMs = 0;
   private readonly timer: NodeJS.Timeout | null;
   private readonly startedS: number;
+  /** the first sign of teardown and when it was seen (null: none yet) */
+  private sign: { what: string; atMs: number } | null = null;
 
   constructor(private readonly o: TeardownSnapshotOptions) {
     this.startedS = Date.now() / 1000;
@@ -114,7 +116,13 @@ export class TeardownSnapshot {
     this.take(`${gone.length > 1 ? `ranks ${gone.join(', ')}` : `rank ${gone[0]}`} exited`, { at, procs });
   }
 
+  /** the first sign that the run is being torn down, and when it was seen; null while none */
+  signSeen(): { what: string; atMs: number } | null {
+    return this.sign;
+  }
+
   private take(trigger: string, first: Readings | null): void {
+    this.sign = { what: trigger, atMs: first?.at ?? Date.now() };
     debugLog(`teardown: ${trigger}; snapshot of every rank`);
     this.taking = this.snapshot(trigger, first).catch((e) => debugLog(`teardown snapshot: ${String(e)}`));
   }

@@ -100,7 +100,11 @@ const alive = (r: Any) =>
   (r.teardown.ranks as Any[]).filter((t) => ['S', 'R', 'D'].includes(t.state)).map((t) => t.rank);
 
 describe('last words: the evidence survives whoever kills the run', () => {
-  it('rank 2 raises under torchrun: ranks 0 and 1 were waiting in all_reduce when torchrun stopped them', async () => {
+  // rank 2's exit takes 8 s after its traceback (an atexit handler): its peers are confirmed hung
+  // (floorS 3 + spinConfirmS 4) seconds before torchrun can see it gone and stop them. nsa-dbg must
+  // leave that teardown to torchrun (launcher-teardown.ts): a stop of its own would make the last
+  // words SIGINT
+  it('rank 2 raises under torchrun and takes 8 s to exit: ranks 0 and 1 were waiting in all_reduce when torchrun stopped them', async () => {
     const { live, offline } = await headless('crash', [...(await torchrun()), TRAINER, 'crash']);
     for (const r of [live, offline]) {
       expect(r.verdict).toBe('crash');
