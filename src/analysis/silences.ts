@@ -47,10 +47,12 @@ function samplesOf(
     const d = s.dumps.get(file);
     if (d?.ts === undefined) continue;
     const hook = d.file.includes('@');
-    // the hook's Python handler has its second to answer (not once the evidence is complete); no
-    // answer: native code
+    // the hook's Python handler has its second to answer (from the watcher's `seen` mark where the
+    // hook writes one; not once the evidence is complete); no answer: native code
     const inPython =
-      !hook || d.inPython === true || (!final && d.inPython === undefined && nowS - d.ts <= IN_PYTHON_S);
+      !hook ||
+      d.inPython === true ||
+      (!final && d.inPython === undefined && nowS <= (d.inPythonBy ?? d.ts + IN_PYTHON_S));
     out.push({ ts: d.ts, top: mainThreadTop(d) ?? null, user: whereIn(d), inPython, file: d.file });
   }
   return out;

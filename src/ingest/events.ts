@@ -127,6 +127,12 @@ export interface DumpEvent {
    * native call (a collective, a CUDA sync, a long kernel); undefined: not known yet
    */
   inPython?: boolean;
+  /**
+   * nsa-dbg's own faulthandler dumps: when (box clock) a dump whose `inPython` is still unknown is
+   * taken for a main thread outside Python (stack-log.ts: a second after the hook's watcher saw the
+   * signal, or after the signal went out where the hook writes no `seen` mark)
+   */
+  inPythonBy?: number;
 }
 
 /**

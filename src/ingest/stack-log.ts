@@ -7,11 +7,13 @@
  *   Current thread 0x00007f… (most recent call first):   ← faulthandler, from C, at once
  *     File "train.py", line 40 in train_step
  *   …
+ *   # seen 1795300000.124                         ← the hook's watcher thread, once the process runs
  *   # in-python 1795300000.125                    ← the hook's Python handler, once Python runs again
  *   # request 1795300002.500 1795300002.501 sample ← a straggler sample (src/session/straggler-sampling.ts)
  *
  * Each request's dump is the text after its `# request` line: a DumpEvent named `<path>@<id>`, with
- * the request's time and whether the main thread ran Python right after (within IN_PYTHON_S). The
+ * the request's time and whether the main thread ran Python right after (within IN_PYTHON_S of
+ * the watcher's `# seen`, where the hook writes it: `# marks seen` after the header says so). The
  * id is when nsa-dbg decided to ask; the second number, when the box sent the signal (its own
  * clock, as the in-python time is): over a slow ssh link seconds can lie between the two, and only
  * the second says how soon Python ran. Older logs (and a `date` without %N) have only the id.
@@ -36,6 +38,13 @@ import { parseStackDump } from './stackdump.js';
 
 /** a Python handler that answers this soon after the request ran with the main thread in Python */
 export const IN_PYTHON_S = 1;
+/**
+ * A hook that marks `# seen` is waited for this long after the signal went out before a dump with
+ * neither mark is taken for a main thread outside Python. The watcher needs a core and the GIL:
+ * on a loaded box it comes seconds late, and a main thread that holds the GIL in native code keeps
+ * it from ever coming (that rank is judged after this long, not after IN_PYTHON_S)
+ */
+export const SEEN_WAIT_S = 5;
 /** a dump's text kept at most (the rest of a runaway one is dropped) */
 const MAX_SEGMENT_CHARS = 1 << 20;
 
@@ -45,6 +54,8 @@ const REQUEST = /^# request (\d+(?:\.\d+)?)(?:\s+(\S+))?(?:\s+(sample))?\s*$/;
 export const SAMPLE_MARK = 'sample';
 const NUMBER = /^\d+(?:\.\d+)?$/;
 const IN_PYTHON = /^# in-python (\d+(?:\.\d+)?)\s*$/;
+const SEEN = /^# seen (\d+(?:\.\d+)?)\s*$/;
+const MARKS_SEEN = /^# marks seen\s*$/;
 
 /** the id nsa-dbg gives a request (its time, trainer clock) and the dump's name in the evidence */
 export function stackRequestId(ts: number): string {
@@ -61,6 +72,8 @@ interface Segment {
   sentTs: number | null;
   text: string;
   inPythonTs: number | null;
+  /** when the hook's watcher thread saw the signal, box clock (null: not written, or not yet) */
+  seenTs: number | null;
   /** lines came since it was last read */
   dirty: boolean;
   /** a straggler sample: handed on once, when whole */
@@ -85,6 +98,8 @@ export class StackLogReader {
   private pid: number | null = null;
   private words: LastWordsSegment | null = null;
   private wordsCount = 0;
+  /** the hook writes `# seen` marks: how soon Python ran is timed from them */
+  private seenMarks = false;
 
   constructor(
     private readonly path: string,
@@ -101,11 +116,15 @@ export class StackLogReader {
       this.header(h[1]!);
       return;
     }
+    if (MARKS_SEEN.test(line)) {
+      this.seenMarks = true;
+      return;
+    }
     if (this.lastWordsLine(line)) return;
     const r = REQUEST.exec(line);
     if (r !== null) {
       this.flush();
-      if (this.cur?.sample) this.emit(this.cur);
+      if (this.cur?.sample) this.emit(this.cur, true);
       const sent = r[2] !== undefined && NUMBER.test(r[2]) ? Number(r[2]) : null;
       // (a box whose `date` printed nothing: the mark is the second word)
       const sample = r[3] === SAMPLE_MARK || r[2] === SAMPLE_MARK;
@@ -115,6 +134,7 @@ export class StackLogReader {
         sentTs: sent,
         text: '',
         inPythonTs: null,
+        seenTs: null,
         dirty: false,
         sample,
         done: false,
@@ -127,6 +147,14 @@ export class StackLogReader {
     if (p !== null) {
       if (cur.inPythonTs === null) {
         cur.inPythonTs = Number(p[1]);
+        this.emit(cur);
+      }
+      return;
+    }
+    const seen = SEEN.exec(line);
+    if (seen !== null) {
+      if (cur.seenTs === null) {
+        cur.seenTs = Number(seen[1]);
         this.emit(cur);
       }
       return;
@@ -145,7 +173,7 @@ export class StackLogReader {
 
   /** the end of the file: the last dump as far as it got */
   end(): void {
-    if (this.cur !== null) this.emit(this.cur);
+    if (this.cur !== null) this.emit(this.cur, true);
     // a fatal signal's record has no end marker: the process was gone after it
     if (this.words !== null) this.emitWords(this.words, this.words.fatal);
   }
@@ -175,7 +203,7 @@ export class StackLogReader {
       this.words = null;
       return true;
     }
-    if (REQUEST.test(line) || IN_PYTHON.test(line)) {
+    if (REQUEST.test(line) || IN_PYTHON.test(line) || SEEN.test(line)) {
       // nsa-dbg asked for a dump after a record without an end (SIGINT caught by the trainer and
       // a fatal signal's dump are complete when the next thing begins)
       if (REQUEST.test(line)) {
@@ -232,9 +260,35 @@ export class StackLogReader {
     });
   }
 
-  private emit(s: Segment): void {
+  /**
+   * Whether the main thread ran Python right after the signal, as far as the marks say (undefined:
+   * not known yet), and the time (box clock) after which no answer means it did not
+   */
+  private inPythonOf(s: Segment): { inPython: boolean | undefined; by: number } {
+    const sent = s.sentTs ?? s.ts;
+    // a hook that marks `seen` times Python from it; its late `seen` is waited for (SEEN_WAIT_S)
+    const from = s.seenTs ?? (this.seenMarks ? null : sent);
+    if (from === null) {
+      // the in-python mark can come first (the main thread ran its handler before the watcher got
+      // the GIL): in time from the send is in time whatever the watcher says
+      const soon = s.inPythonTs !== null && s.inPythonTs - sent <= IN_PYTHON_S;
+      return { inPython: soon ? true : undefined, by: sent + SEEN_WAIT_S };
+    }
+    const inPython = s.inPythonTs === null ? undefined : s.inPythonTs - from <= IN_PYTHON_S;
+    return { inPython, by: from + IN_PYTHON_S };
+  }
+
+  /** a sample is handed on once: when both marks it waits for are in (or at the next request, the end) */
+  private whole(s: Segment): boolean {
+    return (
+      s.inPythonTs !== null && (s.seenTs !== null || !this.seenMarks || this.inPythonOf(s).inPython === true)
+    );
+  }
+
+  private emit(s: Segment, force = false): void {
     s.dirty = false;
     if (s.sample && s.done) return;
+    if (s.sample && !force && !this.whole(s)) return;
     const d = parseStackDump(s.text, stackDumpName(this.path, s.id));
     if (s.sample) {
       s.done = true;
@@ -245,7 +299,9 @@ export class StackLogReader {
     d.threads = d.threads.filter((t) => !isHookThread(t));
     for (const t of d.threads)
       if (this.main !== null && t.ident?.toLowerCase() === this.main) t.name = 'MainThread';
-    if (s.inPythonTs !== null) d.inPython = s.inPythonTs - (s.sentTs ?? s.ts) <= IN_PYTHON_S;
+    const { inPython, by } = this.inPythonOf(s);
+    if (inPython !== undefined) d.inPython = inPython;
+    d.inPythonBy = by;
     if (!s.sample) this.onDump(d);
     else if (this.rank !== null && this.pid !== null)
       this.onSample({ kind: 'stack-sample', rank: this.rank, pid: this.pid, ts: s.ts, id: s.id, dump: d });

@@ -7,7 +7,7 @@
  * or in `analyze`, reads the same record.
  */
 import type { DumpOutcome, DumpRequestEvent, ProbeEvent, WorkerEvent } from '../ingest/events.js';
-import { IN_PYTHON_S, stackDumpName, stackRequestId } from '../ingest/stack-log.js';
+import { IN_PYTHON_S, SEEN_WAIT_S, stackDumpName, stackRequestId } from '../ingest/stack-log.js';
 import type { Target } from '../targets/target.js';
 import { ProbeFile } from './probe-file.js';
 import { ProcBatcher, type ProcReadingWithSignals, SignalBatcher } from './proc-batch.js';
@@ -31,7 +31,7 @@ export interface StackSamplerOptions {
   /** dump files seen so far (name → its timestamp, trainer clock) */
   dumpsSeen: () => Array<{ file: string; ts?: number }>;
   /** a dump the evidence holds, by its name (a stack hook's dump: `<log>@<request id>`) */
-  dumpNamed?: (name: string) => { inPython?: boolean } | undefined;
+  dumpNamed?: (name: string) => { inPython?: boolean; inPythonBy?: number } | undefined;
   /** each rank's process as nsa-dbg's stack hook registered it */
   workers?: () => ReadonlyMap<number, WorkerEvent>;
   /** the trainer's clock now, epoch seconds */
@@ -58,10 +58,11 @@ export class StackSampler {
   /** the next signal waits for this second (trainer clock): the last dump's name is taken */
   private nextSecondS = 0;
   /**
-   * until when (trainer clock) the last stack-hook signal's `# in-python` mark may still come on its
-   * own: a stop before then could make Python run and read as the rank's answer
+   * stack-hook requests whose `# in-python` mark may still come on their own (name → when the
+   * window ends at the latest, trainer clock): a stop before then could make Python run and read as
+   * the rank's answer. Each leaves once its dump says (see quiet()).
    */
-  private hookWindowEndS = Number.NEGATIVE_INFINITY;
+  private readonly hookWindows = new Map<string, number>();
   /** the second the last filed dump is named by (its own clock, not our estimate of it) */
   private lastDumpS = Number.NEGATIVE_INFINITY;
   private closed = false;
@@ -107,7 +108,23 @@ export class StackSampler {
    */
   async quiet(): Promise<void> {
     await this.idle();
-    while (this.o.trainerNowS() < Math.max(this.nextSecondS, this.hookWindowEndS)) await sleep(50);
+    while (this.o.trainerNowS() < this.nextSecondS || this.hookWindowOpen()) await sleep(50);
+  }
+
+  /**
+   * Whether a recent hook request's answer may still come: its dump does not say yet whether Python
+   * ran, and the time its marks allow is not over. A hook that marks `# seen` is timed from that
+   * mark (a second), which a loaded box delays; without the dump read back, a second after the send
+   */
+  private hookWindowOpen(): boolean {
+    const now = this.o.trainerNowS();
+    for (const [name, latest] of this.hookWindows) {
+      const d = this.o.dumpNamed?.(name);
+      const end =
+        d === undefined ? latest - SEEN_WAIT_S : Math.min(latest, (d.inPythonBy ?? 0) + CLOCK_SLACK_S);
+      if (d?.inPython !== undefined || now >= end) this.hookWindows.delete(name);
+    }
+    return this.hookWindows.size > 0;
   }
 
   /** whether a stack request of `rank` made at or after `sinceS` (trainer clock) got a dump */
@@ -220,7 +237,8 @@ export class StackSampler {
     const name = stackDumpName(w.file, id);
     await this.signals.send(pid, w.path, w.signal, id);
     // the box stamped the signal's send before this returned; our estimate of its clock may lag
-    this.hookWindowEndS = Math.max(this.hookWindowEndS, this.o.trainerNowS() + IN_PYTHON_S + CLOCK_SLACK_S);
+    this.hookWindowOpen(); // (drops the windows that are over: the map stays as small as the last seconds' requests)
+    this.hookWindows.set(name, this.o.trainerNowS() + SEEN_WAIT_S + IN_PYTHON_S + CLOCK_SLACK_S);
     const got = await this.until(() => this.o.dumpNamed?.(name) !== undefined, HOOK_WAIT_MS);
     let ev: DumpRequestEvent;
     if (!got) ev = { ...unrecorded, outcome: 'none-within-5s' };
@@ -230,7 +248,13 @@ export class StackSampler {
     await this.record(ev);
     // the trainer's own dump, when its main thread is in Python and it has a handler for it
     if (got && !batch && catchesSignal(sigCgt, SIGNUM.USR1!)) {
-      await this.until(() => this.o.dumpNamed?.(name)?.inPython !== undefined, IN_PYTHON_S * 1000);
+      await this.until(
+        () => {
+          const d = this.o.dumpNamed?.(name);
+          return d?.inPython !== undefined || this.o.trainerNowS() > (d?.inPythonBy ?? 0) + CLOCK_SLACK_S;
+        },
+        (SEEN_WAIT_S + IN_PYTHON_S) * 1000,
+      );
       if (this.o.dumpNamed?.(name)?.inPython === true) await this.queued(rank, pid, purpose);
     }
     return ev;

@@ -152,7 +152,7 @@ def _nsa_dbg_stacks():
 
     atexit.register(quiet_at_exit)
     try:
-        _nsa_dbg_last_words(fd, pid)
+        _nsa_dbg_last_words(fd, pid, sig)
     except Exception:  # last words are a bonus: the SIGUSR1 dump above stands without them
         pass
 
@@ -164,7 +164,7 @@ _TERMINATING = ("SIGTERM", "SIGINT")
 _WATCHER_WAIT_S = 0.5
 
 
-def _nsa_dbg_last_words(fd, pid):
+def _nsa_dbg_last_words(fd, pid, stack_sig):
     """Last words: every thread's stack in the rank's stack file when something ends the process.
 
     Fatal C-level signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT): faulthandler.enable, which
@@ -189,6 +189,13 @@ def _nsa_dbg_last_words(fd, pid):
     the trainer's own handler (and the default for ours), so code that compares or restores them
     behaves the same. Restoring the default puts ours back, which ends the process the same way.
     A handler installed from C (not through signal.signal) is still seen by the watcher.
+
+    The watcher also marks when a stack request (`stack_sig`) reached Python: `# seen <time>`. It
+    runs as soon as the process gets a core and the GIL is free, so the main thread's `# in-python`
+    mark is timed from it, not from when the signal was sent: on a loaded box (hundreds of ranks
+    signalled at once on a few cores, a throttled container) both come late, and only the gap
+    between them says whether the main thread was in Python. `# marks seen`, written once the
+    watcher runs, tells the reader to expect them.
     """
     import faulthandler
     import functools
@@ -295,6 +302,9 @@ def _nsa_dbg_last_words(fd, pid):
             if not data or os.getpid() != pid:
                 return
             for sig in data:
+                if sig == stack_sig:
+                    os.write(fd, f"# seen {time.time():.3f}\n".encode())
+                    continue
                 if sig not in names:
                     continue  # SIGUSR1's in-python handler, a trainer's own signals
                 if sig == signal.SIGINT and real_getsignal(sig) is not handler:
@@ -327,6 +337,7 @@ def _nsa_dbg_last_words(fd, pid):
     signal.signal, signal.getsignal = patched_signal, patched_getsignal
     if watching:
         threading.Thread(target=watch, args=(r,), name="nsa-dbg-last-words", daemon=True).start()
+        os.write(fd, b"# marks seen\n")
 
     def in_child():
         # a forked child (a DataLoader worker) is not the rank: its signals end it as they would.

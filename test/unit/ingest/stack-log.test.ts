@@ -90,6 +90,53 @@ describe('the stack hook in real Python processes', () => {
     }
   });
 
+  it('a rank in Python that gets no core for 2 s after the signal (a loaded box): still read as in Python, timed from the watcher’s seen mark', async () => {
+    const dir = join(work, 'stopped');
+    mkdirSync(dir);
+    const script = ['import sys', 'print("ready", flush=True)', 'n = 0', 'while True: n += 1'].join('\n');
+    const p = spawn('/usr/bin/python3', ['-c', script], { env: env(dir, { RANK: '0' }), stdio: 'pipe' });
+    try {
+      const logOf = () => readdirSync(dir).find((f) => f.includes(`_pid${p.pid}.`));
+      await waitUntil(
+        () => logOf() !== undefined && /# marks seen/.test(readFileSync(join(dir, logOf()!), 'utf8')),
+        {
+          what: 'the hook registered, with its watcher',
+        },
+      );
+      const log = join(dir, logOf()!);
+      // stopped: the signal waits, as it waits for a core on a box with hundreds of busy ranks
+      process.kill(p.pid!, 'SIGSTOP');
+      const t0 = (Date.now() / 1000).toFixed(3);
+      writeFileSync(log, `# request ${t0} ${t0}\n`, { flag: 'a' });
+      process.kill(p.pid!, 'SIGUSR2');
+      await new Promise((r) => setTimeout(r, 2000));
+      process.kill(p.pid!, 'SIGCONT');
+      await waitUntil(
+        () => /# in-python/.test(readFileSync(log, 'utf8')) && /# seen/.test(readFileSync(log, 'utf8')),
+        {
+          what: 'both marks',
+        },
+      );
+      const text = readFileSync(log, 'utf8');
+      const seen = Number(/# seen (\S+)/.exec(text)![1]);
+      expect(seen - Number(t0)).toBeGreaterThanOrEqual(1.9);
+      const d = [...read(log, 'x.log').dumps.values()][0]!;
+      expect(d.inPython).toBe(true);
+      // the same log without the watcher's marks (an older hook) reads the late answer as native code
+      const old = join(dir, 'old.log');
+      writeFileSync(
+        old,
+        text
+          .split('\n')
+          .filter((l) => !/^# (seen|marks seen)/.test(l))
+          .join('\n'),
+      );
+      expect([...read(old, 'x.log').dumps.values()][0]!.inPython).toBe(false);
+    } finally {
+      p.kill('SIGKILL');
+    }
+  });
+
   it('runs the sitecustomize that was there before it; under a launcher only ranks register, and a rank’s own child never', () => {
     const dir = join(work, 'chain');
     const theirs = join(work, 'theirs');
@@ -261,5 +308,59 @@ describe('the stack log reader', () => {
     expect(read('# request 200.000', '# in-python 202.500').inPython).toBe(false);
     const odd = read('# request 200.000 1795.%N', '# in-python 200.500');
     expect([odd.file, odd.inPython]).toEqual(['x.log@200.000', true]);
+  });
+
+  it('a hook that marks `seen`: how soon Python ran is timed from its watcher, whichever mark comes first', () => {
+    const read = (marks: string[], opts: { header?: boolean; sample?: boolean } = {}) => {
+      const dumps: DumpEvent[] = [];
+      const samples: DumpEvent[] = [];
+      const r = new StackLogReader(
+        'x.log',
+        () => {},
+        (d) => dumps.push(d),
+        () => {},
+        (s) => samples.push(s.dump),
+      );
+      const head = `# nsa-dbg stacks ${JSON.stringify({ rank: 0, pid: 7, signal: 12, main: '0x01', t: 100 })}`;
+      for (const l of [
+        head,
+        ...(opts.header === false ? [] : ['# marks seen']),
+        `# request 200.000 200.000${opts.sample ? ' sample' : ''}`,
+        'Current thread 0x01 (most recent call first):',
+        '  File "a.py", line 5 in f',
+        ...marks,
+      ])
+        r.line(l);
+      r.flush(); // what has been read so far is all there is for now
+      return { r, dumps, samples };
+    };
+    const last = (marks: string[]) => read(marks).dumps.at(-1)!;
+    // both late (no core for 2.4 s), close together: in Python
+    expect(last(['# seen 202.400', '# in-python 202.500']).inPython).toBe(true);
+    // the main thread's handler ran before the watcher got the GIL
+    expect(last(['# in-python 202.500', '# seen 202.600']).inPython).toBe(true);
+    // seen at once, Python 3 s later (a native call returned): not in Python
+    expect(last(['# seen 200.010', '# in-python 203.000']).inPython).toBe(false);
+    // seen, no answer yet: undecided until a second after the seen mark
+    expect([last(['# seen 200.010']).inPython, last(['# seen 200.010']).inPythonBy]).toEqual([
+      undefined,
+      201.01,
+    ]);
+    // neither mark yet: the watcher is waited for (SEEN_WAIT_S), not a second from the send
+    expect([last([]).inPython, last([]).inPythonBy]).toEqual([undefined, 205]);
+    // a late in-python with no seen mark yet: undecided until the seen mark comes
+    expect(last(['# in-python 202.500']).inPython).toBeUndefined();
+    // an answer within a second of the send needs no seen mark
+    expect(last(['# in-python 200.300']).inPython).toBe(true);
+    // a hook without the watcher (no `# marks seen`): a second from the send, as before
+    const old = read(['# in-python 202.500'], { header: false }).dumps.at(-1)!;
+    expect([old.inPython, old.inPythonBy]).toEqual([false, 201]);
+    // a straggler sample is handed on once, whole: after both marks, not at the first
+    const s = read(['# in-python 202.500'], { sample: true });
+    expect(s.samples).toHaveLength(0);
+    s.r.line('# seen 202.600');
+    expect(s.samples.map((d) => d.inPython)).toEqual([true]);
+    s.r.end();
+    expect(s.samples).toHaveLength(1);
   });
 });
