@@ -120,14 +120,17 @@ export class RunChecks {
       `run ${this.run.spec.runId}: hang confirmed, rank ${c.rank} step ${c.step}: ${c.judgement?.why ?? 'silence'}`,
     );
     this.onChange();
-    // the facts at the moment of the decision go into the evidence first (analyze reads them too)
-    // and on many ranks, a stack request of every silent rank: the culprit is told from the
+    // the facts at the moment of the decision go into the evidence before the stop (analyze reads
+    // them too) and on many ranks, a stack request of every silent rank: the culprit is told from the
     // others by their stacks (or their lack of one), so none may be stopped unasked
     const t0 = Date.now();
     const took = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
-    void this.prober
-      .recordNow(c.rank)
-      .then(() => askEverySilentRank(this.sampler, this.model, (r) => this.pidOf(r)))
+    // both at once: the facts' /proc read waits behind the prober's round of every silent rank's
+    // (seconds at 512 ranks), and the asks need nothing from it
+    void Promise.all([
+      this.prober.recordNow(c.rank),
+      askEverySilentRank(this.sampler, this.model, (r) => this.pidOf(r)),
+    ])
       .then(() => debugLog(`run ${this.run.spec.runId}: every silent rank asked for its stack (${took()})`))
       .then(() => this.culpritsJudged())
       .then(() => debugLog(`run ${this.run.spec.runId}: culprit judged (${took()})`))

@@ -1,5 +1,8 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseProcBatch } from '../../src/runs/proc-batch.js';
+import { parseProcBatch, READ_SCRIPT } from '../../src/runs/proc-batch.js';
+import { waitUntil } from '../helpers/wait.js';
 
 describe('one /proc read for many pids', () => {
   it('parses each pid’s stat, caught signals and wait channel; a pid that is gone is absent', () => {
@@ -23,5 +26,46 @@ describe('one /proc read for many pids', () => {
     });
     expect(m.get(102)).toMatchObject({ state: 'R', ticks: 1000, wchan: '' });
     expect(m.has(103)).toBe(false);
+  });
+
+  it('the script a node runs reads real processes as /proc says, with no process started per pid', async () => {
+    // a sleeping shell whose name has a space and a paren (the stat line's name field), and its own
+    // child `sleep`; a pid that does not exist
+    const odd = spawn('sh', ['-c', 'printf "x y) z" > /proc/$$/comm; trap "exit 0" USR1; sleep 30 & wait'], {
+      stdio: 'ignore',
+    });
+    try {
+      await waitUntil(() => readFileSync(`/proc/${odd.pid}/comm`, 'utf8').startsWith('x y) z'), {
+        what: 'renamed',
+      });
+      await waitUntil(() => readFileSync(`/proc/${odd.pid}/stat`, 'utf8').includes(') S '), {
+        what: 'asleep',
+      });
+      const gone = 4_194_000; // above any pid this box hands out
+      const r = spawnSync(
+        'sh',
+        ['-c', READ_SCRIPT, 'sh', String(odd.pid), String(gone), String(process.pid)],
+        {
+          encoding: 'utf8',
+        },
+      );
+      expect(r.stderr).toBe('');
+      const m = parseProcBatch(r.stdout);
+      expect([...m.keys()]).toEqual([odd.pid, process.pid]);
+      const status = readFileSync(`/proc/${odd.pid}/status`, 'utf8');
+      expect(m.get(odd.pid!)).toMatchObject({
+        state: 'S',
+        wchan: readFileSync(`/proc/${odd.pid}/wchan`, 'utf8'),
+        sigCgt: /^SigCgt:\s*(\S+)/m.exec(status)![1],
+      });
+      expect(m.get(odd.pid!)!.wchan).not.toBe('');
+      expect(m.get(odd.pid!)!.ticks).toEqual(expect.any(Number));
+      expect(m.get(process.pid)!.state).toMatch(/^[RS]$/);
+      // builtins only: tracing the script's shell shows no fork or exec of its own
+      const trace = spawnSync('sh', ['-xc', READ_SCRIPT, 'sh', String(odd.pid)], { encoding: 'utf8' });
+      expect(trace.stderr).not.toMatch(/\b(cat|sed|awk|date)\b/);
+    } finally {
+      odd.kill('SIGKILL');
+    }
   });
 });
