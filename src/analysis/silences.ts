@@ -77,8 +77,14 @@ function judge(
       thresholdS,
       procs: upTo(index.procs.get(rank) ?? []),
       dumps: samples,
-      // a hook dump taken in native code answers the request as the trainer's handler could not
-      requests: upTo((index.requests.get(rank) ?? []).filter((r) => r.purpose !== 'user')).map((r) =>
+      // a hook dump taken in native code answers the request as the trainer's handler could not;
+      // the trainer's own dump asked for after a hook dump in Python is no evidence when it does
+      // not come (the hook's dump already said where the main thread was)
+      requests: upTo(
+        (index.requests.get(rank) ?? []).filter(
+          (r) => r.purpose !== 'user' && !(r.after !== undefined && r.file === undefined),
+        ),
+      ).map((r) =>
         r.outcome === 'faulthandler' && r.file !== undefined && native.has(r.file)
           ? { ...r, outcome: 'none-within-5s' as const }
           : r,

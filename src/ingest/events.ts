@@ -240,6 +240,12 @@ export interface DumpRequestEvent {
   file?: string;
   /** why it was taken: a silent rank being checked, or the user's hot-frames sampling */
   purpose: 'suspect' | 'hot-frames' | 'user';
+  /**
+   * the stack hook's dump this request followed (its name): the trainer's own, richer dump, asked
+   * for because the hook's said the main thread was in Python. Left unanswered (a loaded box, a
+   * handler that writes slowly) it says nothing of where the main thread is: the hook's dump did
+   */
+  after?: string;
 }
 
 /** one rank as nsa-dbg's teardown snapshot found it (src/session/teardown-snapshot.ts) */

@@ -47,6 +47,7 @@ export function parseProbeLine(line: string): ProbeEvent | null {
       purpose: purpose as 'suspect',
     };
     if (typeof o.file === 'string') ev.file = o.file;
+    if (typeof o.after === 'string') ev.after = o.after;
     return ev;
   }
   return null;

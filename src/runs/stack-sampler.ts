@@ -181,8 +181,13 @@ export class StackSampler {
   }
 
   /** the trainer's own handler's ladder, after every request queued before it */
-  private queued(rank: number, pid: number, purpose: DumpRequestEvent['purpose']): Promise<DumpRequestEvent> {
-    const next = this.queue.then(() => this.requestNow(rank, pid, purpose));
+  private queued(
+    rank: number,
+    pid: number,
+    purpose: DumpRequestEvent['purpose'],
+    after?: string,
+  ): Promise<DumpRequestEvent> {
+    const next = this.queue.then(() => this.requestNow(rank, pid, purpose, after));
     this.queue = next.then(
       () => undefined,
       () => undefined,
@@ -255,7 +260,7 @@ export class StackSampler {
         },
         (SEEN_WAIT_S + IN_PYTHON_S) * 1000,
       );
-      if (this.o.dumpNamed?.(name)?.inPython === true) await this.queued(rank, pid, purpose);
+      if (this.o.dumpNamed?.(name)?.inPython === true) await this.queued(rank, pid, purpose, name);
     }
     return ev;
   }
@@ -273,6 +278,8 @@ export class StackSampler {
     rank: number,
     pid: number,
     purpose: DumpRequestEvent['purpose'],
+    /** the hook's dump this request follows (DumpRequestEvent.after) */
+    after?: string,
   ): Promise<DumpRequestEvent> {
     const { target } = this.o;
     while (this.o.trainerNowS() < this.nextSecondS && !this.closed)
@@ -303,7 +310,15 @@ export class StackSampler {
       file = await this.pySpyDump(pid, at);
       outcome = file === undefined ? 'no-handler' : 'py-spy';
     } else outcome = 'no-handler';
-    const ev: DumpRequestEvent = { kind: 'dump-request', ts: at, rank, pid, outcome, purpose };
+    const ev: DumpRequestEvent = {
+      kind: 'dump-request',
+      ts: at,
+      rank,
+      pid,
+      outcome,
+      purpose,
+      ...(after === undefined ? {} : { after }),
+    };
     if (file !== undefined) {
       ev.file = file;
       this.answered.set(rank, at);
