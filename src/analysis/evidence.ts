@@ -23,7 +23,7 @@ import { slurmCancelOf } from '../ingest/slurm-cancel.js';
 import { addHit, dumpsInOrder } from './evidence-facts.js';
 import type { EvidenceState, StepContext } from './evidence-state.js';
 import type { ProgressRecord } from './progress-tracker.js';
-import { headlineStall } from './rank-stacks.js';
+import { headlineStall, settledStall } from './rank-stacks.js';
 import { type ManyRanks, manyRanksLive, type RankRow, rankRows } from './rank-table.js';
 import type { AnalysisResult, PastStallReport } from './result.js';
 import { matchOutput, matchSource, type Signature } from './signatures.js';
@@ -310,6 +310,11 @@ export class Evidence {
   /** the silence a hang is told by now (the culprit's on many ranks), or null */
   headlineStall(nowS: number): CurrentSilence | null {
     return headlineStall(this.s, currentSilences(this.s, nowS))?.stall ?? null;
+  }
+
+  /** a hang of many ranks whose verdict is settled now (rank-stacks.ts), or null */
+  settledStall(nowS: number): { culprit: number; waiting: number[] } | null {
+    return settledStall(this.s, currentSilences(this.s, nowS));
   }
 
   /** the per-rank table, root cause and stack diff of a many-rank run now (rank-table.ts) */

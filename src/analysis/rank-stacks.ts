@@ -100,3 +100,28 @@ export function headlineStall(
   const culprit = culpritOf(s, silences);
   return { stall: (culprit && silences.find((c) => c.rank === culprit.rank)) || stalls[0]!, culprit };
 }
+
+/**
+ * A hang of many ranks whose verdict is settled: its culprit is the confirmed hang, and every other
+ * silent rank has given a stack (or is stopped) and waits for it. Nothing more to learn before the
+ * stop; null while any of that is still open.
+ */
+export function settledStall(
+  s: EvidenceState,
+  silences: CurrentSilence[],
+): { culprit: number; waiting: number[] } | null {
+  const h = headlineStall(s, silences);
+  const c = h?.culprit;
+  if (h === undefined || c == null || c.rank !== h.stall.rank || h.stall.judgement?.hang !== true)
+    return null;
+  // a stack since the silence began (from Python or native code), a request left unanswered, or
+  // a stopped process: what the culprit rule reads of each rank
+  const since = Math.min(...silences.map((x) => x.sinceTs));
+  const dumps = newestDumpPerRank(s, since);
+  const unanswered = unansweredSince(s, since);
+  const heard = (x: CurrentSilence) =>
+    dumps.has(x.rank) || unanswered.has(x.rank) || /^[Tt]$/.test(x.judgement?.evidence.procState ?? '');
+  const waiting = new Set(c.waiting);
+  const settled = silences.every((x) => x.rank === c.rank || (waiting.has(x.rank) && heard(x)));
+  return settled ? { culprit: c.rank, waiting: c.waiting } : null;
+}

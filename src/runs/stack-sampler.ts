@@ -73,6 +73,8 @@ export class StackSampler {
   private readonly signals: SignalBatcher;
   /** when each rank was last asked (trainer clock), queued requests included */
   private readonly asked = new Map<number, number>();
+  /** requests under way per rank */
+  private readonly underWay = new Map<number, number>();
   /** when each rank's newest answered request was made (trainer clock) */
   private readonly answered = new Map<number, number>();
 
@@ -175,9 +177,25 @@ export class StackSampler {
       const flight = this.requestHooked(rank, pid, w, purpose, opts.batch === true, opts.facts);
       this.inFlight.add(flight);
       void flight.finally(() => this.inFlight.delete(flight));
-      return flight;
+      return this.counted(rank, flight);
     }
-    return this.queued(rank, pid, purpose);
+    return this.counted(rank, this.queued(rank, pid, purpose));
+  }
+
+  /** whether a request of `rank` (and the trainer's own dump it may lead to) is still under way */
+  busyWith(rank: number): boolean {
+    return (this.underWay.get(rank) ?? 0) > 0;
+  }
+
+  private counted<T>(rank: number, p: Promise<T>): Promise<T> {
+    this.underWay.set(rank, (this.underWay.get(rank) ?? 0) + 1);
+    const done = () => {
+      const n = (this.underWay.get(rank) ?? 1) - 1;
+      if (n > 0) this.underWay.set(rank, n);
+      else this.underWay.delete(rank);
+    };
+    p.then(done, done);
+    return p;
   }
 
   /** the trainer's own handler's ladder, after every request queued before it */

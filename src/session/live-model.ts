@@ -175,6 +175,12 @@ export class LiveModel {
     return this.evidence.headlineStall(this.trainerNowS(nowMs));
   }
 
+  /** a confirmed hang of many ranks with nothing more to learn: culprit and waiting ranks known */
+  settledStall(nowMs: number): { culprit: number; waiting: number[] } | null {
+    this.reader.settle();
+    return this.evidence.settledStall(this.trainerNowS(nowMs));
+  }
+
   /** the end of the run's files: partial lines and held output are read now */
   finish(): void {
     this.reader.end();

@@ -51,6 +51,14 @@ export async function askEverySilentRank(
 ): Promise<void> {
   const silent = model.silences(Date.now());
   if (silent.length < 2) return sampler.quiet();
+  // the requests under way finish (a stop would drop them unanswered) unless the verdict needs
+  // nothing more from them: at 512 ranks on 2 cores the prober's round in flight took 17–35 s
+  // (the culprit's own requests excepted: the trainer's own dump of it is the richest evidence)
+  const quiet = () =>
+    quietUnlessSettled(sampler, () => {
+      const settled = model.settledStall(Date.now());
+      return settled !== null && !sampler.busyWith(settled.culprit);
+    });
   const asks: Array<[number, number]> = [];
   for (const c of silent) {
     const pid = pidOf(c.rank);
@@ -59,10 +67,20 @@ export async function askEverySilentRank(
   const t0 = Date.now();
   const answers = await sampler.requestMany(asks, 'suspect');
   const t1 = Date.now();
-  // requests queued before (by the prober) finish too (a stop would drop them unanswered), and
-  // late answers freed by the stop must land in a new second, not over a filed dump
-  await sampler.quiet();
+  // requests queued before (by the prober) finish too, and late answers freed by the stop must
+  // land in a new second, not over a filed dump (the stop waits for that itself: stopQuietly)
+  await quiet();
   debugLog(
     `${rankSetText(asks.map(([r]) => r))} of ${silent.length} silent asked at once: ${answers.filter((a) => a.outcome === 'faulthandler').length} hook dumps in ${((t1 - t0) / 1000).toFixed(1)} s, then ${((Date.now() - t1) / 1000).toFixed(1)} s for the requests before them`,
   );
+}
+
+/** the sampler's quiet(), or sooner once `settled()` holds (looked at every 250 ms) */
+async function quietUnlessSettled(sampler: StackSampler, settled: () => boolean): Promise<void> {
+  let done = false;
+  const finish = () => {
+    done = true;
+  };
+  void sampler.quiet().then(finish, finish);
+  while (!done && !settled()) await new Promise((r) => setTimeout(r, 250));
 }

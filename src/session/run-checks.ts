@@ -187,6 +187,10 @@ export class RunChecks {
   private async culpritsJudged(): Promise<void> {
     const deadline = Date.now() + CULPRIT_WAIT_MS;
     while (Date.now() < deadline) {
+      // the culprit confirmed and every other silent rank's stack in, waiting for it: settled (once
+      // the culprit's own requests are done: the trainer's own dump of it is the richest evidence)
+      const settled = this.model.settledStall(Date.now());
+      if (settled !== null && !this.sampler.busyWith(settled.culprit)) return;
       // a rank answers dumps when the evidence holds one of its samples, or when the sampler has just
       // filed one that the evidence has not read back yet (the probe file is followed like any
       // file, up to a second behind): without the second, the stop could come before its judgement

@@ -37,7 +37,10 @@ describe('a stall that recovered, in real tmux', () => {
     tmux.start(`cd ${work} && node ${BIN} demo --lane stop-cont --step-ms 200 --runs-dir ${runs}`);
 
     await tmux.waitFor((s) => /RUNNING: no stall seen, step \d+/.test(s), 'a running demo', 60_000);
-    await tmux.waitFor((s) => /step 0*(?:[3-9]|\d\d+)\b/.test(s), 'a few steps done', 30_000);
+    // step 3 or later ("step 0003 |"): the zeros are the number's padding, never part of it (the
+    // old pattern took "step 0001" for step 01; stopped at step 2, the rank still had the first
+    // steps' allowance, and the hang took longer than the wait below)
+    await tmux.waitFor((s) => /\bstep 0*(?:[3-9]|[1-9]\d+) \|/.test(s), 'a few steps done', 30_000);
     const runDir = join(runs, readdirSync(runs)[0]!);
     const pid = Number(readFileSync(join(runDir, 'pid'), 'utf8'));
     process.kill(pid, 'SIGSTOP');
