@@ -150,9 +150,7 @@ export function pastStallReports(s: EvidenceState): PastStallReport[] {
       declaredTs: p.declaredTs,
       resumedTs: p.resumedTs,
     };
-    const j = s.probing
-      ? judge(s, p.rank, p.declaredTs - p.thresholdS, p.resumedTs, p.thresholdS, true)
-      : null;
+    const j = s.probing ? pastJudgement(s, p) : null;
     if (j?.hang && (j.state === 'stuck' || j.state === 'blocked-native')) {
       r.state = j.state;
       r.why = j.why;
@@ -160,6 +158,35 @@ export function pastStallReports(s: EvidenceState): PastStallReport[] {
     }
     return r;
   });
+}
+
+/**
+ * A past stall as the checks found it: a hang if it was one at any check before the rank spoke
+ * again. Judged at the resumption alone, a /proc reading taken just after a SIGCONT but stamped
+ * before the rank's next record (a loaded box: seen on CI) read the process as running, and a hang
+ * shown on screen for seconds was forgotten. So the resumption first, then each check before it,
+ * newest first, until one says hang.
+ */
+const PAST_CHECKS = 8;
+
+function pastJudgement(
+  s: EvidenceState,
+  p: { rank: number; declaredTs: number; resumedTs: number; thresholdS: number },
+) {
+  const since = p.declaredTs - p.thresholdS;
+  const at = judge(s, p.rank, since, p.resumedTs, p.thresholdS, true);
+  if (at.hang) return at;
+  const checks = (rankIndex(s).procs.get(p.rank) ?? [])
+    .map((r) => r.ts)
+    .filter((ts) => ts > since && ts < p.resumedTs)
+    .sort((a, b) => b - a)
+    // (the few newest: the cost stays flat however long the stall was; the race is at its end)
+    .slice(0, PAST_CHECKS);
+  for (const ts of checks) {
+    const j = judge(s, p.rank, since, ts, p.thresholdS, true);
+    if (j.hang) return j;
+  }
+  return at;
 }
 
 export interface HotFrame extends Frame {

@@ -140,10 +140,17 @@ describe('last words: the evidence survives whoever kills the run', () => {
       expect(r.summary).toContain(
         '; rank 2 was killed by SIGKILL (no last words); ranks 0 and 1 were waiting in all_reduce when torchrun stopped them (SIGTERM)',
       );
-      // no line tells of rank 2's death: nsa-dbg saw its process gone (a zombie torchrun had not
-      // reaped yet) while the others lived
-      expect(r.teardown.trigger).toBe('rank 2 exited');
-      expect(alive(r), JSON.stringify(r.teardown)).toEqual([0, 1]);
+      // no line tells of rank 2's death: nsa-dbg sees its process gone (a zombie torchrun has not
+      // reaped yet) while the others live, checked every 250 ms. On a loaded box that check can
+      // come after torchrun's own line (seen on CI: "torchrun began stopping the workers
+      // (SIGTERM)"), printed just before it signals: a sign too, and then the peers may already be
+      // on their way out
+      expect(['rank 2 exited', 'torchrun began stopping the workers (SIGTERM)']).toContain(
+        r.teardown.trigger,
+      );
+      if (r.teardown.trigger === 'rank 2 exited')
+        expect(alive(r), JSON.stringify(r.teardown)).toEqual([0, 1]);
+      else expect(alive(r).every((k: number) => k === 0 || k === 1)).toBe(true);
     }
   }, 200_000);
 
