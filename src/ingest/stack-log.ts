@@ -53,8 +53,8 @@ const REQUEST = /^# request (\d+(?:\.\d+)?)(?:\s+(\S+))?(?:\s+(sample))?\s*$/;
 /** the mark of a straggler sample's request */
 export const SAMPLE_MARK = 'sample';
 const NUMBER = /^\d+(?:\.\d+)?$/;
-const IN_PYTHON = /^# in-python (\d+(?:\.\d+)?)\s*$/;
-const SEEN = /^# seen (\d+(?:\.\d+)?)\s*$/;
+/** the hook's two marks after a dump: the main thread ran Python, the watcher thread saw the signal */
+const MARK = /^# (in-python|seen) (\d+(?:\.\d+)?)\s*$/;
 const MARKS_SEEN = /^# marks seen\s*$/;
 
 /** the id nsa-dbg gives a request (its time, trainer clock) and the dump's name in the evidence */
@@ -143,18 +143,11 @@ export class StackLogReader {
     }
     const cur = this.cur;
     if (cur === null) return; // a dump nobody asked for (someone else's signal): not a request's
-    const p = IN_PYTHON.exec(line);
-    if (p !== null) {
-      if (cur.inPythonTs === null) {
-        cur.inPythonTs = Number(p[1]);
-        this.emit(cur);
-      }
-      return;
-    }
-    const seen = SEEN.exec(line);
-    if (seen !== null) {
-      if (cur.seenTs === null) {
-        cur.seenTs = Number(seen[1]);
+    const m = MARK.exec(line);
+    if (m !== null) {
+      const key = m[1] === 'seen' ? 'seenTs' : 'inPythonTs';
+      if (cur[key] === null) {
+        cur[key] = Number(m[2]);
         this.emit(cur);
       }
       return;
@@ -203,7 +196,7 @@ export class StackLogReader {
       this.words = null;
       return true;
     }
-    if (REQUEST.test(line) || IN_PYTHON.test(line) || SEEN.test(line)) {
+    if (REQUEST.test(line) || MARK.test(line)) {
       // nsa-dbg asked for a dump after a record without an end (SIGINT caught by the trainer and
       // a fatal signal's dump are complete when the next thing begins)
       if (REQUEST.test(line)) {
