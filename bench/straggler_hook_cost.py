@@ -1,16 +1,21 @@
 """What a straggler sample costs the trainer itself, without nsa-dbg around it (bench/straggler.ts
 measures the whole thing through `nsa-dbg run`; this is the trainer's side alone, for a box with
-python and torch but no node, e.g. a GPU box): a compute-bound loop (fixed matmuls per iteration)
-in a child process with nsa-dbg's stack hook (src/stacks/sitecustomize.py), signalled at the fast
-sampling rate in alternate windows, as `alternate:S` does; the mean iteration with and without.
+python and torch but no node, e.g. a GPU box): a compute-bound loop (fixed matmuls per iteration,
+run `depth` Python frames down, as a trainer's step is) in a child process with nsa-dbg's stack hook
+(src/stacks/sitecustomize.py), signalled at the fast sampling rate in windows that take turns:
+samples by the sample signal (SIGURG, what nsa-dbg uses where the hook's watcher runs), none, samples
+by the stack signal (SIGUSR2's faulthandler dump, the older way and the fallback), none. The mean
+iteration in each, from the same run.
 
-  python3 bench/straggler_hook_cost.py [seconds=40] [rate_hz=16] [window_s=3]
+  python3 bench/straggler_hook_cost.py [seconds=40] [rate_hz=16] [window_s=3] [depth=30]
 
-Prints one JSON line: means on/off, iterations, signals sent, cost in percent.
+Prints one JSON line: means per window kind, iterations, signals sent, and each way's cost in
+percent of the iteration (costPct: the sample signal's; stackSignalCostPct: the stack signal's).
 """
 
 import json
 import random
+import re
 import os
 import signal
 import subprocess
@@ -23,6 +28,7 @@ HOOK = os.path.join(HERE, "..", "src", "stacks")
 CHILD = r"""
 import sys, time, torch
 torch.set_num_threads(1)
+sys.setrecursionlimit(10000)
 a = torch.ones(32, 32)
 # a fixed amount of arithmetic per iteration, about a quarter second on this box
 t = time.time()
@@ -32,11 +38,25 @@ n = max(100, int(2000 * 0.25 / max(time.time() - t, 1e-6)))
 print("ready", flush=True)
 end = time.time() + float(sys.argv[1])
 out = []
-while time.time() < end:
-    t = time.time()
+
+
+def step(a):
     for _ in range(n):
         a = a @ a / 32.0
-    out.append(f"{t:.6f} {time.time() - t:.6f}")
+    return a
+
+
+def down(k, a):
+    # a trainer's step runs some tens of frames down (script, loop, step, model, layers)
+    if k > 1:
+        return down(k - 1, a)
+    while time.time() < end:
+        t = time.time()
+        a = step(a)
+        out.append(f"{t:.6f} {time.time() - t:.6f}")
+
+
+down(int(sys.argv[3]), a)
 with open(sys.argv[2], "w") as f:
     f.write("\n".join(out) + "\n")
 """
@@ -54,41 +74,52 @@ def main():
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 40
     rate = float(sys.argv[2]) if len(sys.argv) > 2 else 16
     window = float(sys.argv[3]) if len(sys.argv) > 3 else 3
+    depth = int(sys.argv[4]) if len(sys.argv) > 4 else 30
     out = tempfile.mkdtemp(prefix="nsa-dbg-hook-cost-")
     env = dict(os.environ, PYTHONPATH=HOOK, NSA_DBG_STACK_DIR=out, NSA_DBG_STACK_SIGNAL="12", RANK="0")
-    p = subprocess.Popen([sys.executable, "-c", CHILD, str(seconds), os.path.join(out, "iters.txt")], env=env, stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(seconds), os.path.join(out, "iters.txt"), str(depth)],
+        env=env, stdout=subprocess.PIPE, text=True,
+    )
     assert p.stdout.readline().strip() == "ready"
-    sig = signal.SIGUSR2
-    if not caught(p.pid, sig):
-        raise SystemExit("the hook is not armed")
     log = next(os.path.join(out, n) for n in os.listdir(out) if n.startswith("nsa-dbg-stacks_"))
+    with open(log) as f:
+        armed = [int(m) for m in re.findall(r"^# samples (\d+)$", f.read(), re.M)]
+    if not armed:
+        raise SystemExit("the hook armed no sample signal (its watcher did not start)")
+    # window kinds in turn: the sample signal, none, the stack signal, none
+    kinds = [("sample", armed[-1]), ("off", None), ("stack", int(signal.SIGUSR2)), ("off", None)]
+    for _, sig in kinds:
+        if sig is not None and not caught(p.pid, sig):
+            raise SystemExit(f"the hook is not armed for signal {sig}")
     t0 = time.time()
-    sent = 0
+    sent = {"sample": 0, "stack": 0}
     while p.poll() is None:
         now = time.time()
-        on = int((now - t0) / window) % 2 == 0
-        if on and caught(p.pid, sig):
+        kind, sig = kinds[int((now - t0) / window) % 4]
+        if sig is not None and caught(p.pid, sig):
             with open(log, "a") as f:
                 f.write(f"# request {now:.3f} {now:.6f} sample\n")
             os.kill(p.pid, sig)
-            sent += 1
+            sent[kind] += 1
         time.sleep((1 / rate) * (0.5 + random.random()))
     with open(os.path.join(out, "iters.txt")) as f:
         its = [tuple(map(float, l.split())) for l in f if l.strip()]
 
-    def phase(t):
-        return int((t - t0) / window) % 2 == 0
-
-    # iterations wholly inside one window (not at a turn)
-    on = [d for t, d in its if t > t0 and phase(t) and phase(t + d) and int((t - t0) / window) == int((t + d - t0) / window)]
-    off = [d for t, d in its if t > t0 and not phase(t) and int((t - t0) / window) == int((t + d - t0) / window)]
+    # iterations wholly inside one window (not at a turn), by the window's kind
+    by = {"sample": [], "stack": [], "off": []}
+    for t, d in its:
+        w = int((t - t0) / window)
+        if t > t0 and w == int((t + d - t0) / window):
+            by[kinds[w % 4][0]].append(d)
     # the mean: a sample hits one iteration in a few, and a median would hide what it costs
     mean = lambda xs: sum(xs) / len(xs) if xs else None
-    m_on, m_off = mean(on), mean(off)
+    m = {k: mean(v) for k, v in by.items()}
+    cost = lambda k: None if not m[k] or not m["off"] else round((m[k] / m["off"] - 1) * 100, 2)
     print(json.dumps({
-        "meanOnS": m_on, "meanOffS": m_off, "itersOn": len(on), "itersOff": len(off),
-        "signals": sent, "rateHz": rate,
-        "costPct": None if not m_on or not m_off else round((m_on / m_off - 1) * 100, 2),
+        "meanSampleS": m["sample"], "meanStackS": m["stack"], "meanOffS": m["off"],
+        "iters": {k: len(v) for k, v in by.items()}, "signals": sent, "rateHz": rate, "depth": depth,
+        "costPct": cost("sample"), "stackSignalCostPct": cost("stack"),
     }))
 
 

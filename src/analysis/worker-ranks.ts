@@ -19,7 +19,10 @@ export class WorkerRanks {
   private readonly guessed = new Set<number>();
 
   add(e: WorkerEvent): void {
-    this.registered.push(e);
+    // the same process told again (its hook said which signal takes samples): the newer telling
+    const again = this.registered.findIndex((r) => r.pid === e.pid && r.file === e.file);
+    if (again >= 0) this.registered[again] = e;
+    else this.registered.push(e);
     if (e.rankGuessed === true) this.guessed.add(e.pid);
     this.place();
   }

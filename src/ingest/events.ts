@@ -179,6 +179,11 @@ export interface WorkerEvent {
   ts: number;
   /** its environment named no rank: `rank` is the hook's guess of 0 (its heartbeats may correct it) */
   rankGuessed?: true;
+  /**
+   * the signal its hook takes straggler samples on (the watcher writes the main thread's frames:
+   * cheaper than the stack signal's faulthandler dump); absent: samples use `signal`
+   */
+  sampleSignal?: number;
 }
 
 /** One GPU sample from `nvidia-smi --query-gpu=... --format=csv,noheader,nounits`. */

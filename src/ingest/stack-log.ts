@@ -10,6 +10,11 @@
  *   # seen 1795300000.124                         ← the hook's watcher thread, once the process runs
  *   # in-python 1795300000.125                    ← the hook's Python handler, once Python runs again
  *   # request 1795300002.500 1795300002.501 sample ← a straggler sample (src/session/straggler-sampling.ts)
+ *   # samples 23                                  ← after `# marks seen`: samples go by SIGURG …
+ *   # request 1795300003.100 1795300003.101 sample
+ *   Thread 0x00007f… (most recent call first):     ← … the watcher writes the main thread's frames
+ *     File "train.py", line 52 in all_reduce
+ *   # sampled 1795300003.102                      ← … and this mark, in one write: the sample is whole
  *
  * Each request's dump is the text after its `# request` line: a DumpEvent named `<path>@<id>`, with
  * the request's time and whether the main thread ran Python right after (within IN_PYTHON_S of
@@ -53,9 +58,14 @@ const REQUEST = /^# request (\d+(?:\.\d+)?)(?:\s+(\S+))?(?:\s+(sample))?\s*$/;
 /** the mark of a straggler sample's request */
 export const SAMPLE_MARK = 'sample';
 const NUMBER = /^\d+(?:\.\d+)?$/;
-/** the hook's two marks after a dump: the main thread ran Python, the watcher thread saw the signal */
-const MARK = /^# (in-python|seen) (\d+(?:\.\d+)?)\s*$/;
+/**
+ * the hook's marks after a dump: the main thread ran Python, the watcher thread saw the signal;
+ * after a sample by the sample signal: the watcher wrote it (the sample is whole)
+ */
+const MARK = /^# (in-python|seen|sampled) (\d+(?:\.\d+)?)\s*$/;
 const MARKS_SEEN = /^# marks seen\s*$/;
+/** the hook's watcher writes samples on this signal (`off`: the trainer took the signal over) */
+const SAMPLES = /^# samples (\d+|off)\s*$/;
 
 /** the id nsa-dbg gives a request (its time, trainer clock) and the dump's name in the evidence */
 export function stackRequestId(ts: number): string {
@@ -100,6 +110,8 @@ export class StackLogReader {
   private wordsCount = 0;
   /** the hook writes `# seen` marks: how soon Python ran is timed from them */
   private seenMarks = false;
+  /** the registration the header made (re-told when the hook says which signal takes samples) */
+  private worker: WorkerEvent | null = null;
 
   constructor(
     private readonly path: string,
@@ -118,6 +130,14 @@ export class StackLogReader {
     }
     if (MARKS_SEEN.test(line)) {
       this.seenMarks = true;
+      return;
+    }
+    const samples = SAMPLES.exec(line);
+    if (samples !== null) {
+      if (this.worker === null) return;
+      const { sampleSignal: _, ...w } = this.worker;
+      this.worker = samples[1] === 'off' ? w : { ...w, sampleSignal: Number(samples[1]) };
+      this.onWorker(this.worker);
       return;
     }
     if (this.lastWordsLine(line)) return;
@@ -145,6 +165,11 @@ export class StackLogReader {
     if (cur === null) return; // a dump nobody asked for (someone else's signal): not a request's
     const m = MARK.exec(line);
     if (m !== null) {
+      if (m[1] === 'sampled') {
+        // the watcher wrote the whole sample at once (the sample signal's path)
+        if (cur.sample) this.emit(cur, true);
+        return;
+      }
       const key = m[1] === 'seen' ? 'seenTs' : 'inPythonTs';
       if (cur[key] === null) {
         cur[key] = Number(m[2]);
@@ -238,7 +263,7 @@ export class StackLogReader {
     this.main = typeof o.main === 'string' ? o.main.toLowerCase() : null;
     this.rank = rank;
     this.pid = pid;
-    this.onWorker({
+    this.worker = {
       kind: 'worker',
       rank,
       localRank: int(o.local_rank) ?? rank,
@@ -250,7 +275,8 @@ export class StackLogReader {
       ts: typeof o.t === 'number' && Number.isFinite(o.t) ? o.t : 0,
       // `rank_var: null`: no rank in its environment (older hooks did not say: taken as known)
       ...(o.rank_var === null ? { rankGuessed: true as const } : {}),
-    });
+    };
+    this.onWorker(this.worker);
   }
 
   /**

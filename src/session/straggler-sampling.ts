@@ -9,7 +9,11 @@
  *
  * A sample never harms a rank: only a rank whose hook registered, whose process is alive and not
  * ending (state Z/X) or stopped (T), and whose SigCgt shows the hook's handler at that moment is
- * signalled (the default action of an unhandled SIGUSR2 kills). Sampling pauses while any rank is
+ * signalled (the default action of an unhandled SIGUSR2 kills). A hook whose watcher thread runs
+ * takes samples on SIGURG instead (WorkerEvent.sampleSignal): the watcher writes the main thread's
+ * frames in one write, where the stack signal's faulthandler dump costs the rank a system call per
+ * piece of every frame (docs/stragglers.md); SIGURG's default action is to ignore it, so a late
+ * one harms nothing either. Sampling pauses while any rank is
  * silent (the stall prober's samples and the hang's stacks are left alone) and ends with the run.
  */
 import { appendFileSync, readFileSync } from 'node:fs';
@@ -228,7 +232,7 @@ export class StragglerSampling {
     if (!this.training) return IDLE_GAP_MS;
     // the signal is whole and low (the script checks the low 32 bits of SigCgt)
     const send: Sample[] = workers
-      .map(([, w]) => ({ pid: w.pid, log: w.path, signal: w.signal }))
+      .map(([, w]) => ({ pid: w.pid, log: w.path, signal: w.sampleSignal ?? w.signal }))
       .filter((w) => Number.isInteger(w.signal) && w.signal >= 1 && w.signal <= 32);
     if (send.length < 2) return IDLE_GAP_MS;
     const id = this.o.model.trainerNowS(Date.now()).toFixed(3);

@@ -283,9 +283,13 @@ def _nsa_dbg_last_words(fd, pid, stack_sig):
         """what the trainer sees of an installed handler: its own, or the default for ours"""
         if h is handler:
             return previous.get(int(s), h)
+        if sampler.armed is not None and h is sampler.armed:
+            return signal.SIG_DFL
         return getattr(h, "_nsa_dbg_wraps", h)
 
     def patched_signal(sig, h):
+        if int(sig) == sampler.sig and os.getpid() == pid:
+            sampler.taken()  # the trainer's own handler for it: samples go back to the stack signal
         return shown(sig, real_signal(sig, covering(sig, h)))
 
     def patched_getsignal(sig):
@@ -302,6 +306,9 @@ def _nsa_dbg_last_words(fd, pid, stack_sig):
             if not data or os.getpid() != pid:
                 return
             for sig in data:
+                if sig == sampler.sig:
+                    sampler.write()
+                    continue
                 if sig == stack_sig:
                     os.write(fd, f"# seen {time.time():.3f}\n".encode())
                     continue
@@ -331,6 +338,7 @@ def _nsa_dbg_last_words(fd, pid, stack_sig):
         r = None
     for sig in previous:
         real_signal(sig, handler)
+    sampler = _NsaDbgSampler(fd, pid, real_signal, real_getsignal, watching)
     # the patched functions look like the originals to code that inspects them
     functools.update_wrapper(patched_signal, real_signal)
     functools.update_wrapper(patched_getsignal, real_getsignal)
@@ -338,6 +346,7 @@ def _nsa_dbg_last_words(fd, pid, stack_sig):
     if watching:
         threading.Thread(target=watch, args=(r,), name="nsa-dbg-last-words", daemon=True).start()
         os.write(fd, b"# marks seen\n")
+        sampler.announce()
 
     def in_child():
         # a forked child (a DataLoader worker) is not the rank: its signals end it as they would.
@@ -357,6 +366,7 @@ def _nsa_dbg_last_words(fd, pid, stack_sig):
             for sig, prev in previous.items():
                 if real_getsignal(sig) is handler:
                     real_signal(sig, prev)
+            sampler.disarm()
             if r is not None:
                 old = signal.set_wakeup_fd(-1)
                 if old not in (-1, w):
@@ -365,6 +375,87 @@ def _nsa_dbg_last_words(fd, pid, stack_sig):
             pass  # forked from another thread: the handler's pid check covers it
 
     os.register_at_fork(after_in_child=in_child)
+
+
+class _NsaDbgSampler:
+    """Straggler samples by their own signal (SIGURG), written by the watcher thread.
+
+    A sample by the stack signal costs the rank a faulthandler dump from its signal handler: a
+    write() per piece of every frame of every thread, ~13 µs a frame where system calls are slow
+    (a 30-frame stack: ~0.4 ms; at 16 samples a second, over half a percent of the step). The
+    ranking needs only the main thread's frames. So a sample has its own signal: its Python handler
+    does nothing, and Python's C-level handler writes the signal's number to the wakeup fd, which
+    wakes the watcher thread; the watcher takes the main thread's frames (sys._current_frames) and
+    writes them in faulthandler's format, with a `# sampled <time>` mark, in one write(). The main
+    thread pays a GIL hand-over at most; a main thread blocked in a collective (the GIL released)
+    pays nothing. SIGURG's default action is to ignore it: a sample that comes after the handler
+    is gone (the rank is exiting, a forked child) does nothing. Armed only where the watcher runs
+    and nothing else handles SIGURG; `# samples <signum>` in the log tells nsa-dbg to use it,
+    `# samples off` (the trainer installed its own handler for it) to go back to the stack signal.
+    """
+
+    MAX_FRAMES = 100  # as faulthandler: deeper frames are one `...` line
+
+    def __init__(self, fd, pid, real_signal, real_getsignal, watching):
+        import signal
+
+        self.fd, self.pid = fd, pid
+        self.real_signal, self.real_getsignal = real_signal, real_getsignal
+        self.sig = None
+        self.armed = None
+        sig = getattr(signal, "SIGURG", None)
+        if not watching or sig is None or real_getsignal(sig) != signal.SIG_DFL:
+            return
+
+        def armed(_signum, _frame):
+            pass  # the wakeup byte is the point: the watcher writes the sample
+
+        try:
+            real_signal(sig, armed)
+        except (ValueError, OSError):
+            return
+        self.sig, self.armed = int(sig), armed
+
+    def announce(self):
+        if self.sig is not None:
+            import os
+
+            os.write(self.fd, f"# samples {self.sig}\n".encode())
+
+    def write(self):
+        import os
+        import sys
+        import threading
+        import time
+
+        if self.armed is None or self.real_getsignal(self.sig) is not self.armed or os.getpid() != self.pid:
+            return
+        main = threading.main_thread().ident
+        f = sys._current_frames().get(main)
+        lines = [f"Thread 0x{main:016x} (most recent call first):"]
+        while f is not None and len(lines) <= self.MAX_FRAMES:
+            line = f.f_lineno if f.f_lineno is not None else 0
+            lines.append(f'  File "{f.f_code.co_filename}", line {line} in {f.f_code.co_name}')
+            f = f.f_back
+        if f is not None:
+            lines.append("  ...")
+        lines.append(f"# sampled {time.time():.3f}\n")
+        os.write(self.fd, "\n".join(lines).encode(errors="replace"))
+
+    def taken(self):
+        """the trainer set its own handler for the signal: no more samples by it"""
+        if self.armed is not None:
+            import os
+
+            self.armed = None
+            os.write(self.fd, b"# samples off\n")
+
+    def disarm(self):
+        """a forked child: its samples, if any came, are ignored as by default"""
+        import signal
+
+        if self.armed is not None and self.real_getsignal(self.sig) is self.armed:
+            self.real_signal(self.sig, signal.SIG_DFL)
 
 
 def _nsa_dbg_cmdline():

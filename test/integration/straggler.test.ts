@@ -11,7 +11,7 @@
  * for ≥ 90 % of them (rounded down) right and no wrong rank ever named; NSA_DBG_STRAGGLER_RUNS=10
  * is the full check (docs/stragglers.md says what it gave).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -41,6 +41,7 @@ interface Outcome {
   live: Any;
   offline: Any;
   code: number | null;
+  bySignal: Array<{ armed: boolean; asked: number; sampled: number }>;
 }
 
 async function run(name: string, slow: number): Promise<Outcome> {
@@ -71,7 +72,17 @@ async function run(name: string, slow: number): Promise<Outcome> {
   const an = await runCli(['analyze', live.runDir, '--json'], { cwd, env });
   const offline = JSON.parse(an.stdout);
   const named = (live.stragglers as Any[]).filter((s) => s.named).map((s) => s.rank);
-  return { slow, named, live, offline, code: r.code };
+  // per rank: the hook armed its sample signal, and how many sample requests its watcher answered
+  const logs = readdirSync(live.runDir).filter((f) => f.startsWith('nsa-dbg-stacks_'));
+  const bySignal = logs.map((f) => {
+    const text = readFileSync(join(live.runDir, f), 'utf8');
+    return {
+      armed: /^# samples 23$/m.test(text),
+      asked: (text.match(/^# request .* sample$/gm) ?? []).length,
+      sampled: (text.match(/^# sampled /gm) ?? []).length,
+    };
+  });
+  return { slow, named, live, offline, code: r.code, bySignal };
 }
 
 describe('straggler ranking under a real torchrun (8 gloo ranks, CPU)', () => {
@@ -104,6 +115,13 @@ describe('straggler ranking under a real torchrun (8 gloo ranks, CPU)', () => {
           expect(Object.keys(s).sort()).toEqual(
             ['confidence', 'named', 'node', 'rank', 'samples', 'score', 'waitShare'].sort(),
           );
+        // samples went by the sample signal (SIGURG, the watcher's one write), not the stack dump:
+        // all but the few sent before nsa-dbg read the hook's `# samples 23`
+        expect(o.bySignal).toHaveLength(8);
+        for (const b of o.bySignal) {
+          expect(b.armed).toBe(true);
+          expect(b.sampled).toBeGreaterThanOrEqual(0.8 * b.asked);
+        }
         // offline reads the same folder the same way
         expect(o.offline.stragglers).toEqual(o.live.stragglers);
       }

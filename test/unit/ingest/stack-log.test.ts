@@ -72,7 +72,11 @@ describe('the stack hook in real Python processes', () => {
       const byRank = new Map<number, { w: WorkerEvent; d: DumpEvent }>();
       for (const f of readdirSync(dir)) {
         const { workers, dumps } = read(join(dir, f), f);
-        expect(workers).toHaveLength(1);
+        // one process, told once by its header, again when the hook armed its sample signal
+        expect(workers.map((w) => [w.pid, w.sampleSignal])).toEqual([
+          [workers[0]!.pid, undefined],
+          [workers[0]!.pid, 23],
+        ]);
         expect(dumps.size).toBe(1);
         byRank.set(workers[0]!.rank, { w: workers[0]!, d: [...dumps.values()][0]! });
       }
