@@ -142,13 +142,13 @@ function stragglerCheck(c: StragglerCost): Check {
     'straggler.costPct',
     c.costPct,
     c.costPct !== null && c.costPct <= 1,
-    `≤ 1 % (${c.ranks} ranks, ${c.samplesPerRank} samples each; median step ${c.medianOnS?.toFixed(3)} s on, ${c.medianOffS?.toFixed(3)} s off, ${c.stepsOn}/${c.stepsOff} steps)`,
+    `≤ 1 % (${c.ranks} ranks, ${c.samplesPerRank} samples each, ${c.windows} windows; median step ${c.medianOnS?.toFixed(3)} s on, ${c.medianOffS?.toFixed(3)} s off, ${c.stepsOn}/${c.stepsOff} steps; the trainer alone: ${c.hookAlone?.costPct ?? '–'} %, by the stack signal ${c.hookAlone?.stackSignalCostPct ?? '–'} %)`,
   ];
 }
 
 async function main(): Promise<void> {
   if (STRAGGLER_ONLY) {
-    const c = await measureStragglerCost({ steps: QUICK ? 60 : 120 });
+    const c = await measureStragglerCost({ steps: QUICK ? 60 : 400 });
     report([stragglerCheck(c)], { straggler: c, quick: QUICK });
     return;
   }
@@ -162,7 +162,7 @@ async function main(): Promise<void> {
   const memory = engineMemory();
   const tui = await tuiFigures();
   const scale = await measureScale(QUICK ? [4, 16] : [4, 16, 64, 128, 256, 512]);
-  const straggler = await measureStragglerCost({ steps: QUICK ? 60 : 120 });
+  const straggler = await measureStragglerCost({ steps: QUICK ? 60 : 400 });
   const r = {
     straggler,
     ...Object.fromEntries(

@@ -5,7 +5,8 @@
  * `nsa-dbg run --headless`, with NSA_DBG_STRAGGLER_SAMPLING=alternate:S: sampling on and off in
  * turns of S seconds, at the fast rate (the costliest). Each step is "on" when a sample request
  * falls inside it (the requests' times are in the ranks' stack logs), "off" when none is within
- * a second of it; steps at the turns are left out. Cost: median on / median off − 1. Target ≤ 1 %.
+ * a second of it; steps at the turns are left out. Cost: each window's median step against the
+ * windows without beside it, the median of those ratios − 1. Target ≤ 1 %.
  * The box's other load moves both alike (they alternate every few seconds).
  */
 import { execFile } from 'node:child_process';
@@ -25,10 +26,42 @@ export interface StragglerCost {
   stepsOff: number;
   medianOnS: number | null;
   medianOffS: number | null;
-  /** median on ÷ median off − 1, percent */
+  /**
+   * the median over windows of sampling of (its median step ÷ the mean of the medians of the
+   * windows without on either side) − 1, percent
+   */
   costPct: number | null;
+  /** windows of sampling with a window without on either side */
+  windows: number;
   /** samples taken of each rank, on average */
   samplesPerRank: number;
+  /**
+   * the trainer's side alone (bench/straggler_hook_cost.py: one process 30 frames down, no
+   * nsa-dbg on the cores): mean iteration with samples by the sample signal, and by the stack
+   * signal's faulthandler dump, against none, percent
+   */
+  hookAlone: { costPct: number | null; stackSignalCostPct: number | null } | null;
+}
+
+/** bench/straggler_hook_cost.py for `seconds`, its JSON line (null: it could not run) */
+function hookAlone(seconds: number): Promise<StragglerCost['hookAlone']> {
+  const script = join(ROOT, 'bench', 'straggler_hook_cost.py');
+  return new Promise((resolve) =>
+    execFile(
+      '/usr/bin/python3',
+      [script, String(seconds), '16', '1.5', '30'],
+      { timeout: (seconds + 60) * 1000 },
+      (e, out) => {
+        try {
+          const o = JSON.parse(out.trim().split('\n').pop() ?? '') as Record<string, unknown>;
+          const n = (v: unknown) => (typeof v === 'number' ? v : null);
+          resolve(e === null ? { costPct: n(o.costPct), stackSignalCostPct: n(o.stackSignalCostPct) } : null);
+        } catch {
+          resolve(null);
+        }
+      },
+    ),
+  );
 }
 
 function freePort(): Promise<number> {
@@ -75,7 +108,7 @@ function sampleTimes(runDir: string): number[] {
 }
 
 export async function measureStragglerCost(
-  opts: { ranks?: number; steps?: number; matmuls?: number; alternateS?: number } = {},
+  opts: { ranks?: number; steps?: number; matmuls?: number; alternateS?: number; hookSeconds?: number } = {},
 ): Promise<StragglerCost> {
   const ranks = opts.ranks ?? 2;
   const steps = opts.steps ?? 120;
@@ -123,12 +156,26 @@ export async function measureStragglerCost(
     const near = (a: number, b: number) => samples.some((t) => t >= a && t <= b);
     const on: number[] = [];
     const off: number[] = [];
-    for (const [a, b] of spans) {
-      if (near(a, b)) on.push(b - a);
-      else if (!near(a - 1, b + 1)) off.push(b - a);
+    // the steps in time order, in runs of one kind (a window of sampling, a window without)
+    const runs: Array<{ on: boolean; steps: number[] }> = [];
+    for (const [a, b] of [...spans].sort((x, y) => x[0] - y[0])) {
+      const kind = near(a, b) ? true : near(a - 1, b + 1) ? null : false;
+      if (kind === null) continue; // at a turn
+      (kind ? on : off).push(b - a);
+      if (runs.at(-1)?.on !== kind) runs.push({ on: kind, steps: [] });
+      runs.at(-1)!.steps.push(b - a);
     }
     const mOn = median(on);
     const mOff = median(off);
+    // each window of sampling against the windows without on either side of it: the box's drift
+    // over the run (its other load, clock speed, the trainer's own warm-up) cancels
+    const ratios: number[] = [];
+    for (let i = 1; i + 1 < runs.length; i++) {
+      const [before, cur, after] = [runs[i - 1]!, runs[i]!, runs[i + 1]!];
+      if (!cur.on || before.on || after.on) continue;
+      ratios.push(median(cur.steps)! / ((median(before.steps)! + median(after.steps)!) / 2));
+    }
+    const ratio = median(ratios);
     return {
       ranks,
       steps,
@@ -136,8 +183,10 @@ export async function measureStragglerCost(
       stepsOff: off.length,
       medianOnS: mOn,
       medianOffS: mOff,
-      costPct: mOn === null || mOff === null ? null : Math.round((mOn / mOff - 1) * 10_000) / 100,
+      costPct: ratio === null ? null : Math.round((ratio - 1) * 10_000) / 100,
+      windows: ratios.length,
       samplesPerRank: Math.round(samples.length / ranks),
+      hookAlone: await hookAlone(opts.hookSeconds ?? 60),
     };
   } finally {
     rmSync(work, { recursive: true, force: true });

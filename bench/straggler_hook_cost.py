@@ -5,7 +5,7 @@ run `depth` Python frames down, as a trainer's step is) in a child process with 
 (src/stacks/sitecustomize.py), signalled at the fast sampling rate in windows that take turns:
 samples by the sample signal (SIGURG, what nsa-dbg uses where the hook's watcher runs), none, samples
 by the stack signal (SIGUSR2's faulthandler dump, the older way and the fallback), none. The mean
-iteration in each, from the same run.
+iteration in each window against the off windows beside it, from the same run.
 
   python3 bench/straggler_hook_cost.py [seconds=40] [rate_hz=16] [window_s=3] [depth=30]
 
@@ -30,11 +30,12 @@ import sys, time, torch
 torch.set_num_threads(1)
 sys.setrecursionlimit(10000)
 a = torch.ones(32, 32)
-# a fixed amount of arithmetic per iteration, about a quarter second on this box
+# a fixed amount of arithmetic per iteration, about 50 ms on this box: many iterations a window,
+# so the box's own jitter averages out (a sample lands in most of them at 16 a second)
 t = time.time()
 for _ in range(2000):
     a = a @ a / 32.0
-n = max(100, int(2000 * 0.25 / max(time.time() - t, 1e-6)))
+n = max(20, int(2000 * 0.05 / max(time.time() - t, 1e-6)))
 print("ready", flush=True)
 end = time.time() + float(sys.argv[1])
 out = []
@@ -106,16 +107,32 @@ def main():
     with open(os.path.join(out, "iters.txt")) as f:
         its = [tuple(map(float, l.split())) for l in f if l.strip()]
 
-    # iterations wholly inside one window (not at a turn), by the window's kind
-    by = {"sample": [], "stack": [], "off": []}
+    # iterations wholly inside one window (not at a turn), by window
+    windows = {}
     for t, d in its:
         w = int((t - t0) / window)
         if t > t0 and w == int((t + d - t0) / window):
-            by[kinds[w % 4][0]].append(d)
+            windows.setdefault(w, []).append(d)
     # the mean: a sample hits one iteration in a few, and a median would hide what it costs
     mean = lambda xs: sum(xs) / len(xs) if xs else None
+    by = {"sample": [], "stack": [], "off": []}
+    for w, ds in windows.items():
+        by[kinds[w % 4][0]].extend(ds)
     m = {k: mean(v) for k, v in by.items()}
-    cost = lambda k: None if not m[k] or not m["off"] else round((m[k] / m["off"] - 1) * 100, 2)
+
+    def cost(kind):
+        # each window of `kind` against the mean of the off windows on either side of it: the box's
+        # drift over the run (clock speed, other load) cancels; the median of those ratios
+        ratios = []
+        for w, ds in windows.items():
+            if kinds[w % 4][0] == kind and w - 1 in windows and w + 1 in windows:
+                ratios.append(mean(ds) / ((mean(windows[w - 1]) + mean(windows[w + 1])) / 2))
+        if not ratios:
+            return None
+        ratios.sort()
+        mid = len(ratios) // 2
+        r = ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
+        return round((r - 1) * 100, 2)
     print(json.dumps({
         "meanSampleS": m["sample"], "meanStackS": m["stack"], "meanOffS": m["off"],
         "iters": {k: len(v) for k, v in by.items()}, "signals": sent, "rateHz": rate, "depth": depth,
