@@ -1,24 +1,22 @@
 /**
- * Takes one rank's stack and records how it went. SIGUSR1 goes only to a pid whose SigCgt shows a
- * handler (without one the default action kills it); a handler can only run between bytecodes, so
- * a dump that does not appear within 5 s means the main thread is outside Python (a long native op,
- * a collective, a CUDA sync). Without a handler, py-spy reads the stack from outside when the box
- * has it. Every request is appended to the run's probe file with its outcome, so the verdict, live
- * or in `analyze`, reads the same record.
+ * Takes one rank's stack and records how it went: by nsa-dbg's stack hook where the rank has it
+ * (its faulthandler dump comes at once, from C, beside any other rank's), else by the trainer's own
+ * handler or py-spy, one rank at a time (src/runs/trainer-dump-ladder.ts). Every request is
+ * appended to the run's probe file with its outcome, so the verdict, live or in `analyze`, reads
+ * the same record.
  */
-import type { DumpOutcome, DumpRequestEvent, ProbeEvent, WorkerEvent } from '../ingest/events.js';
+import type { DumpRequestEvent, ProbeEvent, WorkerEvent } from '../ingest/events.js';
 import { IN_PYTHON_S, SEEN_WAIT_S, stackDumpName, stackRequestId } from '../ingest/stack-log.js';
 import type { Target } from '../targets/target.js';
+import { CLOCK_SLACK_S, HookWindows } from './hook-windows.js';
 import { ProbeFile } from './probe-file.js';
 import { ProcBatcher, type ProcReadingWithSignals, SignalBatcher } from './proc-batch.js';
+import { RankRequests } from './rank-requests.js';
 import { catchesSignal, SIGNUM } from './signals.js';
+import { TrainerDumpLadder, unrecordedRequest } from './trainer-dump-ladder.js';
 
-/** how long a dump may take to appear before the main thread is called blocked outside Python */
-export const DUMP_WAIT_MS = 5000;
 /** how long the stack hook's dump may take to be read back (written at once; the log is followed) */
 const HOOK_WAIT_MS = 3000;
-/** how far our estimate of the trainer's clock may lag it (it is bounded by the files' arrival) */
-const CLOCK_SLACK_S = 0.5;
 
 export interface StackSamplerOptions {
   target: Target;
@@ -39,49 +37,34 @@ export interface StackSamplerOptions {
   pollMs?: number;
 }
 
-/** a request that leaves no record (the run is ending, or the process is gone) */
-function unrecordedRequest(
-  at: number,
-  rank: number,
-  pid: number,
-  purpose: DumpRequestEvent['purpose'],
-): DumpRequestEvent {
-  return { kind: 'dump-request', ts: at, rank, pid, outcome: 'no-handler', purpose };
-}
-
 export class StackSampler {
-  private pySpy: Promise<boolean> | null = null;
   /** the run's probe file, shared with the other checks that write to it */
   private readonly probes: ProbeFile;
   /** stack requests, one at a time */
   private queue: Promise<void> = Promise.resolve();
-  /** the next signal waits for this second (trainer clock): the last dump's name is taken */
-  private nextSecondS = 0;
-  /**
-   * stack-hook requests whose `# in-python` mark may still come on their own (name → when the
-   * window ends at the latest, trainer clock): a stop before then could make Python run and read as
-   * the rank's answer. Each leaves once its dump says (see quiet()).
-   */
-  private readonly hookWindows = new Map<string, number>();
-  /** the second the last filed dump is named by (its own clock, not our estimate of it) */
-  private lastDumpS = Number.NEGATIVE_INFINITY;
+  /** the trainer's own handler's ladder, one request at a time */
+  private readonly ladder: TrainerDumpLadder;
+  /** stack-hook requests whose `# in-python` mark may still come (src/runs/hook-windows.ts) */
+  private readonly hookWindows: HookWindows;
   private closed = false;
   /** stack hook requests under way (they do not queue) */
   private readonly inFlight = new Set<Promise<unknown>>();
   /** many ranks' /proc reads and signals, together (src/runs/proc-batch.ts) */
   private readonly procs: ProcBatcher;
   private readonly signals: SignalBatcher;
-  /** when each rank was last asked (trainer clock), queued requests included */
-  private readonly asked = new Map<number, number>();
-  /** requests under way per rank */
-  private readonly underWay = new Map<number, number>();
-  /** when each rank's newest answered request was made (trainer clock) */
-  private readonly answered = new Map<number, number>();
+  /** per rank: last asked, under way, last answered (src/runs/rank-requests.ts) */
+  private readonly ranks = new RankRequests();
 
   constructor(private readonly o: StackSamplerOptions) {
     this.probes = o.probes ?? new ProbeFile(o.target, o.runDir);
     this.procs = new ProcBatcher(o.target);
     this.signals = new SignalBatcher(o.target);
+    this.hookWindows = new HookWindows(o);
+    this.ladder = new TrainerDumpLadder(o, {
+      closed: () => this.closed,
+      record: (e) => this.record(e),
+      answered: (rank, at) => this.ranks.answeredAt(rank, at),
+    });
   }
 
   /**
@@ -110,33 +93,17 @@ export class StackSampler {
    */
   async quiet(): Promise<void> {
     await this.idle();
-    while (this.o.trainerNowS() < this.nextSecondS || this.hookWindowOpen()) await sleep(50);
-  }
-
-  /**
-   * Whether a recent hook request's answer may still come: its dump does not say yet whether Python
-   * ran, and the time its marks allow is not over. A hook that marks `# seen` is timed from that
-   * mark (a second), which a loaded box delays; without the dump read back, a second after the send
-   */
-  private hookWindowOpen(): boolean {
-    const now = this.o.trainerNowS();
-    for (const [name, latest] of this.hookWindows) {
-      const d = this.o.dumpNamed?.(name);
-      const end =
-        d === undefined ? latest - SEEN_WAIT_S : Math.min(latest, (d.inPythonBy ?? 0) + CLOCK_SLACK_S);
-      if (d?.inPython !== undefined || now >= end) this.hookWindows.delete(name);
-    }
-    return this.hookWindows.size > 0;
+    while (!this.ladder.secondOver() || this.hookWindows.anyOpen()) await sleep(50);
   }
 
   /** whether a stack request of `rank` made at or after `sinceS` (trainer clock) got a dump */
   answeredSince(rank: number, sinceS: number): boolean {
-    return (this.answered.get(rank) ?? Number.NEGATIVE_INFINITY) >= sinceS;
+    return this.ranks.answeredSince(rank, sinceS);
   }
 
   /** when `rank` was last asked for its stack (trainer clock), if ever */
   lastAskedS(rank: number): number | undefined {
-    return this.asked.get(rank);
+    return this.ranks.lastAskedS(rank);
   }
 
   /** resolves once every request asked so far is done and recorded */
@@ -147,14 +114,6 @@ export class StackSampler {
     await Promise.all([...this.inFlight]);
     await this.queue;
     await this.probes.flushed();
-  }
-
-  private hasPySpy(): Promise<boolean> {
-    this.pySpy ??= this.o.target
-      .exec(['sh', '-c', 'command -v py-spy'], { timeoutMs: 10_000 })
-      .then((r) => r.code === 0)
-      .catch(() => false);
-    return this.pySpy;
   }
 
   /**
@@ -169,7 +128,7 @@ export class StackSampler {
     purpose: DumpRequestEvent['purpose'],
     opts: { batch?: boolean; facts?: ProcReadingWithSignals | null } = {},
   ): Promise<DumpRequestEvent> {
-    this.asked.set(rank, this.o.trainerNowS());
+    this.ranks.askedAt(rank, this.o.trainerNowS());
     // the stack hook answers at once and names its dumps by rank and pid: a rank that has it is
     // asked now, beside any other; only the trainer's own handler needs one request at a time
     const w = this.hooked(rank, pid);
@@ -177,25 +136,14 @@ export class StackSampler {
       const flight = this.requestHooked(rank, pid, w, purpose, opts.batch === true, opts.facts);
       this.inFlight.add(flight);
       void flight.finally(() => this.inFlight.delete(flight));
-      return this.counted(rank, flight);
+      return this.ranks.counted(rank, flight);
     }
-    return this.counted(rank, this.queued(rank, pid, purpose));
+    return this.ranks.counted(rank, this.queued(rank, pid, purpose));
   }
 
   /** whether a request of `rank` (and the trainer's own dump it may lead to) is still under way */
   busyWith(rank: number): boolean {
-    return (this.underWay.get(rank) ?? 0) > 0;
-  }
-
-  private counted<T>(rank: number, p: Promise<T>): Promise<T> {
-    this.underWay.set(rank, (this.underWay.get(rank) ?? 0) + 1);
-    const done = () => {
-      const n = (this.underWay.get(rank) ?? 1) - 1;
-      if (n > 0) this.underWay.set(rank, n);
-      else this.underWay.delete(rank);
-    };
-    p.then(done, done);
-    return p;
+    return this.ranks.busyWith(rank);
   }
 
   /** the trainer's own handler's ladder, after every request queued before it */
@@ -205,7 +153,7 @@ export class StackSampler {
     purpose: DumpRequestEvent['purpose'],
     after?: string,
   ): Promise<DumpRequestEvent> {
-    const next = this.queue.then(() => this.requestNow(rank, pid, purpose, after));
+    const next = this.queue.then(() => this.ladder.request(rank, pid, purpose, after));
     this.queue = next.then(
       () => undefined,
       () => undefined,
@@ -260,8 +208,7 @@ export class StackSampler {
     const name = stackDumpName(w.file, id);
     await this.signals.send(pid, w.path, w.signal, id);
     // the box stamped the signal's send before this returned; our estimate of its clock may lag
-    this.hookWindowOpen(); // (drops the windows that are over: the map stays as small as the last seconds' requests)
-    this.hookWindows.set(name, this.o.trainerNowS() + SEEN_WAIT_S + IN_PYTHON_S + CLOCK_SLACK_S);
+    this.hookWindows.sent(name);
     const got = await this.until(() => this.o.dumpNamed?.(name) !== undefined, HOOK_WAIT_MS);
     let ev: DumpRequestEvent;
     if (!got) ev = { ...unrecorded, outcome: 'none-within-5s' };
@@ -290,96 +237,6 @@ export class StackSampler {
       await sleep(this.o.pollMs ?? 50);
     }
     return true;
-  }
-
-  private async requestNow(
-    rank: number,
-    pid: number,
-    purpose: DumpRequestEvent['purpose'],
-    /** the hook's dump this request follows (DumpRequestEvent.after) */
-    after?: string,
-  ): Promise<DumpRequestEvent> {
-    const { target } = this.o;
-    while (this.o.trainerNowS() < this.nextSecondS && !this.closed)
-      await sleep(Math.min(this.o.pollMs ?? 100, 100));
-    const at = this.o.trainerNowS();
-    const unrecorded = unrecordedRequest(at, rank, pid, purpose);
-    if (this.closed) return unrecorded;
-    const status = await target.procStatus(pid);
-    // a process that is gone (or exiting) says nothing about where it was: no record at all, or a
-    // rank stopped after its hang was confirmed would look unanswered instead of blocked
-    if (status === null || /^State:\s*[ZX]/m.test(status)) return unrecorded;
-    const sigCgt = /^SigCgt:\s*([0-9a-fA-F]+)/m.exec(status ?? '')?.[1];
-    let outcome: DumpOutcome;
-    let file: string | undefined;
-    if (sigCgt !== undefined && catchesSignal(sigCgt, SIGNUM.USR1!)) {
-      const before = new Set(this.o.dumpsSeen().map((d) => d.file));
-      await target.signal(pid, 'USR1').catch(() => undefined);
-      const dump = await this.waitForDump(before, at);
-      file = dump?.file;
-      outcome = file === undefined ? 'none-within-5s' : 'written';
-      if (dump !== undefined) {
-        // the next dump must be named by a later second than this one: counted from the second in
-        // its name (the trainer's clock), since our estimate of that clock can be a second off
-        if (dump.ts !== undefined) this.lastDumpS = Math.max(this.lastDumpS, Math.floor(dump.ts));
-        this.nextSecondS = Math.max(Math.floor(this.o.trainerNowS()), this.lastDumpS) + 1;
-      }
-    } else if (status !== null && (await this.hasPySpy())) {
-      file = await this.pySpyDump(pid, at);
-      outcome = file === undefined ? 'no-handler' : 'py-spy';
-    } else outcome = 'no-handler';
-    const ev: DumpRequestEvent = {
-      kind: 'dump-request',
-      ts: at,
-      rank,
-      pid,
-      outcome,
-      purpose,
-      ...(after === undefined ? {} : { after }),
-    };
-    if (file !== undefined) {
-      ev.file = file;
-      this.answered.set(rank, at);
-    }
-    if (this.closed) return ev;
-    await this.record(ev);
-    return ev;
-  }
-
-  private async waitForDump(
-    before: Set<string>,
-    atS: number,
-  ): Promise<{ file: string; ts?: number } | undefined> {
-    const deadline = Date.now() + DUMP_WAIT_MS;
-    // closed: the run is being stopped and this request will not be recorded, so the stop need not
-    // wait out the 5 s (a dump that still comes is filed with no rank)
-    while (Date.now() < deadline && !this.closed) {
-      // a new file, or one rewritten since (dump names are whole seconds: a second dump in the same
-      // second overwrites the first); never the file filed for the request before this one
-      // the stack hook's own dumps (`<log>@<id>`) are not the trainer's answer
-      const hit = this.o
-        .dumpsSeen()
-        .find(
-          (d) =>
-            !d.file.includes('@') &&
-            (!before.has(d.file) ||
-              (d.ts !== undefined && d.ts >= Math.floor(atS) && Math.floor(d.ts) > this.lastDumpS)),
-        );
-      if (hit !== undefined) return hit;
-      await sleep(this.o.pollMs ?? 100);
-    }
-    return undefined;
-  }
-
-  private async pySpyDump(pid: number, atS: number): Promise<string | undefined> {
-    const r = await this.o.target
-      .exec(['py-spy', 'dump', '--pid', String(pid)], { timeoutMs: 30_000 })
-      .catch(() => null);
-    if (r === null || r.code !== 0) return undefined;
-    // the epoch second in the name is the dump's time (py-spy prints none)
-    const name = `pyspy_${pid}_${atS.toFixed(3)}.txt`;
-    await this.o.target.writeFile(`${this.o.outDir}/${name}`, r.stdout);
-    return name;
   }
 }
 

@@ -14,7 +14,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { DumpEvent, WorkerEvent } from '../../src/ingest/events.js';
 import { PROBES_FILE, parseProbeLine } from '../../src/ingest/probes.js';
 import { IN_PYTHON_S, StackLogReader } from '../../src/ingest/stack-log.js';
-import { DUMP_WAIT_MS, StackSampler } from '../../src/runs/stack-sampler.js';
+import { StackSampler } from '../../src/runs/stack-sampler.js';
+import { DUMP_WAIT_MS } from '../../src/runs/trainer-dump-ladder.js';
 import { LocalTarget } from '../../src/targets/local.js';
 import { waitUntil } from '../helpers/wait.js';
 
