@@ -283,8 +283,8 @@ def _nsa_dbg_last_words(fd, pid, stack_sig):
         """what the trainer sees of an installed handler: its own, or the default for ours"""
         if h is handler:
             return previous.get(int(s), h)
-        if sampler.armed is not None and h is sampler.armed:
-            return signal.SIG_DFL
+        if h is sampler.handler:
+            return signal.SIG_DFL  # also once given back: the trainer's "previous" is the default
         return getattr(h, "_nsa_dbg_wraps", h)
 
     def patched_signal(sig, h):
@@ -402,19 +402,20 @@ class _NsaDbgSampler:
         self.fd, self.pid = fd, pid
         self.real_signal, self.real_getsignal = real_signal, real_getsignal
         self.sig = None
-        self.armed = None
+        self.on = False
+
+        def handler(_signum, _frame):
+            pass  # the wakeup byte is the point: the watcher writes the sample
+
+        self.handler = handler
         sig = getattr(signal, "SIGURG", None)
         if not watching or sig is None or real_getsignal(sig) != signal.SIG_DFL:
             return
-
-        def armed(_signum, _frame):
-            pass  # the wakeup byte is the point: the watcher writes the sample
-
         try:
-            real_signal(sig, armed)
+            real_signal(sig, handler)
         except (ValueError, OSError):
             return
-        self.sig, self.armed = int(sig), armed
+        self.sig, self.on = int(sig), True
 
     def announce(self):
         if self.sig is not None:
@@ -428,10 +429,12 @@ class _NsaDbgSampler:
         import threading
         import time
 
-        if self.armed is None or self.real_getsignal(self.sig) is not self.armed or os.getpid() != self.pid:
+        if not self.on or self.real_getsignal(self.sig) is not self.handler or os.getpid() != self.pid:
             return
         main = threading.main_thread().ident
         f = sys._current_frames().get(main)
+        if f is None:
+            return  # the main thread is gone (interpreter shutdown): no sample, none counted
         lines = [f"Thread 0x{main:016x} (most recent call first):"]
         while f is not None and len(lines) <= self.MAX_FRAMES:
             line = f.f_lineno if f.f_lineno is not None else 0
@@ -444,17 +447,17 @@ class _NsaDbgSampler:
 
     def taken(self):
         """the trainer set its own handler for the signal: no more samples by it"""
-        if self.armed is not None:
+        if self.on:
             import os
 
-            self.armed = None
+            self.on = False
             os.write(self.fd, b"# samples off\n")
 
     def disarm(self):
         """a forked child: its samples, if any came, are ignored as by default"""
         import signal
 
-        if self.armed is not None and self.real_getsignal(self.sig) is self.armed:
+        if self.on and self.real_getsignal(self.sig) is self.handler:
             self.real_signal(self.sig, signal.SIG_DFL)
 
 

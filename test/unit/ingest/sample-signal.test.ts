@@ -159,8 +159,8 @@ describe('straggler samples by the sample signal', () => {
       [
         'import signal, time',
         'time.sleep(0.5)',
-        'signal.signal(signal.SIGURG, lambda *a: print("mine", flush=True))',
-        'print("set", flush=True)',
+        'prev = signal.signal(signal.SIGURG, lambda *a: print("mine", flush=True))',
+        'print("set", prev == signal.SIG_DFL, flush=True)',
         'while True: time.sleep(0.01)',
       ].join('\n'),
     );
@@ -168,6 +168,8 @@ describe('straggler samples by the sample signal', () => {
       await waitUntil(() => /^# samples off$/m.test(s.text()) && s.out().includes('set'), {
         what: 'the hook gave the signal back',
       });
+      // what it replaced reads as the default, not the hook's no-op
+      expect(s.out()).toContain('set True');
       s.ask();
       await waitUntil(() => s.out().includes('mine'), { what: "the trainer's handler ran" });
       await new Promise((r) => setTimeout(r, 200));
