@@ -23,11 +23,11 @@ import { slurmCancelOf } from '../ingest/slurm-cancel.js';
 import { addHit, dumpsInOrder } from './evidence-facts.js';
 import type { EvidenceState, StepContext } from './evidence-state.js';
 import type { ProgressRecord } from './progress-tracker.js';
-import { headlineStall, settledStall } from './rank-stacks.js';
+import { headlineStall, type SettledStall, settledStall } from './rank-stacks.js';
 import { type ManyRanks, manyRanksLive, type RankRow, rankRows } from './rank-table.js';
 import type { AnalysisResult, PastStallReport } from './result.js';
 import { matchOutput, matchSource, type Signature } from './signatures.js';
-import { type CurrentSilence, currentSilences, pastStallReports } from './silences.js';
+import { type CurrentSilence, currentSilenceOf, currentSilences, pastStallReports } from './silences.js';
 import { inCollective, programFrames } from './stack-diff.js';
 import { StallDetector, type StallDetectorOptions } from './stall-detector.js';
 import { DEFAULT_JUDGE, type JudgeSettings } from './stall-judge.js';
@@ -302,6 +302,11 @@ export class Evidence {
     return currentSilences(this.s, nowS);
   }
 
+  /** one rank's silence now, judged as silences() judges it (null: the rank is not silent) */
+  silenceOf(rank: number, nowS: number): CurrentSilence | null {
+    return currentSilenceOf(this.s, rank, nowS);
+  }
+
   /** silences that ended when the rank's records resumed; a recovered hang says what was found */
   pastStalls(): PastStallReport[] {
     return pastStallReports(this.s);
@@ -313,7 +318,7 @@ export class Evidence {
   }
 
   /** a hang of many ranks whose verdict is settled now (rank-stacks.ts), or null */
-  settledStall(nowS: number): { culprit: number; waiting: number[] } | null {
+  settledStall(nowS: number): SettledStall | null {
     return settledStall(this.s, currentSilences(this.s, nowS));
   }
 
@@ -339,6 +344,11 @@ export class Evidence {
   }
 
   /** each rank's process as nsa-dbg's stack hook registered it (its pid, host and stack log) */
+  /** moves whenever workers() changes (a registration, a guessed rank placed by its heartbeats) */
+  get workersVersion(): number {
+    return this.workerRanks.version;
+  }
+
   workers(): ReadonlyMap<number, WorkerEvent> {
     return this.s.workers;
   }

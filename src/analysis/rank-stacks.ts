@@ -4,6 +4,7 @@
  */
 import type { DumpEvent } from '../ingest/events.js';
 import type { EvidenceState } from './evidence-state.js';
+import { rankIndex } from './rank-index.js';
 import type { CurrentSilence } from './silences.js';
 import { rankOfDump } from './silences.js';
 import { inCollective, programFrames, type StackDiff, stackDiff, stackKey } from './stack-diff.js';
@@ -101,15 +102,19 @@ export function headlineStall(
   return { stall: (culprit && silences.find((c) => c.rank === culprit.rank)) || stalls[0]!, culprit };
 }
 
+export interface SettledStall {
+  culprit: number;
+  waiting: number[];
+  /** the culprit's own dump (the trainer's handler, py-spy) is in since its silence began */
+  culpritOwnDump: boolean;
+}
+
 /**
  * A hang of many ranks whose verdict is settled: its culprit is the confirmed hang, and every other
  * silent rank has given a stack (or is stopped) and waits for it. Nothing more to learn before the
  * stop; null while any of that is still open.
  */
-export function settledStall(
-  s: EvidenceState,
-  silences: CurrentSilence[],
-): { culprit: number; waiting: number[] } | null {
+export function settledStall(s: EvidenceState, silences: CurrentSilence[]): SettledStall | null {
   const h = headlineStall(s, silences);
   const c = h?.culprit;
   if (h === undefined || c == null || c.rank !== h.stall.rank || h.stall.judgement?.hang !== true)
@@ -123,5 +128,11 @@ export function settledStall(
     dumps.has(x.rank) || unanswered.has(x.rank) || /^[Tt]$/.test(x.judgement?.evidence.procState ?? '');
   const waiting = new Set(c.waiting);
   const settled = silences.every((x) => x.rank === c.rank || (waiting.has(x.rank) && heard(x)));
-  return settled ? { culprit: c.rank, waiting: c.waiting } : null;
+  if (!settled) return null;
+  // the trainer's own dump (its handler, py-spy) is named without the hook's `@<request>`
+  const own = (rankIndex(s).dumps.get(c.rank) ?? []).some((f) => {
+    const d = s.dumps.get(f);
+    return !f.includes('@') && d?.ts !== undefined && d.ts >= since;
+  });
+  return { culprit: c.rank, waiting: c.waiting, culpritOwnDump: own };
 }

@@ -53,9 +53,26 @@ function samplesOf(
       !hook ||
       d.inPython === true ||
       (!final && d.inPython === undefined && nowS <= (d.inPythonBy ?? d.ts + IN_PYTHON_S));
-    out.push({ ts: d.ts, top: mainThreadTop(d) ?? null, user: whereIn(d), inPython, file: d.file });
+    const { top, user } = placeOf(d);
+    out.push({ ts: d.ts, top, user, inPython, file: d.file });
   }
   return out;
+}
+
+/**
+ * Where a dump's main thread was, read once per dump: every look at the silences judges every
+ * silent rank from its dumps, several looks a second, and a dump never changes (a re-read of its
+ * file is a new object).
+ */
+const places = new WeakMap<DumpEvent, { top: Frame | null; user: Frame | null }>();
+
+function placeOf(d: DumpEvent): { top: Frame | null; user: Frame | null } {
+  let p = places.get(d);
+  if (p === undefined) {
+    p = { top: mainThreadTop(d) ?? null, user: whereIn(d) };
+    places.set(d, p);
+  }
+  return p;
 }
 
 function judge(
@@ -102,11 +119,23 @@ function cpuBusyOf(j: SilenceJudgement | null): boolean | null {
 
 /** `final`: the evidence is complete (the run has ended): no answer still to come is waited for */
 export function currentSilences(s: EvidenceState, nowS: number, final = false): CurrentSilence[] {
-  return s.detector.stalls(nowS).map((st) => {
-    const sinceTs = s.detector.position(st.rank)?.lastTs ?? nowS - st.silenceS;
-    const judgement = s.probing ? judge(s, st.rank, sinceTs, nowS, st.thresholdS, final) : null;
-    return { ...st, cpuBusy: cpuBusyOf(judgement), sinceTs, judgement };
-  });
+  return s.detector.stalls(nowS).map((st) => judged(s, st, nowS, final));
+}
+
+/**
+ * One rank's silence now, judged (null: not silent). The checks of each silent rank ask about their
+ * own: judging all 512 ranks to pick one, once per rank per round, took most of the engine's time
+ * while a hang of 512 ranks was being concluded.
+ */
+export function currentSilenceOf(s: EvidenceState, rank: number, nowS: number): CurrentSilence | null {
+  const st = s.detector.stallOf(rank, nowS);
+  return st === null ? null : judged(s, st, nowS, false);
+}
+
+function judged(s: EvidenceState, st: StallInfo, nowS: number, final: boolean): CurrentSilence {
+  const sinceTs = s.detector.position(st.rank)?.lastTs ?? nowS - st.silenceS;
+  const judgement = s.probing ? judge(s, st.rank, sinceTs, nowS, st.thresholdS, final) : null;
+  return { ...st, cpuBusy: cpuBusyOf(judgement), sinceTs, judgement };
 }
 
 /** Every silence that was checked and found busy (not stuck): past ones and the current ones. */

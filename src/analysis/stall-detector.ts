@@ -164,19 +164,32 @@ export class StallDetector {
   stalls(nowS: number): StallInfo[] {
     const out: Array<StallInfo & { onset: number }> = [];
     for (const rank of this.ranks.keys()) {
-      const w = this.rankNow(rank, nowS);
-      if (w === null || !w.stalled || w.tracker.waiting === null || w.lastTs === null) continue;
-      out.push({
-        rank,
-        step: w.tracker.waitingStep,
-        where: w.tracker.waiting,
-        silenceS: nowS - w.lastTs,
-        thresholdS: w.thresholdS!,
-        onset: w.lastTs + w.thresholdS!,
-      });
+      const st = this.stallWithOnset(rank, nowS);
+      if (st !== null) out.push(st);
     }
     out.sort((a, b) => a.step - b.step || a.onset - b.onset || a.rank - b.rank);
     return out.map(({ onset: _onset, ...s }) => s);
+  }
+
+  /** one rank's stall now, or null: what stalls() says of it, without judging every other rank */
+  stallOf(rank: number, nowS: number): StallInfo | null {
+    const st = this.stallWithOnset(rank, nowS);
+    if (st === null) return null;
+    const { onset: _onset, ...s } = st;
+    return s;
+  }
+
+  private stallWithOnset(rank: number, nowS: number): (StallInfo & { onset: number }) | null {
+    const w = this.rankNow(rank, nowS);
+    if (w === null || !w.stalled || w.tracker.waiting === null || w.lastTs === null) return null;
+    return {
+      rank,
+      step: w.tracker.waitingStep,
+      where: w.tracker.waiting,
+      silenceS: nowS - w.lastTs,
+      thresholdS: w.thresholdS!,
+      onset: w.lastTs + w.thresholdS!,
+    };
   }
 
   /**

@@ -17,6 +17,8 @@ export class WorkerRanks {
   private readonly beatRank = new Map<number, number>();
   /** pids whose rank the hook guessed */
   private readonly guessed = new Set<number>();
+  /** moves whenever the placement is redone: what was derived from byRank at one version holds */
+  version = 0;
 
   add(e: WorkerEvent): void {
     // the same process told again (its hook said which signal takes samples): the newer telling
@@ -36,6 +38,7 @@ export class WorkerRanks {
   }
 
   private place(): void {
+    this.version++;
     this.byRank.clear();
     for (const e of this.registered) {
       const rank = e.rankGuessed === true ? (this.beatRank.get(e.pid) ?? e.rank) : e.rank;

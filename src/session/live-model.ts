@@ -1,5 +1,6 @@
 import type { AnalysisResult, EvidenceOptions } from '../analysis/evidence.js';
 import { Evidence } from '../analysis/evidence.js';
+import type { SettledStall } from '../analysis/rank-stacks.js';
 import type { ManyRanks } from '../analysis/rank-table.js';
 import { recoveredSummary } from '../analysis/recovered.js';
 import { DigestCollector } from '../analysis/run-digest.js';
@@ -101,7 +102,10 @@ export class LiveModel {
   private onBeat(b: BeatEvent): void {
     const offset = this.nowMs / 1000 - b.ts;
     this.clockOffsetS = this.clockOffsetS === null ? offset : Math.min(this.clockOffsetS, offset);
-    if (b.pid) this.beatPids.set(b.rank, b.pid);
+    if (b.pid && this.beatPids.get(b.rank) !== b.pid) {
+      this.beatPids.set(b.rank, b.pid);
+      this.beatPidsVersion++;
+    }
     if (b.gpuMemAllocMiB !== undefined) this.torchAllocMiB = b.gpuMemAllocMiB;
     if (b.gpuMemReservedMiB !== undefined) {
       this.torchReservedMiB = b.gpuMemReservedMiB;
@@ -114,10 +118,33 @@ export class LiveModel {
    * rank's own process and wins over a heartbeat's pid; its ranks are placed one pid one rank
    */
   get rankPids(): ReadonlyMap<number, number> {
+    // asked once per rank per check and on every chunk: rebuilt only when a pid came or changed
+    const rev = `${this.evidence.workersVersion}|${this.beatPidsVersion}`;
+    if (this.pidsAt?.revision === rev) return this.pidsAt.pids;
     const pids = new Map(this.beatPids);
     for (const [rank, w] of this.evidence.workers()) pids.set(rank, w.pid);
+    this.pidsAt = { revision: rev, pids, ranks: null };
     return pids;
   }
+
+  /** the rank whose process `pid` is (of two, the later in rankPids' order, as a scan finds it) */
+  rankOfPid(pid: number): number | undefined {
+    const pids = this.rankPids;
+    const at = this.pidsAt!;
+    if (at.ranks === null) {
+      at.ranks = new Map();
+      for (const [r, p] of pids) at.ranks.set(p, r);
+    }
+    return at.ranks.get(pid);
+  }
+
+  /** moves when a rank's heartbeat pid is new or different */
+  private beatPidsVersion = 0;
+  private pidsAt: {
+    revision: string;
+    pids: ReadonlyMap<number, number>;
+    ranks: Map<number, number> | null;
+  } | null = null;
 
   /** the detector's clock: ours, shifted into the trainer's */
   trainerNowS(nowMs: number): number {
@@ -128,6 +155,12 @@ export class LiveModel {
   silences(nowMs: number): CurrentSilence[] {
     this.reader.settle();
     return this.evidence.silences(this.trainerNowS(nowMs));
+  }
+
+  /** one rank's silence now, judged as silences() judges it (null: not silent) */
+  silenceOf(rank: number, nowMs: number): CurrentSilence | null {
+    this.reader.settle();
+    return this.evidence.silenceOf(rank, this.trainerNowS(nowMs));
   }
 
   ranks(nowMs: number): RankView[] {
@@ -176,7 +209,7 @@ export class LiveModel {
   }
 
   /** a confirmed hang of many ranks with nothing more to learn: culprit and waiting ranks known */
-  settledStall(nowMs: number): { culprit: number; waiting: number[] } | null {
+  settledStall(nowMs: number): SettledStall | null {
     this.reader.settle();
     return this.evidence.settledStall(this.trainerNowS(nowMs));
   }

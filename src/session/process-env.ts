@@ -17,6 +17,8 @@ export class ProcessEnvWatch {
   /** pids asked for (read or gone): each is asked once */
   private readonly asked = new Set<number>();
   private pending: Promise<void> = Promise.resolve();
+  /** the pid map looked through last (every chunk calls check: at 512 ranks, thousands a second) */
+  private lastSeen: ReadonlyMap<number, number> | null = null;
 
   constructor(
     private readonly target: Target,
@@ -25,7 +27,11 @@ export class ProcessEnvWatch {
 
   /** read the ranks whose pid is new since the last call */
   check(): void {
-    const fresh = [...this.model.rankPids].filter(([, pid]) => !this.asked.has(pid));
+    // the model hands out the same map until its evidence changes: nothing new to look through
+    const pids = this.model.rankPids;
+    if (pids === this.lastSeen) return;
+    this.lastSeen = pids;
+    const fresh = [...pids].filter(([, pid]) => !this.asked.has(pid));
     if (fresh.length === 0) return;
     for (const [, pid] of fresh) this.asked.add(pid);
     this.pending = this.pending.then(async () => {

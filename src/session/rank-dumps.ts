@@ -54,11 +54,7 @@ export async function askEverySilentRank(
   // the requests under way finish (a stop would drop them unanswered) unless the verdict needs
   // nothing more from them: at 512 ranks on 2 cores the prober's round in flight took 17–35 s
   // (the culprit's own requests excepted: the trainer's own dump of it is the richest evidence)
-  const quiet = () =>
-    quietUnlessSettled(sampler, () => {
-      const settled = model.settledStall(Date.now());
-      return settled !== null && !sampler.busyWith(settled.culprit);
-    });
+  const quiet = () => quietUnlessSettled(sampler, () => verdictSettled(model, sampler));
   const asks: Array<[number, number]> = [];
   for (const c of silent) {
     const pid = pidOf(c.rank);
@@ -73,6 +69,17 @@ export async function askEverySilentRank(
   debugLog(
     `${rankSetText(asks.map(([r]) => r))} of ${silent.length} silent asked at once: ${answers.filter((a) => a.outcome === 'faulthandler').length} hook dumps in ${((t1 - t0) / 1000).toFixed(1)} s, then ${((Date.now() - t1) / 1000).toFixed(1)} s for the requests before them`,
   );
+}
+
+/**
+ * The hang's verdict has nothing more to learn: its culprit and every waiting rank's stack are in
+ * (rank-stacks.ts), and the culprit's own dump (the trainer's handler: the richest evidence) is in
+ * too or no request of it is under way. At 512 ranks on 2 cores waiting for a request of the
+ * culprit when its own dump was already in cost seconds.
+ */
+export function verdictSettled(model: LiveModel, sampler: StackSampler): boolean {
+  const s = model.settledStall(Date.now());
+  return s !== null && (s.culpritOwnDump || !sampler.busyWith(s.culprit));
 }
 
 /** the sampler's quiet(), or sooner once `settled()` holds (looked at every 250 ms) */

@@ -12,7 +12,7 @@ import { debugLog, debugLogOn } from '../util/debug-log.js';
 import { HotFrameSampling } from './hot-frames.js';
 import { launcherTeardownDone } from './launcher-teardown.js';
 import type { LiveModel } from './live-model.js';
-import { askEverySilentRank, describeDumps, dumpEveryRank } from './rank-dumps.js';
+import { askEverySilentRank, describeDumps, dumpEveryRank, verdictSettled } from './rank-dumps.js';
 import { StallProber } from './stall-prober.js';
 import type { HotFramesView } from './state.js';
 import { StragglerSampling, samplingMode } from './straggler-sampling.js';
@@ -24,9 +24,7 @@ const SILENCE_LOG_MS = 30_000;
 
 /** the node a worker pid runs on, from the ranks' node records (null: not known yet) */
 function nodeOfPid(model: LiveModel, pid: number): string | null {
-  let rank: number | undefined;
-  for (const [r, p] of model.rankPids) if (p === pid) rank = r;
-  return model.evidence.nodes.nodeOfPid(pid, rank);
+  return model.evidence.nodes.nodeOfPid(pid, model.rankOfPid(pid));
 }
 
 export class RunChecks {
@@ -133,7 +131,12 @@ export class RunChecks {
     ])
       .then(() => debugLog(`run ${this.run.spec.runId}: every silent rank asked for its stack (${took()})`))
       .then(() => this.culpritsJudged())
-      .then(() => debugLog(`run ${this.run.spec.runId}: culprit judged (${took()})`))
+      .then(() => {
+        // nothing more to learn of these silences: no new round of them goes out before the stop
+        // (at 512 ranks on 2 cores a round still in flight held the stop back by up to 23 s)
+        this.prober.settle();
+        debugLog(`run ${this.run.spec.runId}: culprit judged (${took()})`);
+      })
       // a crash's peers look hung while their launcher is still on its way to stopping them: its
       // teardown, not ours, is what the last words must record (launcher-teardown.ts)
       .then(() => this.launcherTeardown())
@@ -189,8 +192,7 @@ export class RunChecks {
     while (Date.now() < deadline) {
       // the culprit confirmed and every other silent rank's stack in, waiting for it: settled (once
       // the culprit's own requests are done: the trainer's own dump of it is the richest evidence)
-      const settled = this.model.settledStall(Date.now());
-      if (settled !== null && !this.sampler.busyWith(settled.culprit)) return;
+      if (verdictSettled(this.model, this.sampler)) return;
       // a rank answers dumps when the evidence holds one of its samples, or when the sampler has just
       // filed one that the evidence has not read back yet (the probe file is followed like any
       // file, up to a second behind): without the second, the stop could come before its judgement

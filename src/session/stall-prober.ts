@@ -32,6 +32,8 @@ interface Episode {
   inFlight: boolean;
   /** when a dump request went unanswered (trainer clock): no more signals until a dump shows up */
   unansweredAtS: number | null;
+  /** a verdict holds this silence: not checked again (settle) */
+  settled?: boolean;
 }
 
 export interface StallProberOptions {
@@ -75,7 +77,7 @@ export class StallProber {
         };
         this.episodes.set(c.rank, ep);
       }
-      if (ep.inFlight || now < ep.nextAtMs) continue;
+      if (ep.settled || ep.inFlight || now < ep.nextAtMs) continue;
       const pid = this.o.pidOf(c.rank);
       if (pid === undefined) continue;
       const episode = ep;
@@ -88,6 +90,15 @@ export class StallProber {
 
   stop(): void {
     this.stopped = true;
+  }
+
+  /**
+   * The silences now current are settled (a hang's verdict has all it needs): none of them is
+   * checked again, so no new round of hundreds of ranks goes out before the stop. A later silence
+   * of any rank (once it spoke again) is checked as ever.
+   */
+  settle(): void {
+    for (const ep of this.episodes.values()) ep.settled = true;
   }
 
   /**
@@ -130,7 +141,7 @@ export class StallProber {
       if (req.outcome === 'none-within-5s' || req.outcome === 'no-handler') ep.unansweredAtS = req.ts;
       ep.samples++;
     }
-    const j = this.o.model.silences(Date.now()).find((c) => c.rank === rank)?.judgement;
+    const j = this.o.model.silenceOf(rank, Date.now())?.judgement;
     const silenceMs = (this.o.model.trainerNowS(Date.now()) - ep.sinceTs) * 1000;
     // busy: look again when the silence has doubled; otherwise keep sampling
     const gap =

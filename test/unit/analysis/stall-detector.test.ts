@@ -134,6 +134,19 @@ describe('StallDetector localisation', () => {
     expect(stalls[0]).toMatchObject({ step: 4, where: 'in-step' });
   });
 
+  it('one rank asked alone (stallOf) says what the whole list says of it, at every moment', () => {
+    const d = new StallDetector();
+    run(d, 0, 3, 2);
+    const t1 = run(d, 1, 3, 2);
+    run(d, 2, 3, 2);
+    d.observe(beat(1, 4, t1, 'beat', 'step_start'));
+    d.observe(beat(0, 4, t1 + 1.5, 'beat', 'step_start'));
+    for (const at of [t1 + 1, t1 + 5, t1 + 12, t1 + 30])
+      for (const rank of [0, 1, 2, 3])
+        expect(d.stallOf(rank, at)).toEqual(d.stalls(at).find((s) => s.rank === rank) ?? null);
+    expect(d.stallOf(1, t1 + 30)).toMatchObject({ rank: 1, step: 4, where: 'in-step' });
+  });
+
   it('a boot of a new process resets what was learned', () => {
     const d = new StallDetector();
     const t = run(d, 0, 5, 2);
