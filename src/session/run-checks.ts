@@ -131,10 +131,9 @@ export class RunChecks {
     ])
       .then(() => debugLog(`run ${this.run.spec.runId}: every silent rank asked for its stack (${took()})`))
       .then(() => this.culpritsJudged())
-      .then(() => {
+      .then((settled) => {
         // nothing more to learn of these silences: no new round of them goes out before the stop
-        // (at 512 ranks on 2 cores a round still in flight held the stop back by up to 23 s)
-        this.prober.settle();
+        if (settled) this.prober.settle();
         debugLog(`run ${this.run.spec.runId}: culprit judged (${took()})`);
       })
       // a crash's peers look hung while their launcher is still on its way to stopping them: its
@@ -185,14 +184,14 @@ export class RunChecks {
    * On many ranks the first confirmed silence is often a rank waiting in a collective (blocked,
    * idle); the culprit whose stack is in its own code may still be between samples. Its judgement is
    * what the verdict names, so the stop waits (the prober keeps sampling) until no silent rank that
-   * answers dumps is still being checked, at most 15 s.
+   * answers dumps is still being checked, at most 15 s. True when it ended settled (verdictSettled).
    */
-  private async culpritsJudged(): Promise<void> {
+  private async culpritsJudged(): Promise<boolean> {
     const deadline = Date.now() + CULPRIT_WAIT_MS;
     while (Date.now() < deadline) {
       // the culprit confirmed and every other silent rank's stack in, waiting for it: settled (once
       // the culprit's own requests are done: the trainer's own dump of it is the richest evidence)
-      if (verdictSettled(this.model, this.sampler)) return;
+      if (verdictSettled(this.model, this.sampler)) return true;
       // a rank answers dumps when the evidence holds one of its samples, or when the sampler has just
       // filed one that the evidence has not read back yet (the probe file is followed like any
       // file, up to a second behind): without the second, the stop could come before its judgement
@@ -203,9 +202,10 @@ export class RunChecks {
             c.judgement?.state === 'checking' &&
             (c.judgement.evidence.samples > 0 || this.sampler.answeredSince(c.rank, c.sinceTs)),
         );
-      if (!open) return;
+      if (!open) return false;
       await new Promise((r) => setTimeout(r, 250));
     }
+    return false;
   }
 
   private launcherTeardown() {

@@ -18,6 +18,8 @@ const QUICK_SAMPLES = 3;
 const ROUND_MS = 500;
 const QUICK_GAP_MS = 1500;
 const SLOW_GAP_MS = 5000;
+/** how long the silences of a settled hang go unchecked (the stop comes well within it) */
+const SETTLED_HOLD_MS = 30_000;
 /** the second reading that gives a first CPU % */
 const CPU_WINDOW_MS = 500;
 
@@ -32,8 +34,8 @@ interface Episode {
   inFlight: boolean;
   /** when a dump request went unanswered (trainer clock): no more signals until a dump shows up */
   unansweredAtS: number | null;
-  /** a verdict holds this silence: not checked again (settle) */
-  settled?: boolean;
+  /** a settled verdict holds this silence: not checked before then (settle) */
+  heldUntilMs?: number;
 }
 
 export interface StallProberOptions {
@@ -77,7 +79,7 @@ export class StallProber {
         };
         this.episodes.set(c.rank, ep);
       }
-      if (ep.settled || ep.inFlight || now < ep.nextAtMs) continue;
+      if (ep.inFlight || now < ep.nextAtMs || now < (ep.heldUntilMs ?? 0)) continue;
       const pid = this.o.pidOf(c.rank);
       if (pid === undefined) continue;
       const episode = ep;
@@ -94,11 +96,14 @@ export class StallProber {
 
   /**
    * The silences now current are settled (a hang's verdict has all it needs): none of them is
-   * checked again, so no new round of hundreds of ranks goes out before the stop. A later silence
-   * of any rank (once it spoke again) is checked as ever.
+   * checked again for a while, so no new round of hundreds of ranks goes out before the stop (at
+   * 512 ranks on 2 cores a round in flight held it back by up to 23 s). A dashboard that keeps the
+   * hung run open sees them checked again after SETTLED_HOLD_MS; a later silence of any rank (once
+   * it spoke again) is checked as ever.
    */
   settle(): void {
-    for (const ep of this.episodes.values()) ep.settled = true;
+    const until = Date.now() + SETTLED_HOLD_MS;
+    for (const ep of this.episodes.values()) ep.heldUntilMs = until;
   }
 
   /**

@@ -1,7 +1,7 @@
 /**
- * Once a hang's verdict has all it needs, the silences it holds are not checked again: no new
- * round of hundreds of ranks goes out before the stop (at 512 ranks on 2 cores a round in flight
- * held the stop back by up to 23 s). A later silence of a rank is checked as ever. The rank is a
+ * Once a hang's verdict has all it needs, the silences it holds are not checked for a while (30 s):
+ * no new round of hundreds of ranks goes out before the stop (at 512 ranks on 2 cores a round in
+ * flight held the stop back by up to 23 s). A later silence of a rank is checked as ever. The rank is a
  * real process, read through /proc; the model and the sampler are the prober's two questions.
  */
 import { spawn } from 'node:child_process';
@@ -29,7 +29,7 @@ function silence(sinceTs: number): CurrentSilence {
 }
 
 describe('StallProber.settle', () => {
-  it('a settled silence gets no more checks; a new silence of the rank does', async () => {
+  it('a settled silence gets no check for a while; a new silence of the rank does', async () => {
     let current = silence(1000);
     const model = {
       silences: () => [current],
