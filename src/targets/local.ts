@@ -1,5 +1,5 @@
 import { spawn as spawnChild } from 'node:child_process';
-import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { appendFile, readdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import pty from '@lydell/node-pty';
