@@ -4,7 +4,6 @@
  */
 import type { DumpEvent } from '../ingest/events.js';
 import type { EvidenceState } from './evidence-state.js';
-import { rankIndex } from './rank-index.js';
 import type { CurrentSilence } from './silences.js';
 import { rankOfDump } from './silences.js';
 import { inCollective, programFrames, type StackDiff, stackDiff, stackKey } from './stack-diff.js';
@@ -105,8 +104,6 @@ export function headlineStall(
 export interface SettledStall {
   culprit: number;
   waiting: number[];
-  /** the culprit's own dump (the trainer's handler, py-spy) is in since its silence began */
-  culpritOwnDump: boolean;
 }
 
 /**
@@ -128,11 +125,5 @@ export function settledStall(s: EvidenceState, silences: CurrentSilence[]): Sett
     dumps.has(x.rank) || unanswered.has(x.rank) || /^[Tt]$/.test(x.judgement?.evidence.procState ?? '');
   const waiting = new Set(c.waiting);
   const settled = silences.every((x) => x.rank === c.rank || (waiting.has(x.rank) && heard(x)));
-  if (!settled) return null;
-  // the trainer's own dump (its handler, py-spy) is named without the hook's `@<request>`
-  const own = (rankIndex(s).dumps.get(c.rank) ?? []).some((f) => {
-    const d = s.dumps.get(f);
-    return !f.includes('@') && d?.ts !== undefined && d.ts >= since;
-  });
-  return { culprit: c.rank, waiting: c.waiting, culpritOwnDump: own };
+  return settled ? { culprit: c.rank, waiting: c.waiting } : null;
 }

@@ -73,13 +73,14 @@ export async function askEverySilentRank(
 
 /**
  * The hang's verdict has nothing more to learn: its culprit and every waiting rank's stack are in
- * (rank-stacks.ts), and the culprit's own dump (the trainer's handler: the richest evidence) is in
- * too or no request of it is under way. At 512 ranks on 2 cores waiting for a request of the
- * culprit when its own dump was already in cost seconds.
+ * (rank-stacks.ts), and no request of the culprit is under way (the trainer's own dump of it is the
+ * richest evidence). Not waiting for that request once an earlier dump of the trainer's own was in
+ * was tried: the request could still go out to the trainer's handler, whose dump names no rank, and
+ * the stop's close() left it unrecorded, so the dump was filed with none (a torchrun test caught it).
  */
 export function verdictSettled(model: LiveModel, sampler: StackSampler): boolean {
   const s = model.settledStall(Date.now());
-  return s !== null && (s.culpritOwnDump || !sampler.busyWith(s.culprit));
+  return s !== null && !sampler.busyWith(s.culprit);
 }
 
 /** the sampler's quiet(), or sooner once `settled()` holds (looked at every 250 ms) */
