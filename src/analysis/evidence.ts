@@ -27,7 +27,14 @@ import { headlineStall, type SettledStall, settledStall } from './rank-stacks.js
 import { type ManyRanks, manyRanksLive, type RankRow, rankRows } from './rank-table.js';
 import type { AnalysisResult, PastStallReport } from './result.js';
 import { matchOutput, matchSource, type Signature } from './signatures.js';
-import { type CurrentSilence, currentSilenceOf, currentSilences, pastStallReports } from './silences.js';
+import {
+  type CurrentSilence,
+  currentSilenceOf,
+  currentSilences,
+  pastStallReports,
+  type SilentRank,
+  silentRanks,
+} from './silences.js';
 import { inCollective, programFrames } from './stack-diff.js';
 import { StallDetector, type StallDetectorOptions } from './stall-detector.js';
 import { DEFAULT_JUDGE, type JudgeSettings } from './stall-judge.js';
@@ -300,6 +307,11 @@ export class Evidence {
   /** silent ranks now, each with what the facts taken during its silence say (stuck or slow) */
   silences(nowS: number): CurrentSilence[] {
     return currentSilences(this.s, nowS);
+  }
+
+  /** silent ranks now, not judged (cheap: ask silenceOf for the one a check is due for) */
+  silentRanks(nowS: number): SilentRank[] {
+    return silentRanks(this.s, nowS);
   }
 
   /** one rank's silence now, judged as silences() judges it (null: the rank is not silent) */

@@ -132,8 +132,23 @@ export function currentSilenceOf(s: EvidenceState, rank: number, nowS: number): 
   return st === null ? null : judged(s, st, nowS, false);
 }
 
+/** a silence as the detector sees it, with when it began; what it is, is not judged */
+export type SilentRank = StallInfo & { sinceTs: number };
+
+/**
+ * The silent ranks now, not judged: what is cheap enough to ask several times a second (which ranks
+ * a check is due for, whether any rank is silent at all). Judging is done per rank, when needed.
+ */
+export function silentRanks(s: EvidenceState, nowS: number): SilentRank[] {
+  return s.detector.stalls(nowS).map((st) => ({ ...st, sinceTs: sinceOf(s, st, nowS) }));
+}
+
+function sinceOf(s: EvidenceState, st: StallInfo, nowS: number): number {
+  return s.detector.position(st.rank)?.lastTs ?? nowS - st.silenceS;
+}
+
 function judged(s: EvidenceState, st: StallInfo, nowS: number, final: boolean): CurrentSilence {
-  const sinceTs = s.detector.position(st.rank)?.lastTs ?? nowS - st.silenceS;
+  const sinceTs = sinceOf(s, st, nowS);
   const judgement = s.probing ? judge(s, st.rank, sinceTs, nowS, st.thresholdS, final) : null;
   return { ...st, cpuBusy: cpuBusyOf(judgement), sinceTs, judgement };
 }

@@ -171,6 +171,12 @@ export class StallDetector {
     return out.map(({ onset: _onset, ...s }) => s);
   }
 
+  /** whether any rank is stalled now (stops at the first: asked several times a second) */
+  anyStall(nowS: number): boolean {
+    for (const rank of this.ranks.keys()) if (this.stallWithOnset(rank, nowS) !== null) return true;
+    return false;
+  }
+
   /** one rank's stall now, or null: what stalls() says of it, without judging every other rank */
   stallOf(rank: number, nowS: number): StallInfo | null {
     const st = this.stallWithOnset(rank, nowS);

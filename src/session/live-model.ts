@@ -4,7 +4,7 @@ import type { SettledStall } from '../analysis/rank-stacks.js';
 import type { ManyRanks } from '../analysis/rank-table.js';
 import { recoveredSummary } from '../analysis/recovered.js';
 import { DigestCollector } from '../analysis/run-digest.js';
-import type { CurrentSilence } from '../analysis/silences.js';
+import type { CurrentSilence, SilentRank } from '../analysis/silences.js';
 import type { BeatEvent } from '../ingest/events.js';
 import type { RunLayout } from '../ingest/run-files.js';
 import { RunFolderReader, views } from '../ingest/run-folder.js';
@@ -155,6 +155,22 @@ export class LiveModel {
   silences(nowMs: number): CurrentSilence[] {
     this.reader.settle();
     return this.evidence.silences(this.trainerNowS(nowMs));
+  }
+
+  /**
+   * whether any rank is silent now, without judging what its silence is: the questions asked
+   * several times a second (check often? sample stragglers?) need no more, and judging every
+   * silent rank for them took seconds of the engine's time while a hang of 512 ranks was concluded
+   */
+  anySilent(nowMs: number): boolean {
+    this.reader.settle();
+    return this.evidence.detector.anyStall(this.trainerNowS(nowMs));
+  }
+
+  /** silent ranks now, not judged (each one's judgement: silenceOf) */
+  silentRanks(nowMs: number): SilentRank[] {
+    this.reader.settle();
+    return this.evidence.silentRanks(this.trainerNowS(nowMs));
   }
 
   /** one rank's silence now, judged as silences() judges it (null: not silent) */

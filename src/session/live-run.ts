@@ -241,7 +241,7 @@ export class LiveRun {
 
   /** whether silent ranks want checking soon (every 250 ms instead of every second) */
   probeBusy(now: number): boolean {
-    return this.model.silences(now).length > 0 || this.checks?.busy === true;
+    return this.model.anySilent(now) || this.checks?.busy === true;
   }
 
   /** silent ranks are checked on the box while the run is live */

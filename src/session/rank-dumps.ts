@@ -54,7 +54,7 @@ export async function askEverySilentRank(
   // the requests under way finish (a stop would drop them unanswered) unless the verdict needs
   // nothing more from them: at 512 ranks on 2 cores the prober's round in flight took 17–35 s
   // (the culprit's own requests excepted: the trainer's own dump of it is the richest evidence)
-  const quiet = () => quietUnlessSettled(sampler, () => verdictSettled(model, sampler));
+  const quiet = () => quietUnlessSettled(sampler, settledWatch(model, sampler));
   const asks: Array<[number, number]> = [];
   for (const c of silent) {
     const pid = pidOf(c.rank);
@@ -82,6 +82,29 @@ export function verdictSettled(model: LiveModel, sampler: StackSampler): boolean
   const s = model.settledStall(Date.now());
   return s !== null && !sampler.busyWith(s.culprit);
 }
+
+/**
+ * verdictSettled, for a caller that asks every 250 ms: nothing is judged while the culprit last found
+ * is still being asked (settled needs its request done), and otherwise at most once a second.
+ * Judging every silent rank four times a second took a fifth of the engine's time while a hang of
+ * 512 ranks was concluded, and the node commands it waited on were answered that much later.
+ */
+export function settledWatch(model: LiveModel, sampler: StackSampler, nowMs = Date.now): () => boolean {
+  let culprit: number | null = null;
+  let judgedAtMs = Number.NEGATIVE_INFINITY;
+  return () => {
+    if (culprit !== null && sampler.busyWith(culprit)) return false;
+    const now = nowMs();
+    if (culprit === null && now - judgedAtMs < SETTLED_LOOK_MS) return false;
+    judgedAtMs = now;
+    const s = model.settledStall(now);
+    culprit = s?.culprit ?? null;
+    return s !== null && !sampler.busyWith(s.culprit);
+  };
+}
+
+/** how often settledWatch judges the silences while no culprit is known */
+const SETTLED_LOOK_MS = 1000;
 
 /** the sampler's quiet(), or sooner once `settled()` holds (looked at every 250 ms) */
 async function quietUnlessSettled(sampler: StackSampler, settled: () => boolean): Promise<void> {

@@ -12,7 +12,13 @@ import { debugLog, debugLogOn } from '../util/debug-log.js';
 import { HotFrameSampling } from './hot-frames.js';
 import { launcherTeardownDone } from './launcher-teardown.js';
 import type { LiveModel } from './live-model.js';
-import { askEverySilentRank, describeDumps, dumpEveryRank, verdictSettled } from './rank-dumps.js';
+import {
+  askEverySilentRank,
+  describeDumps,
+  dumpEveryRank,
+  settledWatch,
+  verdictSettled,
+} from './rank-dumps.js';
 import { StallProber } from './stall-prober.js';
 import type { HotFramesView } from './state.js';
 import { StragglerSampling, samplingMode } from './straggler-sampling.js';
@@ -188,10 +194,11 @@ export class RunChecks {
    */
   private async culpritsJudged(): Promise<boolean> {
     const deadline = Date.now() + CULPRIT_WAIT_MS;
+    const settled = settledWatch(this.model, this.sampler);
     while (Date.now() < deadline) {
       // the culprit confirmed and every other silent rank's stack in, waiting for it: settled (once
       // the culprit's own requests are done: the trainer's own dump of it is the richest evidence)
-      if (verdictSettled(this.model, this.sampler)) return true;
+      if (settled()) return true;
       // a rank answers dumps when the evidence holds one of its samples, or when the sampler has just
       // filed one that the evidence has not read back yet (the probe file is followed like any
       // file, up to a second behind): without the second, the stop could come before its judgement
@@ -202,7 +209,8 @@ export class RunChecks {
             c.judgement?.state === 'checking' &&
             (c.judgement.evidence.samples > 0 || this.sampler.answeredSince(c.rank, c.sinceTs)),
         );
-      if (!open) return false;
+      // (settled() judges at most once a second: the last word is a judgement of now)
+      if (!open) return verdictSettled(this.model, this.sampler);
       await new Promise((r) => setTimeout(r, 250));
     }
     return false;

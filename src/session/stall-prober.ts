@@ -61,11 +61,12 @@ export class StallProber {
   tick(): void {
     if (this.stopped) return;
     const now = Date.now();
-    const silent = this.o.model.silences(now);
-    for (const rank of this.episodes.keys())
-      if (!silent.some((c) => c.rank === rank)) this.episodes.delete(rank);
+    // which ranks are silent is cheap to know; what a silence is, is judged only for a rank whose
+    // check is due (judging all 512 four times a second took seconds of the engine's time)
+    const silent = this.o.model.silentRanks(now);
+    const silentSet = new Set(silent.map((c) => c.rank));
+    for (const rank of this.episodes.keys()) if (!silentSet.has(rank)) this.episodes.delete(rank);
     for (const c of silent) {
-      if (c.judgement?.hang) continue; // confirmed: nothing more to learn
       let ep = this.episodes.get(c.rank);
       if (ep === undefined || ep.sinceTs !== c.sinceTs) {
         ep = {
@@ -80,6 +81,8 @@ export class StallProber {
         this.episodes.set(c.rank, ep);
       }
       if (ep.inFlight || now < ep.nextAtMs || now < (ep.heldUntilMs ?? 0)) continue;
+      // confirmed: nothing more to learn
+      if (this.o.model.silenceOf(c.rank, now)?.judgement?.hang) continue;
       const pid = this.o.pidOf(c.rank);
       if (pid === undefined) continue;
       const episode = ep;

@@ -223,7 +223,7 @@ export class StragglerSampling {
     if (this.closed) return IDLE_GAP_MS;
     const now = Date.now();
     // a silent rank is the stall prober's: its samples, and a hang's stacks, are not disturbed
-    if (this.o.model.silences(now).length > 0) return IDLE_GAP_MS;
+    if (this.o.model.anySilent(now)) return IDLE_GAP_MS;
     const a = this.o.alternateS;
     if (a !== undefined && Math.floor((now - this.startMs) / (a * 1000)) % 2 === 1)
       return this.o.fastGapMs ?? FAST_GAP_MS;

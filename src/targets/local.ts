@@ -174,12 +174,14 @@ class LocalTail implements TailHandle, Disposable {
     this.schedule();
   }
   /**
-   * Every pollMs while the file grows; after 10 quiet polls the gap doubles up to 1 s: a run that
+   * Every pollMs while the file grows; after 3 quiet polls the gap doubles up to 1 s: a run that
    * prints nothing costs a stat call a second per file, and new bytes are still seen within a
-   * second (the dashboard publishes once a second anyway).
+   * second (the dashboard publishes once a second anyway). A file written in bursts (a rank's stack
+   * log, one dump per request) is not looked at ten times a second for a second after each: at 512
+   * ranks that was a fifth of the engine's time while a hang was concluded.
    */
   private schedule(): void {
-    const backoff = Math.min(1000, this.pollMs * 2 ** Math.max(0, Math.min(4, this.quiet - 10)));
+    const backoff = Math.min(1000, this.pollMs * 2 ** Math.max(0, Math.min(4, this.quiet - 3)));
     this.timer = setTimeout(
       () => {
         const before = this.pos;

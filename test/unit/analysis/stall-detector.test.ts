@@ -147,6 +147,21 @@ describe('StallDetector localisation', () => {
     expect(d.stallOf(1, t1 + 30)).toMatchObject({ rank: 1, step: 4, where: 'in-step' });
   });
 
+  it('anyStall says whether the list of stalls is empty, at every moment', () => {
+    const d = new StallDetector();
+    expect(d.anyStall(1000)).toBe(false);
+    run(d, 0, 3, 2);
+    const t1 = run(d, 1, 3, 2);
+    d.observe(beat(1, 4, t1, 'beat', 'step_start'));
+    d.observe(beat(0, 4, t1 + 1.5, 'beat', 'step_start'));
+    const seen = new Set<boolean>();
+    for (const at of [t1 + 0.5, t1 + 1, t1 + 5, t1 + 12, t1 + 30]) {
+      expect(d.anyStall(at)).toBe(d.stalls(at).length > 0);
+      seen.add(d.anyStall(at));
+    }
+    expect([...seen].sort()).toEqual([false, true]);
+  });
+
   it('a boot of a new process resets what was learned', () => {
     const d = new StallDetector();
     const t = run(d, 0, 5, 2);
