@@ -63,6 +63,7 @@ export class StackSampler {
     this.ladder = new TrainerDumpLadder(o, {
       closed: () => this.closed,
       record: (e) => this.record(e),
+      recordSignalled: (e) => this.probes.record(e),
       answered: (rank, at) => this.ranks.answeredAt(rank, at),
     });
   }
@@ -79,7 +80,9 @@ export class StackSampler {
 
   /**
    * No more signals: the run is being stopped. Requests not yet started return unanswered without
-   * a record, and one in flight is not recorded either (what a dying process does is no evidence).
+   * a record. One in flight is not recorded either (what a dying process does is no evidence), but
+   * for a trainer's-handler request whose signal went out: its dump names no rank, so it is waited
+   * for (≤ 5 s) and recorded, and quiet() waits for that.
    */
   close(): void {
     this.closed = true;

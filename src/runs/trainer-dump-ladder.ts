@@ -33,6 +33,11 @@ export interface LadderDeps {
   closed: () => boolean;
   /** append to the run's probe file */
   record: (e: ProbeEvent) => Promise<void>;
+  /**
+   * append a request whose signal went out, also once closed: its dump may still come, and a dump
+   * no record names is filed with no rank (the stop waits for it: StackSampler.quiet)
+   */
+  recordSignalled: (e: ProbeEvent) => Promise<void>;
   /** `rank`'s request made at `at` (trainer clock) got a dump */
   answered: (rank: number, at: number) => void;
 }
@@ -93,9 +98,13 @@ export class TrainerDumpLadder {
     const sigCgt = /^SigCgt:\s*([0-9a-fA-F]+)/m.exec(status ?? '')?.[1];
     let outcome: DumpOutcome;
     let file: string | undefined;
+    let signalled = false;
     if (sigCgt !== undefined && catchesSignal(sigCgt, SIGNUM.USR1!)) {
       const before = new Set(this.o.dumpsSeen().map((d) => d.file));
+      // closed now: no signal goes out (closed later: this one is waited for and recorded below)
+      if (this.d.closed()) return unrecorded;
       await target.signal(pid, 'USR1').catch(() => undefined);
+      signalled = true;
       const dump = await this.waitForDump(before, at);
       file = dump?.file;
       outcome = file === undefined ? 'none-within-5s' : 'written';
@@ -122,8 +131,8 @@ export class TrainerDumpLadder {
       ev.file = file;
       this.d.answered(rank, at);
     }
-    if (this.d.closed()) return ev;
-    await this.d.record(ev);
+    if (signalled) await this.d.recordSignalled(ev);
+    else if (!this.d.closed()) await this.d.record(ev);
     return ev;
   }
 
@@ -132,9 +141,9 @@ export class TrainerDumpLadder {
     atS: number,
   ): Promise<{ file: string; ts?: number } | undefined> {
     const deadline = Date.now() + DUMP_WAIT_MS;
-    // closed: the run is being stopped and this request will not be recorded, so the stop need not
-    // wait out the 5 s (a dump that still comes is filed with no rank)
-    while (Date.now() < deadline && !this.d.closed()) {
+    // also once closed: the signal went out, so its dump may come, and only this request's record
+    // can file it with its rank (the stop waits the at most 5 s; the verdict does not)
+    while (Date.now() < deadline) {
       // a new file, or one rewritten since (dump names are whole seconds: a second dump in the same
       // second overwrites the first); never the file filed for the request before this one
       // the stack hook's own dumps (`<log>@<id>`) are not the trainer's answer

@@ -46,9 +46,14 @@ export function pollGpuInto(
   return poller;
 }
 
+/** the process list's gap is at least this many times what the last query took */
+const PROC_COST_FACTOR = 20;
+/** and at most this long */
+const PROC_MAX_GAP_MS = 30_000;
+
 /**
  * One long-lived `nvidia-smi --query-gpu=… -lms 1000` stream (one process, not one per second)
- * plus a per-process query every few seconds. nvidia-smi can itself hang when the driver is wedged:
+ * plus a per-process query every few seconds (less often where a query is slow). nvidia-smi can itself hang when the driver is wedged:
  * a stream silent for `staleMs` is reported and restarted. A missing nvidia-smi is reported, not fatal.
  */
 export class GpuPoller {
@@ -59,6 +64,8 @@ export class GpuPoller {
   private stopped = false;
   private latest = new Map<number, GpuSample>();
   private processes: GpuProcess[] = [];
+  /** the process list is asked for (not once nvidia-smi is found missing, nor after stop) */
+  private procsOn = false;
 
   constructor(
     private readonly target: Target,
@@ -71,8 +78,7 @@ export class GpuPoller {
   start(): void {
     this.stopped = false;
     this.startStream();
-    this.procTimer = setInterval(() => void this.pollProcesses(), this.opts.procEveryMs ?? 3000);
-    this.procTimer.unref?.();
+    this.procsOn = true;
     void this.pollProcesses();
     const stale = this.opts.staleMs ?? 10_000;
     this.watchdog = setInterval(() => {
@@ -133,20 +139,34 @@ export class GpuPoller {
       // A missing tool will not appear by itself; anything else is retried. Nor is it worth asking
       // for its processes every few seconds (a fork of this process each time).
       if (!missing) setTimeout(() => this.startStream(), 2000).unref?.();
-      else if (this.procTimer) clearInterval(this.procTimer);
+      else this.stopProcs();
     });
   }
 
   private async pollProcesses(): Promise<void> {
+    const t0 = Date.now();
     // a failed query is reported through the stream's state, not by a second message
     this.processes = (await gpuProcessesOf(this.target, this.smi, 5000)) ?? this.processes;
+    if (this.stopped || !this.procsOn) return;
+    // each query is a fork of nsa-dbg (or a command over SSH): where one is slow (a loaded box: 370
+    // ms of the engine's one thread each, at 512 simulated ranks on 2 cores) it is asked less often,
+    // so that the process list takes at most a twentieth of the time
+    const every = this.opts.procEveryMs ?? 3000;
+    const gap = Math.min(PROC_MAX_GAP_MS, Math.max(every, PROC_COST_FACTOR * (Date.now() - t0)));
+    this.procTimer = setTimeout(() => void this.pollProcesses(), gap);
+    this.procTimer.unref?.();
+  }
+
+  private stopProcs(): void {
+    this.procsOn = false;
+    if (this.procTimer) clearTimeout(this.procTimer);
   }
 
   stop(): void {
     this.stopped = true;
     this.stream?.kill();
     this.stream = null;
-    if (this.procTimer) clearInterval(this.procTimer);
+    this.stopProcs();
     if (this.watchdog) clearInterval(this.watchdog);
   }
 }

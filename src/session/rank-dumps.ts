@@ -53,8 +53,8 @@ export async function askEverySilentRank(
   if (silent.length < 2) return sampler.quiet();
   // the requests under way finish (a stop would drop them unanswered) unless the verdict needs
   // nothing more from them: at 512 ranks on 2 cores the prober's round in flight took 17–35 s
-  // (the culprit's own requests excepted: the trainer's own dump of it is the richest evidence)
-  const quiet = () => quietUnlessSettled(sampler, settledWatch(model, sampler));
+  // (the stop still waits for a trainer's-handler request whose signal went out: it is recorded)
+  const quiet = () => quietUnlessSettled(sampler, settledWatch(model));
   const asks: Array<[number, number]> = [];
   for (const c of silent) {
     const pid = pidOf(c.rank);
@@ -73,37 +73,31 @@ export async function askEverySilentRank(
 
 /**
  * The hang's verdict has nothing more to learn: its culprit and every waiting rank's stack are in
- * (rank-stacks.ts), and no request of the culprit is under way (the trainer's own dump of it is the
- * richest evidence). Not waiting for that request once an earlier dump of the trainer's own was in
- * was tried: the request could still go out to the trainer's handler, whose dump names no rank, and
- * the stop's close() left it unrecorded, so the dump was filed with none (a torchrun test caught it).
+ * (rank-stacks.ts). A request of the culprit still under way is not waited for: the stop waits for
+ * it instead (a trainer's-handler request whose signal went out is recorded also after the stop's
+ * close(), so its dump is filed with the culprit's rank, and the verdict after the exit reads it).
+ * Waiting for it here held the verdict back 9–28 s at 512 ranks on 2 cores.
  */
-export function verdictSettled(model: LiveModel, sampler: StackSampler): boolean {
-  const s = model.settledStall(Date.now());
-  return s !== null && !sampler.busyWith(s.culprit);
+export function verdictSettled(model: LiveModel): boolean {
+  return model.settledStall(Date.now()) !== null;
 }
 
 /**
- * verdictSettled, for a caller that asks every 250 ms: nothing is judged while the culprit last found
- * is still being asked (settled needs its request done), and otherwise at most once a second.
- * Judging every silent rank four times a second took a fifth of the engine's time while a hang of
- * 512 ranks was concluded, and the node commands it waited on were answered that much later.
+ * verdictSettled, for a caller that asks every 250 ms: judged at most once a second. Judging every
+ * silent rank four times a second took a fifth of the engine's time while a hang of 512 ranks was
+ * concluded, and the node commands it waited on were answered that much later.
  */
-export function settledWatch(model: LiveModel, sampler: StackSampler, nowMs = Date.now): () => boolean {
-  let culprit: number | null = null;
+export function settledWatch(model: LiveModel, nowMs = Date.now): () => boolean {
   let judgedAtMs = Number.NEGATIVE_INFINITY;
   return () => {
-    if (culprit !== null && sampler.busyWith(culprit)) return false;
     const now = nowMs();
-    if (culprit === null && now - judgedAtMs < SETTLED_LOOK_MS) return false;
+    if (now - judgedAtMs < SETTLED_LOOK_MS) return false;
     judgedAtMs = now;
-    const s = model.settledStall(now);
-    culprit = s?.culprit ?? null;
-    return s !== null && !sampler.busyWith(s.culprit);
+    return model.settledStall(now) !== null;
   };
 }
 
-/** how often settledWatch judges the silences while no culprit is known */
+/** how often settledWatch judges the silences */
 const SETTLED_LOOK_MS = 1000;
 
 /** the sampler's quiet(), or sooner once `settled()` holds (looked at every 250 ms) */

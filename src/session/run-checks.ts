@@ -25,6 +25,10 @@ import { StragglerSampling, samplingMode } from './straggler-sampling.js';
 import { TeardownSnapshot, type TeardownSnapshotOptions } from './teardown-snapshot.js';
 
 const CULPRIT_WAIT_MS = 15_000;
+/** up to this many ranks a confirmation is looked for at every tick; past it once a second */
+const FEW_RANKS = 16;
+const MANY_RANKS_LOOK_MS = 1000;
+
 /** how often the engine log says what the checks know of the ranks until a hang is confirmed */
 const SILENCE_LOG_MS = 30_000;
 
@@ -41,6 +45,8 @@ export class RunChecks {
   private readonly stragglers: StragglerSampling;
   private hot: HotFrameSampling | null = null;
   private confirmed: CurrentSilence | null = null;
+  /** when the silences were last judged for a confirmation (tick) */
+  private lookedAtMs = Number.NEGATIVE_INFINITY;
   private waiters: Array<(c: CurrentSilence) => void> = [];
   private nextSilenceLogMs = 0;
 
@@ -114,7 +120,12 @@ export class RunChecks {
   tick(): void {
     this.prober.tick();
     if (this.confirmed !== null) return;
-    const c = this.model.confirmedStall(Date.now());
+    // the look judges every silent rank: on many ranks once a second (at 512 silent ranks, four
+    // looks a second were a seventh of the engine's time until the hang was confirmed)
+    const now = Date.now();
+    if (this.model.rankPids.size > FEW_RANKS && now - this.lookedAtMs < MANY_RANKS_LOOK_MS) return;
+    this.lookedAtMs = now;
+    const c = this.model.confirmedStall(now);
     if (c === null) {
       this.logSilences();
       return;
@@ -194,10 +205,10 @@ export class RunChecks {
    */
   private async culpritsJudged(): Promise<boolean> {
     const deadline = Date.now() + CULPRIT_WAIT_MS;
-    const settled = settledWatch(this.model, this.sampler);
+    const settled = settledWatch(this.model);
     while (Date.now() < deadline) {
-      // the culprit confirmed and every other silent rank's stack in, waiting for it: settled (once
-      // the culprit's own requests are done: the trainer's own dump of it is the richest evidence)
+      // the culprit confirmed and every other silent rank's stack in, waiting for it: settled (a
+      // request of the culprit still under way is the stop's to wait for, not the verdict's)
       if (settled()) return true;
       // a rank answers dumps when the evidence holds one of its samples, or when the sampler has just
       // filed one that the evidence has not read back yet (the probe file is followed like any
@@ -210,7 +221,7 @@ export class RunChecks {
             (c.judgement.evidence.samples > 0 || this.sampler.answeredSince(c.rank, c.sinceTs)),
         );
       // (settled() judges at most once a second: the last word is a judgement of now)
-      if (!open) return verdictSettled(this.model, this.sampler);
+      if (!open) return verdictSettled(this.model);
       await new Promise((r) => setTimeout(r, 250));
     }
     return false;

@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -57,6 +57,24 @@ describe('GPU poller against real processes', () => {
       utilPct: 97,
     });
     expect(u.processes[0]).toEqual({ pid: 4162, name: 'python3', usedMiB: 912 });
+  });
+
+  it('asks for the process list less often where one query is slow (a loaded box)', async () => {
+    // each process query takes 0.3 s and leaves a mark: at least 20 × 0.3 s = 6 s between them,
+    // where the asked-for 100 ms would have made about 25 in 3 s
+    const marks = join(mkdtempSync(join(tmpdir(), 'nsa-smi-marks-')), 'asked');
+    const smi = fakeSmi(
+      [
+        'case "$*" in',
+        `  *query-compute-apps*) echo x >> ${marks}; sleep 0.3; echo "4162, python3, 912";;`,
+        '  *) while true; do echo "2026/11/22 02:42:49.719, 0, NVIDIA H200, 637, 143771, 97, 40, 123.20"; sleep 0.1; done;;',
+        'esac',
+      ].join('\n'),
+    );
+    const updates = start([smi], { procEveryMs: 100 });
+    await waitUntil(() => updates.find((x) => x.processes.length > 0), { what: 'the first process list' });
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(readFileSync(marks, 'utf8').trim().split('\n')).toHaveLength(1);
   });
 
   it('notices an nvidia-smi that hangs and restarts it', async () => {

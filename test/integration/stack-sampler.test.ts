@@ -2,8 +2,8 @@
  * The stack sampler against real processes (python3 with a SIGUSR1 handler, LocalTarget): a stop may
  * only signal the trainer once no filed dump can be overwritten. Dumps are named by the second
  * (like nsa-vibe's), so `quiet()` resolves only after the second of the last filed dump; and a
- * request still waiting for its dump when the run is being stopped (closed) gives up at once
- * instead of holding the stop for the 5 s dump wait. With the stack hook, a stop also waits out the
+ * request whose signal went out before the run was being stopped (closed) is still waited for and
+ * recorded (the trainer's dump names no rank: only its request's record files it with one). With the stack hook, a stop also waits out the
  * in-python window of its last signal, so Python that only the stop lets run reads as no answer.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -21,12 +21,15 @@ import { waitUntil } from '../helpers/wait.js';
 
 const HOOK = join(import.meta.dirname, '..', '..', 'src', 'stacks');
 
-// a handler that writes a dump named by the second (ANSWER=1), or one that never writes (ANSWER=0)
+// a handler that writes a dump named by the second (ANSWER=1), a second late (ANSWER=late), or one
+// that never writes (ANSWER=0)
 const TRAINER = `
 import os, signal, sys, time
 out = sys.argv[1]
 def dump(signum, frame):
-    if os.environ["ANSWER"] == "1":
+    if os.environ["ANSWER"] == "late":
+        time.sleep(1)
+    if os.environ["ANSWER"] != "0":
         with open(os.path.join(out, "stackdump_%d.txt" % int(time.time())), "w") as f:
             f.write("Signal 10 at %sZ\\n" % time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()))
 signal.signal(signal.SIGUSR1, dump)
@@ -42,11 +45,13 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-async function trainer(answer: boolean): Promise<{ pid: number; dir: string; sampler: StackSampler }> {
+async function trainer(
+  answer: boolean | 'late',
+): Promise<{ pid: number; dir: string; sampler: StackSampler }> {
   const dir = mkdtempSync(join(tmpdir(), 'nsa-sampler-'));
   dirs.push(dir);
   const child = spawn('python3', ['-u', '-c', TRAINER, dir], {
-    env: { ...process.env, ANSWER: answer ? '1' : '0' },
+    env: { ...process.env, ANSWER: answer === 'late' ? 'late' : answer ? '1' : '0' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.push(child);
@@ -94,20 +99,45 @@ describe('stack sampler: a stop never lets a late dump overwrite a filed one, no
     ]);
   });
 
-  it('closed while a request waits for its dump: it gives up unrecorded, and quiet() does not wait 5 s', async () => {
+  it('closed after its signal went out: the request is still waited for and recorded, so its dump is filed with its rank', async () => {
+    const { pid, dir, sampler } = await trainer('late');
+    const t0 = Date.now();
+    const pending = sampler.request(1, pid, 'suspect');
+    // the signal went out (the handler answers a second later): now the run is being stopped
+    await waitUntil(() => Date.now() - t0 > 300);
+    sampler.close();
+    await sampler.quiet();
+    const req = await pending;
+    expect(req.outcome).toBe('written');
+    // quiet() waited for it: the stop signals the trainer only once it is recorded
+    expect(records(dir)).toMatchObject([
+      { kind: 'dump-request', rank: 1, outcome: 'written', file: req.file },
+    ]);
+  });
+
+  it('closed after its signal went out to a rank that never answers: recorded unanswered after the 5 s', async () => {
     const { pid, dir, sampler } = await trainer(false);
     const t0 = Date.now();
     const pending = sampler.request(1, pid, 'suspect');
-    // the signal went out (the process answers nothing): now the run is being stopped
     await waitUntil(() => Date.now() - t0 > 300);
     sampler.close();
     await sampler.quiet();
     const req = await pending;
     expect(req.outcome).toBe('none-within-5s');
     expect(sampler.answeredSince(1, 0)).toBe(false);
-    expect(Date.now() - t0).toBeLessThan(DUMP_WAIT_MS);
-    // nothing learnt during a stop is evidence: no record
-    expect(readdirSync(dir)).not.toContain(PROBES_FILE);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(DUMP_WAIT_MS);
+    expect(records(dir)).toMatchObject([{ kind: 'dump-request', rank: 1, outcome: 'none-within-5s' }]);
+  });
+
+  it('closed before its signal: no signal, no record, no wait', async () => {
+    const { pid, dir, sampler } = await trainer(true);
+    sampler.close();
+    const t0 = Date.now();
+    const req = await sampler.request(1, pid, 'suspect');
+    await sampler.quiet();
+    expect(req.file).toBeUndefined();
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(readdirSync(dir).filter((f) => f.startsWith('stackdump_') || f === PROBES_FILE)).toEqual([]);
   });
 
   it('closed: a check that was still reading /proc appends nothing (the files were read for the last time)', async () => {
