@@ -141,11 +141,14 @@ export class RunChecks {
     const t0 = Date.now();
     const took = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
     // both at once: the facts' /proc read waits behind the prober's round of every silent rank's
-    // (seconds at 512 ranks), and the asks need nothing from it
-    void Promise.all([
-      this.prober.recordNow(c.rank),
-      askEverySilentRank(this.sampler, this.model, (r) => this.pidOf(r)),
-    ])
+    // (seconds at 512 ranks), and neither the asks nor the verdict need anything from it; the stop
+    // waits for it (up to 6.5 s after the verdict at 512 ranks on 2 cores: the culprit's node's
+    // commands in a row)
+    const facts = this.prober.recordNow(c.rank).then(
+      () => debugLog(`run ${this.run.spec.runId}: the decision's facts recorded (${took()})`),
+      (e: unknown) => debugLog(`run ${this.run.spec.runId}: the decision's facts: ${(e as Error).message}`),
+    );
+    void askEverySilentRank(this.sampler, this.model, (r) => this.pidOf(r))
       .then(() => debugLog(`run ${this.run.spec.runId}: every silent rank asked for its stack (${took()})`))
       .then(() => this.culpritsJudged())
       .then((settled) => {
@@ -153,6 +156,7 @@ export class RunChecks {
         if (settled) this.prober.settle();
         debugLog(`run ${this.run.spec.runId}: culprit judged (${took()})`);
       })
+      .then(() => facts)
       // a crash's peers look hung while their launcher is still on its way to stopping them: its
       // teardown, not ours, is what the last words must record (launcher-teardown.ts)
       .then(() => this.launcherTeardown())
