@@ -48,8 +48,8 @@ export function pollGpuInto(
 
 /** the process list's gap is at least this many times what the last query took */
 const PROC_COST_FACTOR = 20;
-/** and at most this long */
-const PROC_MAX_GAP_MS = 30_000;
+/** and at most this long: a process that is gone leaves the list within seconds */
+const PROC_MAX_GAP_MS = 5_000;
 
 /**
  * One long-lived `nvidia-smi --query-gpu=… -lms 1000` stream (one process, not one per second)
