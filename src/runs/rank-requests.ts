@@ -1,13 +1,10 @@
 /**
- * Per rank, what stack requests did: when it was last asked, how many requests are under way, when
- * its newest answered one was made. The stall prober asks whether a silent rank answered since its
- * silence began; a settled verdict waits only while the culprit's request is under way.
+ * Per rank, what stack requests did: when it was last asked, when its newest answered one was made.
+ * The stall prober asks whether a silent rank answered since its silence began.
  */
 export class RankRequests {
   /** when each rank was last asked (trainer clock), queued requests included */
   private readonly asked = new Map<number, number>();
-  /** requests under way per rank */
-  private readonly underWay = new Map<number, number>();
   /** when each rank's newest answered request was made (trainer clock) */
   private readonly answered = new Map<number, number>();
 
@@ -27,22 +24,5 @@ export class RankRequests {
   /** when `rank` was last asked for its stack (trainer clock), if ever */
   lastAskedS(rank: number): number | undefined {
     return this.asked.get(rank);
-  }
-
-  /** whether a request of `rank` is still under way */
-  busyWith(rank: number): boolean {
-    return (this.underWay.get(rank) ?? 0) > 0;
-  }
-
-  /** `p` counts as under way for `rank` until it settles */
-  counted<T>(rank: number, p: Promise<T>): Promise<T> {
-    this.underWay.set(rank, (this.underWay.get(rank) ?? 0) + 1);
-    const done = () => {
-      const n = (this.underWay.get(rank) ?? 1) - 1;
-      if (n > 0) this.underWay.set(rank, n);
-      else this.underWay.delete(rank);
-    };
-    p.then(done, done);
-    return p;
   }
 }

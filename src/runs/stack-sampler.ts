@@ -139,14 +139,9 @@ export class StackSampler {
       const flight = this.requestHooked(rank, pid, w, purpose, opts.batch === true, opts.facts);
       this.inFlight.add(flight);
       void flight.finally(() => this.inFlight.delete(flight));
-      return this.ranks.counted(rank, flight);
+      return flight;
     }
-    return this.ranks.counted(rank, this.queued(rank, pid, purpose));
-  }
-
-  /** whether a request of `rank` (and the trainer's own dump it may lead to) is still under way */
-  busyWith(rank: number): boolean {
-    return this.ranks.busyWith(rank);
+    return this.queued(rank, pid, purpose);
   }
 
   /** the trainer's own handler's ladder, after every request queued before it */

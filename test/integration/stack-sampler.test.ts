@@ -74,6 +74,17 @@ async function trainer(
   return { pid: child.pid!, dir, sampler };
 }
 
+/** rank 1 asked for its stack, the run stopped (close) 300 ms after the signal went out, quiet() done */
+async function closedAfterSignal(answer: boolean | 'late') {
+  const { pid, dir, sampler } = await trainer(answer);
+  const t0 = Date.now();
+  const pending = sampler.request(1, pid, 'suspect');
+  await waitUntil(() => Date.now() - t0 > 300);
+  sampler.close();
+  await sampler.quiet();
+  return { dir, sampler, req: await pending };
+}
+
 const records = (dir: string) =>
   readFileSync(join(dir, PROBES_FILE), 'utf8')
     .split('\n')
@@ -100,14 +111,8 @@ describe('stack sampler: a stop never lets a late dump overwrite a filed one, no
   });
 
   it('closed after its signal went out: the request is still waited for and recorded, so its dump is filed with its rank', async () => {
-    const { pid, dir, sampler } = await trainer('late');
-    const t0 = Date.now();
-    const pending = sampler.request(1, pid, 'suspect');
-    // the signal went out (the handler answers a second later): now the run is being stopped
-    await waitUntil(() => Date.now() - t0 > 300);
-    sampler.close();
-    await sampler.quiet();
-    const req = await pending;
+    // the handler answers a second after the signal; the run is stopped in between
+    const { dir, req } = await closedAfterSignal('late');
     expect(req.outcome).toBe('written');
     // quiet() waited for it: the stop signals the trainer only once it is recorded
     expect(records(dir)).toMatchObject([
@@ -116,13 +121,8 @@ describe('stack sampler: a stop never lets a late dump overwrite a filed one, no
   });
 
   it('closed after its signal went out to a rank that never answers: recorded unanswered after the 5 s', async () => {
-    const { pid, dir, sampler } = await trainer(false);
     const t0 = Date.now();
-    const pending = sampler.request(1, pid, 'suspect');
-    await waitUntil(() => Date.now() - t0 > 300);
-    sampler.close();
-    await sampler.quiet();
-    const req = await pending;
+    const { dir, req, sampler } = await closedAfterSignal(false);
     expect(req.outcome).toBe('none-within-5s');
     expect(sampler.answeredSince(1, 0)).toBe(false);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(DUMP_WAIT_MS);
