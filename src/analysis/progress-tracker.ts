@@ -84,6 +84,11 @@ export class ProgressTracker {
 
   constructor(private readonly settings: TrackerSettings) {}
 
+  /** where the last record put the rank (progressPosition) */
+  get lastPosition(): number {
+    return this.position;
+  }
+
   /** whether the record moves this tracker (records that are not progress only update memory) */
   static isProgress(msg: string): boolean {
     return PHASE_MSGS.has(msg);

@@ -204,8 +204,9 @@ export class StallDetector {
    * source taken together (what another source said in it cuts it into shorter silences).
    */
   pastStalls(): PastStall[] {
-    const kept: Array<PastStall & { source: StepSource; firstStep: boolean }> = [];
-    for (const { fromPosition, ...p } of this.past) {
+    const kept: typeof this.past = [];
+    for (const p of this.past) {
+      const { fromPosition } = p;
       const others = [...(this.ranks.get(p.rank) ?? new Map<StepSource, ProgressTracker>())].filter(
         ([s]) => s !== p.source,
       );
@@ -227,8 +228,33 @@ export class StallDetector {
       else if (PREFERENCE.indexOf(p.source) < PREFERENCE.indexOf(kept[same]!.source)) kept[same] = p;
     }
     return kept
-      .map(({ source: _s, firstStep: _f, ...p }) => p)
+      .map(({ source, firstStep: _f, fromPosition, ...p }) => ({
+        ...p,
+        ...this.placedBy(p, source, fromPosition),
+      }))
       .sort((a, b) => a.declaredTs - b.declaredTs || a.rank - b.rank);
+  }
+
+  /**
+   * Where a recovered stall was, as the live hang said it: a richer source still silent past its own
+   * threshold when this one spoke again, and further on than this one before the silence, places it
+   * (the demo's step line came through the terminal a poll before its heartbeat was read: for that
+   * moment the stall read "step 5", where the hang it replaced had said "step 6, in it"). A source
+   * that went quiet long before (a heartbeat file abandoned at step 2) is behind, and places nothing.
+   */
+  private placedBy(
+    p: PastStall,
+    source: StepSource,
+    fromPosition: number,
+  ): Pick<PastStall, 'step' | 'where'> {
+    const bySource = this.ranks.get(p.rank);
+    for (const s of PREFERENCE.slice(0, PREFERENCE.indexOf(source))) {
+      const t = bySource?.get(s);
+      if (t === undefined || t.lastTs === null || t.waiting === null) continue;
+      if (t.lastTs >= p.resumedTs || p.resumedTs - t.lastTs <= t.threshold()) continue;
+      if (t.lastPosition >= fromPosition) return { step: t.waitingStep, where: t.waiting };
+    }
+    return { step: p.step, where: p.where };
   }
 
   /** the latest start of any rank before `beforeTs` (`floor` when none was later) */

@@ -294,3 +294,41 @@ describe('StallDetector: a late line of an earlier step is not the rank moving o
     expect(d.pastStalls()[0]!.silenceS).toBeCloseTo(20, 5);
   });
 });
+
+describe('StallDetector: a stall that recovered is placed where the rank was, as the hang was', () => {
+  // the demo on CI: stopped just after step 6's start heartbeat, before step 6's line (its output
+  // last said step 5); after SIGCONT step 6's line came through the terminal at once while the
+  // heartbeat file was read a poll later: for that moment the banner said "recovered … stalled at
+  // step 5", where the HANG it replaced had said step 6
+  const stopped = () => {
+    const d = new StallDetector();
+    const t = run(d, 0, 5, 1);
+    for (let s = 1; s <= 5; s++) {
+      d.observe({ rank: 0, step: s, ts: (s - 1) * 1.002 + 0.01, msg: 'beat' }, 'output');
+      d.observe({ rank: 0, step: s, ts: s * 1.002 - 0.001, msg: 'step_end' }, 'output');
+    }
+    d.observe(beat(0, 6, t, 'beat', 'step_start'));
+    return { d, t };
+  };
+
+  it('the output spoke again first: the stall is at step 6, in it, as the hang said', () => {
+    const { d, t } = stopped();
+    expect(d.stalls(t + 19)).toMatchObject([{ rank: 0, step: 6, where: 'in-step' }]);
+    d.observe({ rank: 0, step: 6, ts: t + 20, msg: 'step_end' }, 'output');
+    expect(d.stalls(t + 20.1)).toEqual([]);
+    expect(d.pastStalls()).toMatchObject([{ rank: 0, step: 6, where: 'in-step' }]);
+    // and once the heartbeats are read, the same stall, once
+    d.observe(beat(0, 6, t + 20.001, 'progress'));
+    expect(d.pastStalls()).toMatchObject([{ rank: 0, step: 6, where: 'in-step' }]);
+    expect(d.pastStalls()).toHaveLength(1);
+  });
+
+  it('heartbeats that stopped long before (the file abandoned at step 2) never place a later stall', () => {
+    const d = new StallDetector();
+    let t = run(d, 0, 2, 1);
+    for (let s = 3; s <= 8; s++) d.observe({ rank: 0, step: s, ts: t + (s - 3), msg: 'step_end' }, 'output');
+    t += 5;
+    d.observe({ rank: 0, step: 9, ts: t + 20, msg: 'step_end' }, 'output');
+    expect(d.pastStalls()).toMatchObject([{ rank: 0, step: 9, where: 'in-step' }]);
+  });
+});
