@@ -79,6 +79,8 @@ export class ProgressTracker {
   private readonly times: number[] = [];
   /** the position (progressPosition) of each kept record time */
   private readonly timePositions: number[] = [];
+  /** threshold() until the next record */
+  private thresholdMemo: number | null = null;
   /** the last record's position */
   private position = Number.NEGATIVE_INFINITY;
 
@@ -123,6 +125,7 @@ export class ProgressTracker {
       this.gaps.push(interval);
       if (this.gaps.length > GAP_HISTORY) this.gaps.shift();
     }
+    this.thresholdMemo = null;
     if (r.msg === 'beat') this.sawBeat = true;
     this.pid = r.pid ?? this.pid;
     this.step = r.step;
@@ -183,7 +186,17 @@ export class ProgressTracker {
     return hist !== undefined && hist.length > 0 ? Math.max(...hist) : null;
   }
 
+  /**
+   * The threshold changes only with a record (the phase waited in, the history learned), yet it is
+   * asked for every rank and source each time silence is looked at: at 512 ranks it was the largest
+   * single cost of the dashboard's snapshot, so it is kept until the next record.
+   */
   threshold(): number {
+    this.thresholdMemo ??= this.computeThreshold();
+    return this.thresholdMemo;
+  }
+
+  private computeThreshold(): number {
     const { k, floorS, firstStepAllowanceS } = this.settings;
     const firstStepLimit = Math.max(floorS, firstStepAllowanceS);
     if (this.waiting === null || this.waiting === 'boot') return firstStepLimit;
