@@ -11,8 +11,8 @@ import type { GpuProcess, ProbeEvent, TeardownRank } from '../ingest/events.js';
 import { oomKillsOf } from '../runs/kernel-log.js';
 import type { ProbeFile } from '../runs/probe-file.js';
 import { type ProcReadingWithSignals, readProcMany } from '../runs/proc-batch.js';
-import { cpuPctBetween } from '../runs/proc-facts.js';
-import type { PidRouting, Target } from '../targets/target.js';
+import { cpuPctBetween, localProcStates } from '../runs/proc-facts.js';
+import { type PidRouting, procIsLocal, type Target } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
 import { gpuProcessesOf } from './gpu-poller.js';
 import type { LiveModel } from './live-model.js';
@@ -53,6 +53,9 @@ type Readings = { at: number; procs: Map<number, ProcReadingWithSignals> };
 
 const ended = (r: ProcReadingWithSignals | undefined) =>
   r === undefined || r.state === 'Z' || r.state === 'X';
+
+const exitedText = (gone: number[]) =>
+  `${gone.length > 1 ? `ranks ${gone.join(', ')}` : `rank ${gone[0]}`} exited`;
 
 export class TeardownSnapshot {
   private stopped = false;
@@ -109,11 +112,19 @@ export class TeardownSnapshot {
     const ranks = this.o.ranks();
     if (ranks.length < 2) return;
     const at = Date.now();
-    const procs = await readProcMany(this.o.target, [...new Set(ranks.map(([, p]) => p))]).catch(() => null);
+    const pids = [...new Set(ranks.map(([, p]) => p))];
+    if (procIsLocal(this.o.target)) {
+      // states alone, read synchronously: the snapshot reads every fact itself when one has ended
+      const states = localProcStates(pids);
+      const gone = ranks.filter(([, p]) => !states.has(p) || states.get(p) === 'Z' || states.get(p) === 'X');
+      if (gone.length > 0 && gone.length < ranks.length) this.take(exitedText(gone.map(([r]) => r)), null);
+      return;
+    }
+    const procs = await readProcMany(this.o.target, pids).catch(() => null);
     if (procs === null || this.taking !== null || this.stopped) return;
     const gone = ranks.filter(([, p]) => ended(procs.get(p))).map(([r]) => r);
     if (gone.length === 0 || gone.length === ranks.length) return;
-    this.take(`${gone.length > 1 ? `ranks ${gone.join(', ')}` : `rank ${gone[0]}`} exited`, { at, procs });
+    this.take(exitedText(gone), { at, procs });
   }
 
   /** the first sign that the run is being torn down, and when it was seen; null while none */
