@@ -54,7 +54,8 @@ const PROC_MAX_GAP_MS = 5_000;
 /**
  * One long-lived `nvidia-smi --query-gpu=… -lms 1000` stream (one process, not one per second)
  * plus a per-process query every few seconds (less often where a query is slow). nvidia-smi can
- * itself hang when the driver is wedged: a stream silent for `staleMs` is reported and restarted. A missing nvidia-smi is reported, not fatal.
+ * itself hang when the driver is wedged: a stream silent for `staleMs` is reported and restarted.
+ * A missing nvidia-smi is reported, not fatal.
  */
 export class GpuPoller {
   private stream: StreamHandle | null = null;

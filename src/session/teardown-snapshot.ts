@@ -7,13 +7,14 @@
  * ends, the kernel log of each rank's node is read for OOM kills of its pids (the cause of a SIGKILL
  * that leaves no last words), recorded as `oom-kill` events.
  */
-import type { GpuProcess, ProbeEvent, TeardownRank } from '../ingest/events.js';
+import type { GpuProcess, ProbeEvent, ProcState, TeardownRank } from '../ingest/events.js';
 import { oomKillsOf } from '../runs/kernel-log.js';
 import type { ProbeFile } from '../runs/probe-file.js';
 import { type ProcReadingWithSignals, readProcMany } from '../runs/proc-batch.js';
 import { cpuPctBetween, localProcStates } from '../runs/proc-facts.js';
 import { type PidRouting, procIsLocal, type Target } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
+import { rankSetText } from '../util/rank-set.js';
 import { gpuProcessesOf } from './gpu-poller.js';
 import type { LiveModel } from './live-model.js';
 import { teardownSign } from './teardown-signs.js';
@@ -51,11 +52,8 @@ export interface TeardownSnapshotOptions {
 
 type Readings = { at: number; procs: Map<number, ProcReadingWithSignals> };
 
-const ended = (r: ProcReadingWithSignals | undefined) =>
-  r === undefined || r.state === 'Z' || r.state === 'X';
-
-const exitedText = (gone: number[]) =>
-  `${gone.length > 1 ? `ranks ${gone.join(', ')}` : `rank ${gone[0]}`} exited`;
+/** a pid with no state (gone) or a zombie's or dead one's has ended */
+const ended = (state: ProcState | null | undefined) => state === undefined || state === 'Z' || state === 'X';
 
 export class TeardownSnapshot {
   private stopped = false;
@@ -113,18 +111,20 @@ export class TeardownSnapshot {
     if (ranks.length < 2) return;
     const at = Date.now();
     const pids = [...new Set(ranks.map(([, p]) => p))];
-    if (procIsLocal(this.o.target)) {
-      // states alone, read synchronously: the snapshot reads every fact itself when one has ended
-      const states = localProcStates(pids);
-      const gone = ranks.filter(([, p]) => !states.has(p) || states.get(p) === 'Z' || states.get(p) === 'X');
-      if (gone.length > 0 && gone.length < ranks.length) this.take(exitedText(gone.map(([r]) => r)), null);
-      return;
+    // on this machine the states alone, read synchronously (the snapshot reads every fact itself
+    // once one has ended); elsewhere one command per node gives every fact, kept as the first readings
+    let states: Map<number, ProcState | null>;
+    let first: Readings | null = null;
+    if (procIsLocal(this.o.target)) states = localProcStates(pids);
+    else {
+      const procs = await readProcMany(this.o.target, pids).catch(() => null);
+      if (procs === null || this.taking !== null || this.stopped) return;
+      states = new Map([...procs].map(([pid, r]) => [pid, r.state]));
+      first = { at, procs };
     }
-    const procs = await readProcMany(this.o.target, pids).catch(() => null);
-    if (procs === null || this.taking !== null || this.stopped) return;
-    const gone = ranks.filter(([, p]) => ended(procs.get(p))).map(([r]) => r);
+    const gone = ranks.filter(([, p]) => ended(states.get(p))).map(([r]) => r);
     if (gone.length === 0 || gone.length === ranks.length) return;
-    this.take(exitedText(gone), { at, procs });
+    this.take(`${rankSetText(gone)} exited`, first);
   }
 
   /** the first sign that the run is being torn down, and when it was seen; null while none */
