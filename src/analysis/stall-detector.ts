@@ -21,15 +21,17 @@
  * compilation; nothing learned yet), history 8 intervals per phase.
  */
 import type { StepSource } from '../ingest/events.js';
+import { type PastStall, type RecordedStall, reconcilePastStalls } from './past-stalls.js';
 import {
   type ProgressRecord,
   ProgressTracker,
   progressPosition,
   type TrackerSettings,
 } from './progress-tracker.js';
+import { SOURCE_PREFERENCE, type StallInfo, type StallWhere } from './stall-types.js';
 
-/** Which phase a silent rank is waiting in (the runbook localisation). */
-export type StallWhere = 'boot' | 'in-step' | 'end-of-step' | 'rollover';
+export type { PastStall } from './past-stalls.js';
+export type { StallInfo, StallWhere } from './stall-types.js';
 
 /** One rank as the detector sees it now. */
 export interface RankStatus {
@@ -54,44 +56,12 @@ export interface RankStatus {
 
 export type StallDetectorOptions = Partial<TrackerSettings>;
 
-export interface StallInfo {
-  rank: number;
-  step: number;
-  where: StallWhere;
-  silenceS: number;
-  thresholdS: number;
-}
-
-/** A stall that ended because records resumed (a freeze, SIGSTOP, a slow collective...). */
-export interface PastStall extends StallInfo {
-  /** epoch seconds when the silence crossed the threshold, and when records resumed */
-  declaredTs: number;
-  resumedTs: number;
-}
-
 const MAX_PAST_STALLS = 1000;
-
-/** how far apart two sources may time one moment (a record and the output line printed with it) */
-const SOURCE_SKEW_S = 1;
-/** which source localises a rank when several report it */
-const PREFERENCE: StepSource[] = ['beat', 'output', 'table'];
-
-/** the longest interval between `from`, the times (ascending) and `to` */
-function longestGap(from: number, times: number[], to: number): number {
-  let longest = 0;
-  let prev = from;
-  for (const t of [...times, to]) {
-    longest = Math.max(longest, t - prev);
-    prev = t;
-  }
-  return longest;
-}
 
 export class StallDetector {
   private readonly settingsOf: TrackerSettings;
   private readonly ranks = new Map<number, Map<StepSource, ProgressTracker>>();
-  private readonly past: Array<PastStall & { source: StepSource; firstStep: boolean; fromPosition: number }> =
-    [];
+  private readonly past: RecordedStall[] = [];
   /**
    * when each rank's process started (its first record, or its latest boot). A collective's first
    * step cannot end before the last rank has started (rendezvous, init_process_group, the first
@@ -199,69 +169,11 @@ export class StallDetector {
   }
 
   /**
-   * Stalls that ended when records resumed, by when they were declared (then rank), once each: a
-   * silence of one source counts when the rank was silent past the threshold within it, every
-   * source taken together (what another source said in it cuts it into shorter silences).
+   * Stalls that ended when records resumed, by when they were declared (then rank), once each
+   * (past-stalls.ts says how the sources' silences are taken together)
    */
   pastStalls(): PastStall[] {
-    const kept: typeof this.past = [];
-    for (const p of this.past) {
-      const { fromPosition } = p;
-      const others = [...(this.ranks.get(p.rank) ?? new Map<StepSource, ProgressTracker>())].filter(
-        ([s]) => s !== p.source,
-      );
-      const start = p.declaredTs - p.thresholdS;
-      // the first step's wait, ended within its allowance counted from the last rank's start
-      if (p.firstStep && p.resumedTs - this.latestStartBefore(p.resumedTs, start) <= p.thresholdS) continue;
-      // sources are timed differently (a heartbeat by the trainer, an output line when nsa-dbg read
-      // it, up to a poll later, more on a loaded box): what another source said near either end is
-      // the same moment, and only what put the rank past where this source left it is progress
-      const margin = Math.min(SOURCE_SKEW_S, p.silenceS / 4);
-      const spoke = others
-        .flatMap(([, t]) => t.progressedBetween(start + margin, p.resumedTs - margin, fromPosition))
-        .sort((a, b) => a - b);
-      if (longestGap(start, spoke, p.resumedTs) <= p.thresholdS) continue;
-      const same = kept.findIndex(
-        (k) => k.rank === p.rank && k.declaredTs - k.thresholdS < p.resumedTs && start < k.resumedTs,
-      );
-      if (same < 0) kept.push(p);
-      else if (PREFERENCE.indexOf(p.source) < PREFERENCE.indexOf(kept[same]!.source)) kept[same] = p;
-    }
-    return kept
-      .map(({ source, firstStep: _f, fromPosition, ...p }) => ({
-        ...p,
-        ...this.placedBy(p, source, fromPosition),
-      }))
-      .sort((a, b) => a.declaredTs - b.declaredTs || a.rank - b.rank);
-  }
-
-  /**
-   * Where a recovered stall was, as the live hang said it: a richer source still silent past its own
-   * threshold when this one spoke again, and further on than this one before the silence, places it
-   * (the demo's step line came through the terminal a poll before its heartbeat was read: for that
-   * moment the stall read "step 5", where the hang it replaced had said "step 6, in it"). A source
-   * that went quiet long before (a heartbeat file abandoned at step 2) is behind, and places nothing.
-   */
-  private placedBy(
-    p: PastStall,
-    source: StepSource,
-    fromPosition: number,
-  ): Pick<PastStall, 'step' | 'where'> {
-    const bySource = this.ranks.get(p.rank);
-    for (const s of PREFERENCE.slice(0, PREFERENCE.indexOf(source))) {
-      const t = bySource?.get(s);
-      if (t === undefined || t.lastTs === null || t.waiting === null) continue;
-      if (t.lastTs >= p.resumedTs || p.resumedTs - t.lastTs <= t.threshold()) continue;
-      if (t.lastPosition >= fromPosition) return { step: t.waitingStep, where: t.waiting };
-    }
-    return { step: p.step, where: p.where };
-  }
-
-  /** the latest start of any rank before `beforeTs` (`floor` when none was later) */
-  private latestStartBefore(beforeTs: number, floor: number): number {
-    let latest = floor;
-    for (const ts of this.started.values()) if (ts < beforeTs) latest = Math.max(latest, ts);
-    return latest;
+    return reconcilePastStalls(this.past, this.ranks, this.started);
   }
 
   /** the settings in force (for the verdict's record of how it was judged) */
@@ -282,7 +194,7 @@ export class StallDetector {
   /** the rank's richest source (heartbeats, then output, then CSV) */
   private preferred(rank: number): ProgressTracker | undefined {
     const bySource = this.ranks.get(rank);
-    for (const s of PREFERENCE) {
+    for (const s of SOURCE_PREFERENCE) {
       const t = bySource?.get(s);
       if (t !== undefined && t.lastTs !== null) return t;
     }
