@@ -232,6 +232,21 @@ describe('last words: the evidence survives whoever kills the run', () => {
     }
     expect(offline.exitCode).toBe(3);
   }, 120_000);
+
+  // no torchrun: three ranks started by a shell, so no launcher line says that rank 2 died and
+  // nobody stops the others (its forked child holds their sockets for 15 s). Only the liveness
+  // check on this machine's /proc sees it gone, every time (the torchrun case above may lose that
+  // race to torchrun's own line)
+  it('three ranks from a shell, rank 2 SIGKILLed: only the liveness check can tell, and it does', async () => {
+    const env = `MASTER_ADDR=127.0.0.1 MASTER_PORT=${await freePort()} WORLD_SIZE=3 RANK=$r`;
+    const script = `for r in 0 1 2; do ${env} /usr/bin/python3 -u '${TRAINER}' sigkill & done; wait`;
+    const { live, offline } = await headless('shell', ['sh', '-c', script]);
+    for (const r of [live, offline]) {
+      expect(r.teardown.trigger).toBe('rank 2 exited');
+      expect(alive(r), JSON.stringify(r.teardown)).toEqual([0, 1]);
+      expect(r.summary).toMatch(/when rank 2 exited, (?:ranks 0 and 1 were|rank 0 was) in state/);
+    }
+  }, 200_000);
 });
 
 describe('the exit status is the one without the hook', () => {

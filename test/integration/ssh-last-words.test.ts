@@ -1,0 +1,97 @@
+/**
+ * Last words over `--host`: the same real torchrun (Debian's torch 1.13, gloo on CPU, 3 ranks) as
+ * last-words.test.ts, launched on a box reached through a real OpenSSH sshd on 127.0.0.1. There the
+ * teardown watch's liveness check is one command on the box every 2 s (readProcMany), not this
+ * machine's /proc: rank 2 SIGKILLs itself with no line said, and the check must see its process gone
+ * while the others live, take the snapshot through the box, and the verdict must name the kill and
+ * where the others were, live and from the local mirror.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { freePort } from '../helpers/ports.js';
+import { startSshd, type TestSshd } from '../helpers/sshd.js';
+
+const TRAINER = join(import.meta.dirname, '..', 'fixtures', 'trainers', 'last_words.py');
+const work = mkdtempSync(join(tmpdir(), 'nsa-dbg-ssh-last-words-'));
+let sshd: TestSshd;
+beforeAll(async () => {
+  sshd = await startSshd();
+  sshd.trustHostKey();
+});
+afterAll(async () => {
+  await sshd?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+const LANE = `name: lw
+description: last words
+stepsFlag: ""
+detector: { floorS: 3, spinConfirmS: 4, maxStepS: 60 }
+stop: { halt: false, sigintWaitS: 5 }
+acceptance: { finiteLoss: true, noStall: true }
+`;
+
+// biome-ignore lint/suspicious/noExplicitAny: the CLI's JSON, read field by field
+type Any = any;
+
+/** `nsa-dbg run --headless --json` of `cmd` on the box, and `analyze` of its local mirror */
+async function headless(name: string, cmd: string[]): Promise<{ live: Any; offline: Any }> {
+  const cwd = join(work, name);
+  mkdirSync(join(cwd, '.nsa-dbg', 'presets'), { recursive: true });
+  writeFileSync(join(cwd, '.nsa-dbg', 'presets', 'lw.yaml'), LANE);
+  const env = { NSA_DBG_HOME: join(cwd, 'home') };
+  const remote = ['--host', 'target', '--ssh-config', sshd.configPath, '--runs-dir', join(cwd, 'runs')];
+  const run = await runCli(['run', '--headless', '--json', '--lane', 'lw', ...remote, '--', ...cmd], {
+    cwd,
+    env,
+    timeoutMs: 170_000,
+  });
+  expect(run.stderr).not.toMatch(/at .*\.js:\d+/);
+  const live = JSON.parse(run.stdout.trim().split('\n').pop()!);
+  const an = await runCli(['analyze', live.localDir, '--json'], { cwd, env });
+  return { live, offline: JSON.parse(an.stdout) };
+}
+
+/** the ranks the teardown snapshot found alive (not gone, not a zombie) */
+const alive = (r: Any): number[] =>
+  (r.teardown.ranks as Any[]).filter((t) => ['S', 'R', 'D'].includes(t.state)).map((t) => t.rank);
+
+describe('last words over --host (real OpenSSH)', () => {
+  it('rank 2 dies of SIGKILL under torchrun on the box: the others alive in the snapshot and waiting in all_reduce', async () => {
+    // Debian's torch 1.13 torchrun fails in to_map without --redirects (as in last-words.test.ts)
+    const torchrun = ['/usr/bin/python3', '-m', 'torch.distributed.run', '--nproc_per_node', '3'];
+    const port = String(await freePort());
+    const cmd = [...torchrun, '--master_port', port, '--redirects', '2', '--tee', '2', TRAINER, 'sigkill'];
+    const { live, offline } = await headless('sigkill', cmd);
+    for (const r of [live, offline]) {
+      const words = Object.fromEntries((r.lastWords as Any[]).map((w) => [w.rank, [w.signal, w.waiting]]));
+      expect(words).toEqual({ 0: ['SIGTERM', true], 1: ['SIGTERM', true] });
+      expect(r.summary).toContain('; rank 2 was killed by SIGKILL (no last words)');
+      // torchrun's monitor looks every 5 s, the box's check every 2 s: either may see rank 2 gone
+      // first (torchrun says so just before it signals the others)
+      expect(['rank 2 exited', 'torchrun began stopping the workers (SIGTERM)']).toContain(
+        r.teardown.trigger,
+      );
+      if (r.teardown.trigger === 'rank 2 exited')
+        expect(alive(r), JSON.stringify(r.teardown)).toEqual([0, 1]);
+      else expect(alive(r).every((k) => k === 0 || k === 1)).toBe(true);
+    }
+  }, 200_000);
+
+  // no torchrun: three ranks started by a shell, so no launcher line can say that rank 2 died and
+  // nobody stops the others. Only the box's liveness check sees rank 2 gone (its peers stay in
+  // all_reduce while its forked child holds the sockets, 15 s), every time
+  it('three ranks from a shell, rank 2 SIGKILLed: only the liveness check through the box can tell, and it does', async () => {
+    const env = `MASTER_ADDR=127.0.0.1 MASTER_PORT=${await freePort()} WORLD_SIZE=3 RANK=$r`;
+    const script = `for r in 0 1 2; do ${env} /usr/bin/python3 -u '${TRAINER}' sigkill & done; wait`;
+    const { live, offline } = await headless('shell', ['sh', '-c', script]);
+    for (const r of [live, offline]) {
+      expect(r.teardown.trigger).toBe('rank 2 exited');
+      expect(alive(r), JSON.stringify(r.teardown)).toEqual([0, 1]);
+      expect(r.summary).toMatch(/when rank 2 exited, (?:ranks 0 and 1 were|rank 0 was) in state/);
+    }
+  }, 200_000);
+});
