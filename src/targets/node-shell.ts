@@ -8,7 +8,7 @@
  * command.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { shJoin } from '../util/sh-quote.js';
+import { shInline } from '../util/sh-quote.js';
 import {
   encodeRequest,
   MAX_SHELL_STDIN,
@@ -89,8 +89,8 @@ export class NodeShells {
 
   /** run argv on `node` through its shell; null when it could not run there */
   async run(node: string, argv: string[]): Promise<ExecResult | null> {
-    // argv as one script line the loop can run
-    const script = shJoin(argv);
+    // argv as one script the loop can run, in the shell it starts for it (no second one)
+    const script = shInline(argv);
     if (argv.length === 0 || script.length > MAX_SHELL_STDIN) return null;
     let r: ShellReply | null = null;
     // a shell found dead (or dying under the request before its loop took it) is opened again once

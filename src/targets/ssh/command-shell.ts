@@ -29,10 +29,11 @@ export const SHELL_LOOP = [
   `  printf '%b' "$s" > "$T/s"; printf '%b' "$d" > "$T/i"`,
   `  sh "$T/s" > "$T/o.$id" 2> "$T/e.$id" < "$T/i"`,
   '  c=$?',
-  `  o=$(wc -c < "$T/o.$id"); e=$(wc -c < "$T/e.$id")`,
-  `  printf '@@NSA-R %s %s %s %s\\n' "$id" "$c" $o $e`,
-  `  head -c $o < "$T/o.$id"; head -c $e < "$T/e.$id"`,
-  `  rm -f "$T/o.$id" "$T/e.$id"`,
+  `  set -- $(cd "$T" && wc -c o.$id e.$id)`,
+  `  printf '@@NSA-R %s %s %s %s\\n' "$id" "$c" "$1" "$3"`,
+  `  [ "$1" -eq 0 ] || head -c "$1" < "$T/o.$id"; [ "$3" -eq 0 ] || head -c "$3" < "$T/e.$id"`,
+  `  [ $(($1 + $3)) -lt 4096 ] || rm -f "$T/o.$id" "$T/e.$id"`,
+  `  case $id in *00) (cd "$T" && rm -f o.* e.*);; esac`,
   'done',
 ].join('\n');
 

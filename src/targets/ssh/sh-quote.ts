@@ -4,7 +4,7 @@
  * newlines literal. This file adds what only the SSH side needs: `~/` paths and the `sh -c` wrapper.
  */
 
-import { shExports, shJoin, shQuote } from '../../util/sh-quote.js';
+import { shExports, shInline, shJoin, shQuote } from '../../util/sh-quote.js';
 
 export { shExports, shJoin, shQuote };
 
@@ -27,6 +27,11 @@ export interface ShScriptOptions {
    * otherwise), so the caller learns the remote pid: `exec` keeps it
    */
   printPid?: 'stdout' | 'stderr';
+  /**
+   * a `sh -c SCRIPT NAME ARGS…` argv runs as SCRIPT in this script's own shell (shInline): for the
+   * command shells, where every command is one; not for a launch, whose `$0` is its own
+   */
+  inline?: boolean;
 }
 
 /** A POSIX-sh script: optional pid line, `cd`, exports, then `exec argv`. */
@@ -36,7 +41,7 @@ export function shScript(argv: readonly string[], opts: ShScriptOptions = {}): s
   if (opts.printPid) parts.push(`echo "${PID_MARKER}$$"${opts.printPid === 'stderr' ? ' >&2' : ''}`);
   if (opts.cwd) parts.push(`cd ${shQuotePath(opts.cwd)} || exit 127`);
   if (opts.env && Object.keys(opts.env).length) parts.push(shExports(opts.env));
-  parts.push(`exec ${shJoin(argv)}`);
+  parts.push(opts.inline === true ? shInline(argv) : `exec ${shJoin(argv)}`);
   return parts.join('\n');
 }
 

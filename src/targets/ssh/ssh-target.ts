@@ -94,7 +94,11 @@ export class SshTarget implements Target {
 
   async exec(argv: string[], opts: ExecOpts = {}): Promise<ExecResult> {
     const shown = shJoin(argv);
-    const onShell = this.shells.run(shScript(argv, { cwd: opts.cwd, env: opts.env }), shown, opts.timeoutMs);
+    const onShell = this.shells.run(
+      shScript(argv, { cwd: opts.cwd, env: opts.env, inline: true }),
+      shown,
+      opts.timeoutMs,
+    );
     if (onShell) {
       try {
         const r = await onShell;

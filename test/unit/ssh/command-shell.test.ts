@@ -4,6 +4,9 @@
  */
 
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   encodeRequest,
@@ -85,6 +88,36 @@ describe('command shell', () => {
     expect(replies.slice(1).map((r) => r.stdout.toString())).toEqual(
       Array.from({ length: 8 }, (_, i) => `reply-${i}\n`),
     );
+  });
+
+  // each reply's files are its own (a stray writer cannot reach a later reply), removed at once when
+  // large and the small ones every hundred requests: a fork fewer per command, and the box's temp
+  // folder does not fill
+  it("removes the replies' files: a large one at once, the small ones every hundred requests", async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'nsa-shell-tmp-'));
+    try {
+      const small = Array.from({ length: 230 }, (_, i) => shScript(['echo', `r${i}`]));
+      const { replies } = await throughLoop(
+        [
+          ...small,
+          shScript(['sh', '-c', 'head -c 10000 /dev/zero']),
+          shScript(['sh', '-c', 'cd "$TMPDIR"/nsa-dbg-sh.* && ls']),
+        ],
+        `TMPDIR='${tmp}'; export TMPDIR; `,
+      );
+      expect(replies.slice(0, 230).map((r) => r.stdout.toString())).toEqual(
+        Array.from({ length: 230 }, (_, i) => `r${i}\n`),
+      );
+      expect(replies[230]!.stdout.length).toBe(10000);
+      const left = replies[231]!.stdout.toString().split('\n').filter(Boolean);
+      // requests 201–230 and this one's own stdout and stderr; nothing of 1–200, nor of the large one
+      expect(left.filter((f) => /^[oe]\.\d+$/.test(f)).length).toBeLessThanOrEqual(2 * 32);
+      expect(left).not.toContain('o.100');
+      expect(left).not.toContain('o.231');
+      expect(left).toContain('o.230');
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
   });
 
   it('skips what a chatty login shell prints before the ready line', async () => {

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { shCommand, shQuote, shQuotePath, shScript } from '../../../src/targets/ssh/sh-quote.js';
+import { shInline } from '../../../src/util/sh-quote.js';
 
 const NASTY = ['plain', '', "it's", '$(touch /tmp/nsa-x)', '`id`', 'a b\nc', '"dq" \\ $HOME *', '-n'];
 
@@ -33,4 +34,31 @@ describe('remote command lines', () => {
     const out = execFileSync('sh', ['-c', shScript(['echo', 'ok'], { printPid: 'stdout' })]).toString();
     expect(out).toMatch(/^NSA_DBG_PID=\d+\nok\n$/);
   });
+
+  // a command shell's command: `sh -c SCRIPT NAME ARGS…` runs as SCRIPT in the shell that runs the
+  // command (no second sh); the output, the exit status and the process are what they were
+  it('shInline: a sh -c argv runs in the same shell with the same words and status; others are exec', () => {
+    const run = (script: string) => {
+      try {
+        return { out: execFileSync('sh', ['-c', script]).toString(), code: 0 };
+      } catch (e) {
+        const err = e as { stdout: Buffer; status: number | null; signal: string | null };
+        return { out: err.stdout.toString(), code: err.status ?? `${err.signal}` };
+      }
+    };
+    const cases: string[][] = [
+      ['sh', '-c', 'printf "%s|" "$#" "$@"', 'sh', ...NASTY],
+      ['sh', '-c', 'printf "%s|" "$#"'],
+      ['sh', '-c', 'echo $1; exit 7', 'sh', 'seven'],
+      ['printf', '%s|', ...NASTY],
+    ];
+    for (const argv of cases) expect(run(shInline(argv)), argv.join(' ')).toEqual(run(shJoinForTest(argv)));
+    expect(shInline(['sh', '-c', 'true', 'sh', 'a'])).not.toMatch(/^exec /);
+    expect(shInline(['printf', 'x'])).toMatch(/^exec /);
+    // `$$` is the process running the command: a script that signals itself ends it as before
+    expect(run(shInline(['sh', '-c', 'kill -TERM $$; echo survived']))).toEqual({ out: '', code: 'SIGTERM' });
+  });
 });
+
+/** the argv run as it was before: its own process, every word quoted */
+const shJoinForTest = (argv: string[]) => argv.map(shQuote).join(' ');

@@ -5,8 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { NodeShells } from '../../../src/targets/node-shell.js';
 
 let shells: NodeShells | null = null;
-/** the loop's pid: the parent of the `sh` that runs each request's script, which runs this one */
-const LOOP_PID = ['sh', '-c', 'sed -n "s/^PPid:[[:space:]]*//p" /proc/$PPID/status'];
+/** the loop's pid: the parent of the `sh` that runs each request's script (a `sh -c` argv runs in it) */
+const LOOP_PID = ['sh', '-c', 'echo $PPID'];
 afterEach(() => shells?.close());
 
 describe('NodeShells', () => {
