@@ -23,7 +23,7 @@ import { slurmCancelOf } from '../ingest/slurm-cancel.js';
 import { addHit, dumpsInOrder } from './evidence-facts.js';
 import type { EvidenceState, StepContext } from './evidence-state.js';
 import type { ProgressRecord } from './progress-tracker.js';
-import { headlineStall, type SettledStall, settledStall } from './rank-stacks.js';
+import { headlineStall, type SettledStall, settledStall, waitingForCulprit } from './rank-stacks.js';
 import { type ManyRanks, manyRanksLive, type RankRow, rankRows } from './rank-table.js';
 import type { AnalysisResult, PastStallReport } from './result.js';
 import { matchOutput, matchSource, type Signature } from './signatures.js';
@@ -332,6 +332,11 @@ export class Evidence {
   /** a hang of many ranks whose verdict is settled now (rank-stacks.ts), or null */
   settledStall(nowS: number): SettledStall | null {
     return settledStall(this.s, currentSilences(this.s, nowS));
+  }
+
+  /** the silent ranks whose stacks (or unanswered requests) say they wait for the culprit now */
+  waitingForCulprit(nowS: number): number[] {
+    return waitingForCulprit(this.s, currentSilences(this.s, nowS));
   }
 
   /** the per-rank table, root cause and stack diff of a many-rank run now (rank-table.ts) */

@@ -85,6 +85,24 @@ export function culpritOf(s: EvidenceState, silences: CurrentSilence[]): StallCu
 }
 
 /**
+ * The ranks a culprit is told from the others by, that themselves say they wait for it: their stack
+ * since the silence began is in a collective, or their request went unanswered (blocked outside
+ * Python). A rank counted among the waiting by another rule alone (the first to go silent, a stopped
+ * one) is not in it: its own stack is still to be read.
+ */
+export function waitingForCulprit(s: EvidenceState, silences: CurrentSilence[]): number[] {
+  const c = culpritOf(s, silences);
+  if (c === null) return [];
+  const since = Math.min(...silences.map((x) => x.sinceTs));
+  const dumps = newestDumpPerRank(s, since);
+  const unanswered = unansweredSince(s, since);
+  return c.waiting.filter((rank) => {
+    const d = dumps.get(rank);
+    return unanswered.has(rank) || (d !== undefined && inCollective(programFrames(d)));
+  });
+}
+
+/**
  * The silence a hang is told by, with the culprit that chose it: on many ranks the culprit's (the
  * rank the others wait for), else the first confirmed one. One rule for the live header and the
  * verdict, so they name one rank. Undefined when no silence is a hang: silence is one once

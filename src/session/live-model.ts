@@ -224,6 +224,12 @@ export class LiveModel {
     return this.evidence.headlineStall(this.trainerNowS(nowMs));
   }
 
+  /** the silent ranks that wait for a culprit, as their stacks say now (none while none is told) */
+  waitingForCulprit(nowMs: number): number[] {
+    this.reader.settle();
+    return this.evidence.waitingForCulprit(this.trainerNowS(nowMs));
+  }
+
   /** a confirmed hang of many ranks with nothing more to learn: culprit and waiting ranks known */
   settledStall(nowMs: number): SettledStall | null {
     this.reader.settle();

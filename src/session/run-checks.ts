@@ -131,6 +131,9 @@ export class RunChecks {
       return;
     }
     this.confirmed = c;
+    // the ranks already known to wait for the culprit need no more samples: only the culprit's
+    // judgement (and the asks of ranks not heard from) are still to come
+    if (this.model.rankPids.size > FEW_RANKS) this.prober.hold(this.model.waitingForCulprit(now));
     debugLog(
       `run ${this.run.spec.runId}: hang confirmed, rank ${c.rank} step ${c.step}: ${c.judgement?.why ?? 'silence'}`,
     );

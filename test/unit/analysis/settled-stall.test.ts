@@ -77,19 +77,29 @@ function evidence(o: { ownSamples: number; rank1Dumps: boolean }) {
   }
   reader.push('nsa-dbg-probes.jsonl', Buffer.from(probes.map((p) => `${JSON.stringify(p)}\n`).join('')));
   reader.settle();
-  return ev.settledStall(T0 + 19);
+  return ev;
 }
 
 describe('a hang of many ranks with nothing more to learn', () => {
   it('the culprit confirmed (asleep in its own code, 3 samples) and the others’ stacks in a collective: settled', () => {
-    expect(evidence({ ownSamples: 3, rank1Dumps: true })).toEqual({ culprit: 2, waiting: [0, 1] });
+    expect(evidence({ ownSamples: 3, rank1Dumps: true }).settledStall(T0 + 19)).toEqual({
+      culprit: 2,
+      waiting: [0, 1],
+    });
   });
 
   it('a rank with no stack yet: not settled (its stack is still to come)', () => {
-    expect(evidence({ ownSamples: 3, rank1Dumps: false })).toBeNull();
+    expect(evidence({ ownSamples: 3, rank1Dumps: false }).settledStall(T0 + 19)).toBeNull();
   });
 
   it('the culprit not yet confirmed (one sample of three): not settled', () => {
-    expect(evidence({ ownSamples: 1, rank1Dumps: true })).toBeNull();
+    expect(evidence({ ownSamples: 1, rank1Dumps: true }).settledStall(T0 + 19)).toBeNull();
+  });
+
+  // what the prober stops sampling at a confirmed hang (run-checks.ts): the ranks whose own stacks
+  // say they wait, while the culprit's samples go on
+  it('the ranks that wait for the culprit by their own stacks, whether or not it is confirmed yet', () => {
+    expect(evidence({ ownSamples: 1, rank1Dumps: true }).waitingForCulprit(T0 + 19)).toEqual([0, 1]);
+    expect(evidence({ ownSamples: 3, rank1Dumps: false }).waitingForCulprit(T0 + 19)).toEqual([0]);
   });
 });

@@ -15,9 +15,9 @@ import { LocalTarget } from '../../../src/targets/local.js';
 const child = spawn('sleep', ['60'], { stdio: 'ignore' });
 afterAll(() => child.kill());
 
-function silence(sinceTs: number): CurrentSilence {
+function silence(sinceTs: number, rank = 0): CurrentSilence {
   return {
-    rank: 0,
+    rank,
     step: 3,
     where: 'in-step',
     silenceS: 10,
@@ -74,5 +74,48 @@ describe('StallProber.settle', () => {
     current = silence(2000);
     await settle();
     expect(asked).toEqual([0]);
+  });
+
+  // at a confirmed hang the ranks already known to wait for the culprit are held (run-checks.ts):
+  // another round of them wakes hundreds of processes and tells the verdict nothing
+  it('hold(ranks): those ranks get no check for a while, the others keep theirs', async () => {
+    const current = [silence(1000, 0), silence(1000, 1)];
+    const model = {
+      silentRanks: () => current,
+      silenceOf: (rank: number) => current.find((c) => c.rank === rank),
+      trainerNowS: (ms: number) => ms / 1000,
+      evidence: { judgeSettings: { spinConfirmS: 10 }, dumpEvents: () => [] },
+    } as unknown as LiveModel;
+    const asked: number[] = [];
+    const sampler = {
+      record: async () => undefined,
+      request: async (rank: number) => {
+        asked.push(rank);
+        return {
+          kind: 'dump-request',
+          ts: 0,
+          rank,
+          pid: child.pid,
+          outcome: 'faulthandler',
+          purpose: 'suspect',
+        };
+      },
+    } as unknown as StackSampler;
+    const prober = new StallProber({ target: new LocalTarget(), model, sampler, pidOf: () => child.pid });
+    for (let i = 0; i < 40 && asked.length < 2; i++) {
+      prober.tick();
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(asked.sort()).toEqual([0, 1]);
+    prober.hold([1]);
+    asked.length = 0;
+    // each rank's next check falls due 1.5 s after its first: rank 0's comes, rank 1's does not
+    const until = Date.now() + 2500;
+    while (Date.now() < until) {
+      prober.tick();
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(asked).toContain(0);
+    expect(asked).not.toContain(1);
   });
 });
