@@ -22,10 +22,8 @@ export function shJoin(argv: readonly string[]): string {
  */
 export function shInline(argv: readonly string[]): string {
   const [sh, c, script, , ...args] = argv;
-  if (sh === 'sh' && c === '-c' && script !== undefined && argv.length >= 4)
-    return `set -- ${args.map(shQuote).join(' ')}\n${script}`;
-  if (sh === 'sh' && c === '-c' && script !== undefined && argv.length === 3) return `set --\n${script}`;
-  return `exec ${shJoin(argv)}`;
+  if (sh !== 'sh' || c !== '-c' || script === undefined) return `exec ${shJoin(argv)}`;
+  return `set -- ${args.map(shQuote).join(' ')}\n${script}`;
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
