@@ -12,11 +12,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
+import {
+  aliveInSnapshot,
+  expectSeenByLivenessCheck,
+  LAST_WORDS_LANE,
+  LAST_WORDS_TRAINER,
+  shellRanksSigkill,
+} from '../helpers/last-words.js';
 import { makeMemcg } from '../helpers/memcg.js';
 import { freePort } from '../helpers/ports.js';
 import { ranksSaid } from '../helpers/ranks-said.js';
 
-const TRAINER = join(import.meta.dirname, '..', 'fixtures', 'trainers', 'last_words.py');
+const TRAINER = LAST_WORDS_TRAINER;
+const LANE = LAST_WORDS_LANE;
 const work = mkdtempSync(join(tmpdir(), 'nsa-dbg-last-words-'));
 /** a 96 MiB memory cgroup for the OOM test (root, a writable cgroup tree, a readable dmesg) */
 const memcg = makeMemcg(`nsa-dbg-oom-${process.pid}`, 96 << 20);
@@ -24,15 +32,6 @@ afterAll(() => {
   rmSync(work, { recursive: true, force: true });
   memcg?.remove();
 });
-
-/** a plain lane: the command is the user's (torchrun typed in it, or a single process) */
-const LANE = `name: lw
-description: last words
-stepsFlag: ""
-detector: { floorS: 3, spinConfirmS: 4, maxStepS: 60 }
-stop: { halt: false, sigintWaitS: 5 }
-acceptance: { finiteLoss: true, noStall: true }
-`;
 
 // biome-ignore lint/suspicious/noExplicitAny: the CLI's JSON, read field by field
 type Any = any;
@@ -96,8 +95,7 @@ const idlePeers = (r: Any, crashed: number) =>
  * connections, and the kernel wakes its peers waiting on them: the snapshot taken as its death is
  * seen can read a peer as running (R) for that instant (CI read `R, 3 %, futex_do_wait`)
  */
-const alive = (r: Any) =>
-  (r.teardown.ranks as Any[]).filter((t) => ['S', 'R', 'D'].includes(t.state)).map((t) => t.rank);
+const alive = aliveInSnapshot;
 
 describe('last words: the evidence survives whoever kills the run', () => {
   // rank 2's exit takes 8 s after its traceback (an atexit handler): its peers are confirmed hung
@@ -238,14 +236,8 @@ describe('last words: the evidence survives whoever kills the run', () => {
   // check on this machine's /proc sees it gone, every time (the torchrun case above may lose that
   // race to torchrun's own line)
   it('three ranks from a shell, rank 2 SIGKILLed: only the liveness check can tell, and it does', async () => {
-    const env = `MASTER_ADDR=127.0.0.1 MASTER_PORT=${await freePort()} WORLD_SIZE=3 RANK=$r`;
-    const script = `for r in 0 1 2; do ${env} /usr/bin/python3 -u '${TRAINER}' sigkill & done; wait`;
-    const { live, offline } = await headless('shell', ['sh', '-c', script]);
-    for (const r of [live, offline]) {
-      expect(r.teardown.trigger).toBe('rank 2 exited');
-      expect(alive(r), JSON.stringify(r.teardown)).toEqual([0, 1]);
-      expect(r.summary).toMatch(/when rank 2 exited, (?:ranks 0 and 1 were|rank 0 was) in state/);
-    }
+    const { live, offline } = await headless('shell', await shellRanksSigkill());
+    for (const r of [live, offline]) expectSeenByLivenessCheck(r);
   }, 200_000);
 });
 

@@ -11,10 +11,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
+import {
+  aliveInSnapshot,
+  expectSeenByLivenessCheck,
+  LAST_WORDS_LANE,
+  LAST_WORDS_TRAINER,
+  shellRanksSigkill,
+} from '../helpers/last-words.js';
 import { freePort } from '../helpers/ports.js';
 import { startSshd, type TestSshd } from '../helpers/sshd.js';
 
-const TRAINER = join(import.meta.dirname, '..', 'fixtures', 'trainers', 'last_words.py');
+const TRAINER = LAST_WORDS_TRAINER;
 const work = mkdtempSync(join(tmpdir(), 'nsa-dbg-ssh-last-words-'));
 let sshd: TestSshd;
 beforeAll(async () => {
@@ -26,14 +33,6 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-const LANE = `name: lw
-description: last words
-stepsFlag: ""
-detector: { floorS: 3, spinConfirmS: 4, maxStepS: 60 }
-stop: { halt: false, sigintWaitS: 5 }
-acceptance: { finiteLoss: true, noStall: true }
-`;
-
 // biome-ignore lint/suspicious/noExplicitAny: the CLI's JSON, read field by field
 type Any = any;
 
@@ -41,7 +40,7 @@ type Any = any;
 async function headless(name: string, cmd: string[]): Promise<{ live: Any; offline: Any }> {
   const cwd = join(work, name);
   mkdirSync(join(cwd, '.nsa-dbg', 'presets'), { recursive: true });
-  writeFileSync(join(cwd, '.nsa-dbg', 'presets', 'lw.yaml'), LANE);
+  writeFileSync(join(cwd, '.nsa-dbg', 'presets', 'lw.yaml'), LAST_WORDS_LANE);
   const env = { NSA_DBG_HOME: join(cwd, 'home') };
   const remote = ['--host', 'target', '--ssh-config', sshd.configPath, '--runs-dir', join(cwd, 'runs')];
   const run = await runCli(['run', '--headless', '--json', '--lane', 'lw', ...remote, '--', ...cmd], {
@@ -55,9 +54,7 @@ async function headless(name: string, cmd: string[]): Promise<{ live: Any; offli
   return { live, offline: JSON.parse(an.stdout) };
 }
 
-/** the ranks the teardown snapshot found alive (not gone, not a zombie) */
-const alive = (r: Any): number[] =>
-  (r.teardown.ranks as Any[]).filter((t) => ['S', 'R', 'D'].includes(t.state)).map((t) => t.rank);
+const alive = aliveInSnapshot;
 
 describe('last words over --host (real OpenSSH)', () => {
   it('rank 2 dies of SIGKILL under torchrun on the box: the others alive in the snapshot and waiting in all_reduce', async () => {
@@ -85,13 +82,7 @@ describe('last words over --host (real OpenSSH)', () => {
   // nobody stops the others. Only the box's liveness check sees rank 2 gone (its peers stay in
   // all_reduce while its forked child holds the sockets, 15 s), every time
   it('three ranks from a shell, rank 2 SIGKILLed: only the liveness check through the box can tell, and it does', async () => {
-    const env = `MASTER_ADDR=127.0.0.1 MASTER_PORT=${await freePort()} WORLD_SIZE=3 RANK=$r`;
-    const script = `for r in 0 1 2; do ${env} /usr/bin/python3 -u '${TRAINER}' sigkill & done; wait`;
-    const { live, offline } = await headless('shell', ['sh', '-c', script]);
-    for (const r of [live, offline]) {
-      expect(r.teardown.trigger).toBe('rank 2 exited');
-      expect(alive(r), JSON.stringify(r.teardown)).toEqual([0, 1]);
-      expect(r.summary).toMatch(/when rank 2 exited, (?:ranks 0 and 1 were|rank 0 was) in state/);
-    }
+    const { live, offline } = await headless('shell', await shellRanksSigkill());
+    for (const r of [live, offline]) expectSeenByLivenessCheck(r);
   }, 200_000);
 });

@@ -28,31 +28,37 @@ function silence(sinceTs: number, rank = 0): CurrentSilence {
   };
 }
 
+/** a prober over the silences `current()` gives, its stack requests recorded in `asked` */
+function proberOver(current: () => CurrentSilence[]): { prober: StallProber; asked: number[] } {
+  const model = {
+    silentRanks: () => current(),
+    silenceOf: (rank: number) => current().find((c) => c.rank === rank),
+    trainerNowS: (ms: number) => ms / 1000,
+    evidence: { judgeSettings: { spinConfirmS: 10 }, dumpEvents: () => [] },
+  } as unknown as LiveModel;
+  const asked: number[] = [];
+  const sampler = {
+    record: async () => undefined,
+    request: async (rank: number) => {
+      asked.push(rank);
+      return {
+        kind: 'dump-request',
+        ts: 0,
+        rank,
+        pid: child.pid,
+        outcome: 'faulthandler',
+        purpose: 'suspect',
+      };
+    },
+  } as unknown as StackSampler;
+  const prober = new StallProber({ target: new LocalTarget(), model, sampler, pidOf: () => child.pid });
+  return { prober, asked };
+}
+
 describe('StallProber.settle', () => {
   it('a settled silence gets no check for a while; a new silence of the rank does', async () => {
     let current = silence(1000);
-    const model = {
-      silentRanks: () => [current],
-      silenceOf: () => current,
-      trainerNowS: (ms: number) => ms / 1000,
-      evidence: { judgeSettings: { spinConfirmS: 10 }, dumpEvents: () => [] },
-    } as unknown as LiveModel;
-    const asked: number[] = [];
-    const sampler = {
-      record: async () => undefined,
-      request: async (rank: number) => {
-        asked.push(rank);
-        return {
-          kind: 'dump-request',
-          ts: 0,
-          rank,
-          pid: child.pid,
-          outcome: 'faulthandler',
-          purpose: 'suspect',
-        };
-      },
-    } as unknown as StackSampler;
-    const prober = new StallProber({ target: new LocalTarget(), model, sampler, pidOf: () => child.pid });
+    const { prober, asked } = proberOver(() => [current]);
     const settle = async () => {
       for (let i = 0; i < 40 && asked.length === 0; i++) {
         prober.tick();
@@ -80,28 +86,7 @@ describe('StallProber.settle', () => {
   // another round of them wakes hundreds of processes and tells the verdict nothing
   it('hold(ranks): those ranks get no check for a while, the others keep theirs', async () => {
     const current = [silence(1000, 0), silence(1000, 1)];
-    const model = {
-      silentRanks: () => current,
-      silenceOf: (rank: number) => current.find((c) => c.rank === rank),
-      trainerNowS: (ms: number) => ms / 1000,
-      evidence: { judgeSettings: { spinConfirmS: 10 }, dumpEvents: () => [] },
-    } as unknown as LiveModel;
-    const asked: number[] = [];
-    const sampler = {
-      record: async () => undefined,
-      request: async (rank: number) => {
-        asked.push(rank);
-        return {
-          kind: 'dump-request',
-          ts: 0,
-          rank,
-          pid: child.pid,
-          outcome: 'faulthandler',
-          purpose: 'suspect',
-        };
-      },
-    } as unknown as StackSampler;
-    const prober = new StallProber({ target: new LocalTarget(), model, sampler, pidOf: () => child.pid });
+    const { prober, asked } = proberOver(() => current);
     for (let i = 0; i < 40 && asked.length < 2; i++) {
       prober.tick();
       await new Promise((r) => setTimeout(r, 50));
