@@ -116,8 +116,29 @@ export function judgeSilence(i: SilenceInput, settings: JudgeSettings = DEFAULT_
   return j;
 }
 
+/**
+ * A rank answering one of our stack requests runs our handler: a /proc reading taken from the
+ * signal until a little after the answer was seen says R (or t, under py-spy) because we asked.
+ * Such a reading is no fact about the rank: one taken at the moment a hang was confirmed, while the
+ * culprit wrote the dump asked of it, once turned "sleeping, 3 identical samples" into "same frame
+ * for 8 s of 30 s", and the hang into no verdict at all.
+ */
+const ANSWER_TAIL_S = 0.5;
+
+function undisturbed(procs: ProcProbeEvent[], requests: DumpRequestEvent[]): ProcProbeEvent[] {
+  const windows = requests
+    .filter((r) => r.file !== undefined)
+    .map((r) => [r.ts, (r.answeredTs ?? r.ts) + ANSWER_TAIL_S] as const);
+  // a reading stamped at the request's own time was read before its signal went out (the prober
+  // reads a rank's facts, then asks for its stack)
+  return procs.filter((p) => !windows.some(([from, to]) => p.ts > from && p.ts <= to));
+}
+
 function judgeEvidence(i: SilenceInput, settings: JudgeSettings): SilenceJudgement {
-  const procs = i.procs.filter((p) => p.ts >= i.sinceTs).sort((a, b) => a.ts - b.ts);
+  const procs = undisturbed(
+    i.procs.filter((p) => p.ts >= i.sinceTs),
+    i.requests,
+  ).sort((a, b) => a.ts - b.ts);
   const all = i.dumps.filter((d) => d.ts >= i.sinceTs).sort((a, b) => a.ts - b.ts);
   // samples of the main thread running Python; the others (native code) only say where it sat
   const dumps = all.filter((d) => d.inPython !== false);

@@ -251,6 +251,11 @@ export interface DumpRequestEvent {
    * handler that writes slowly) it says nothing of where the main thread is: the hook's dump did
    */
   after?: string;
+  /**
+   * when the answer was seen (trainer clock). Until a little after it the rank ran our handler, not
+   * its own code: a /proc reading then says R because we asked (stall-judge.ts)
+   */
+  answeredTs?: number;
 }
 
 /** one rank as nsa-dbg's teardown snapshot found it (src/session/teardown-snapshot.ts) */

@@ -48,6 +48,7 @@ export function parseProbeLine(line: string): ProbeEvent | null {
     };
     if (typeof o.file === 'string') ev.file = o.file;
     if (typeof o.after === 'string') ev.after = o.after;
+    if (finite(o.answeredTs)) ev.answeredTs = o.answeredTs;
     return ev;
   }
   return null;

@@ -211,7 +211,19 @@ export class StackSampler {
     let ev: DumpRequestEvent;
     if (!got) ev = { ...unrecorded, outcome: 'none-within-5s' };
     // (a hook's dump is no answer from Python: `answered` counts those, the trainer's own)
-    else ev = { kind: 'dump-request', ts: at, rank, pid, outcome: 'faulthandler', purpose, file: name };
+    else {
+      const answeredTs = this.o.trainerNowS();
+      ev = {
+        kind: 'dump-request',
+        ts: at,
+        rank,
+        pid,
+        outcome: 'faulthandler',
+        purpose,
+        file: name,
+        answeredTs,
+      };
+    }
     if (this.closed) return ev;
     await this.record(ev);
     // the trainer's own dump, when its main thread is in Python and it has a handler for it

@@ -129,6 +129,7 @@ export class TrainerDumpLadder {
     };
     if (file !== undefined) {
       ev.file = file;
+      ev.answeredTs = this.o.trainerNowS();
       this.d.answered(rank, at);
     }
     if (signalled) await this.d.recordSignalled(ev);

@@ -205,9 +205,13 @@ export class Session implements SessionController {
     await this.live?.stop(true);
   }
 
-  /** headless: stop after a confirmed stall, keeping the stall in the verdict */
+  /**
+   * headless: stop after a confirmed stall, keeping the stall in the verdict. Straight to SIGINT:
+   * the hang was confirmed, and a hung step never polls .HALT (what the evidence says by the time
+   * the stop comes, after the stacks were gathered, does not undo the decision)
+   */
   async stopForEvidence(): Promise<void> {
-    await this.live?.stop(false);
+    await this.live?.stop(false, { skipHalt: true });
   }
 
   /** the verdict once the run has exited and every file was drained */

@@ -1,6 +1,6 @@
 // The demo's many-rank lanes through the built CLI (headless) and `analyze`: N stdlib rank processes
 // that meet at a simulated all_reduce. The verdict names the last rank in both lanes, live and offline.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -65,6 +65,8 @@ describe('demo --ranks N', () => {
     expect(outcomes(2)).toContain('written');
     expect(offline.verdict).toBe('hang');
     expect(offline.stall).toEqual(live.stall);
+    // the stop of a confirmed hang goes straight to SIGINT: a hung step never polls .HALT
+    expect(existsSync(join(live.runDir, '.HALT'))).toBe(false);
     // one heartbeat file per rank, each with its own pid
     const files = readdirSync(live.runDir).filter((f) => /^heartbeat_rank\d\.jsonl$/.test(f));
     expect(files.sort()).toEqual(['heartbeat_rank0.jsonl', 'heartbeat_rank1.jsonl', 'heartbeat_rank2.jsonl']);

@@ -93,6 +93,38 @@ describe('judgeSilence: stuck or slow', () => {
     expect(j.frame).toEqual(OTHER);
   });
 
+  it('a reading taken while the rank answered our own request is no fact about it (a confirmed hang stays one)', () => {
+    // as recorded once at a confirmation: the decision's /proc reading landed 56 ms after the
+    // culprit's Python handler was signalled, and found it running that handler
+    const answered = (ts: number, outcome: DumpRequestEvent['outcome'], answeredTs: number) => ({
+      ...req(ts, outcome),
+      file: `dump@${ts}`,
+      answeredTs,
+    });
+    const requests = [
+      answered(106, 'faulthandler', 106.01),
+      answered(107.5, 'written', 107.6),
+      answered(109, 'faulthandler', 109.01),
+      answered(109.3, 'written', 109.35),
+    ];
+    const dumps = [106, 107.5, 109, 109.3].map((ts) => ({ ts, top: OTHER }));
+    const quiet = [proc(106, 'S', 0, 'hrtimer_nanosleep'), proc(109, 'S', 0.6, 'hrtimer_nanosleep')];
+    const disturbed = [...quiet, proc(109.36, 'R', 3.4)];
+    const j = judgeSilence(base({ procs: disturbed, dumps, requests }));
+    expect(j).toMatchObject({ state: 'stuck', hang: true, evidence: { procState: 'S', cpuPct: 0.6 } });
+    // the same reading half a second after the answer is the rank's own: running, not asleep
+    const own = [...quiet, proc(109.9, 'R', 3.4)];
+    expect(judgeSilence(base({ procs: own, dumps, requests }))).toMatchObject({ hang: false });
+    // an unanswered request leaves the rank to itself: a reading after it counts
+    const unanswered = [...requests.slice(0, 3), req(109.3, 'none-within-5s')];
+    const late = [...quiet, proc(109.36, 'R', 3.4)];
+    expect(judgeSilence(base({ procs: late, dumps: dumps.slice(0, 3), requests: unanswered }))).toMatchObject(
+      {
+        hang: false,
+      },
+    );
+  });
+
   it('needs max(2 × threshold, 30 s) of one frame and line while spinning', () => {
     const procs = [proc(140, 'R', 100)];
     const short = judgeSilence(
