@@ -30,8 +30,19 @@ export interface LastWordsReport {
   waiting: boolean;
   /** a fatal signal's record (faulthandler's, from C) */
   fatal: boolean;
+  /**
+   * the main thread ran no Python at all (faulthandler's `<no Python frame>`): its script had ended
+   * or not begun. A watchdog's abort at exit reads so (torch 2.11's NCCL watchdog took a rank down
+   * after its script had printed its last line: test/fixtures/last-words/h200x2-watchdog)
+   */
+  noPythonFrame?: true;
   /** the stack log it was read from */
   file: string;
+}
+
+/** where a rank's main thread was when it has no frame to name */
+export function frameless(r: Pick<LastWordsReport, 'noPythonFrame'>): string {
+  return r.noPythonFrame ? 'outside any Python code (its script had ended or not begun)' : 'in native code';
 }
 
 function reportOf(e: LastWordsEvent): LastWordsReport {
@@ -51,6 +62,7 @@ function reportOf(e: LastWordsEvent): LastWordsReport {
     // the same test as a hang's stacks: a collective (or DDP's sync point) among the innermost frames
     waiting: inCollective(frames),
     fatal: e.fatal,
+    ...(main !== undefined && frames.length === 0 ? { noPythonFrame: true as const } : {}),
     file: e.file,
   };
 }
@@ -87,7 +99,7 @@ export function lastWordsSummary(
     if (r.rank === crashRank && !r.fatal) continue; // its crash is the verdict; its stop says nothing
     const top = r.mainThreadTop;
     const from = r.calledFrom;
-    const key = `${r.signal}|${r.fatal}|${r.waiting}|${top?.function}|${r.waiting ? '' : `${top?.file}:${top?.line}|${from?.file}:${from?.line}`}`;
+    const key = `${r.signal}|${r.fatal}|${r.waiting}|${top?.function ?? frameless(r)}|${r.waiting ? '' : `${top?.file}:${top?.line}|${from?.file}:${from?.line}`}`;
     const g = groups.get(key) ?? { ranks: [], r };
     g.ranks.push(r.rank);
     groups.set(key, g);
@@ -100,7 +112,7 @@ export function lastWordsSummary(
     const at = (f: Pick<Frame, 'function' | 'file' | 'line'>) =>
       `${f.function} (${f.file.split('/').pop()}:${f.line})`;
     const place =
-      top === null ? 'in native code' : `in ${at(top)}${r.calledFrom ? ` from ${at(r.calledFrom)}` : ''}`;
+      top === null ? frameless(r) : `in ${at(top)}${r.calledFrom ? ` from ${at(r.calledFrom)}` : ''}`;
     if (r.fatal) {
       clauses.push(`${who} died of ${r.signal} ${place}`);
       continue;

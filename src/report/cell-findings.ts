@@ -4,7 +4,7 @@
  * the cell keeps, which a newer or older nsa-dbg may have written: anything malformed is left out.
  */
 
-import type { LastWordsReport } from '../analysis/last-words.js';
+import { frameless, type LastWordsReport } from '../analysis/last-words.js';
 import type { DumpReport } from '../analysis/result.js';
 import {
   type DumpGroup,
@@ -72,7 +72,7 @@ export function lastWordsLines(c: Cell): string[] {
     const t = w.mainThreadTop;
     const place =
       t === null
-        ? 'in native code'
+        ? frameless(w)
         : `${w.waiting ? 'waiting in' : 'in'} ${t.function} (${t.file.split('/').pop()}:${t.line})`;
     const at = typeof w.at === 'number' ? ` at ${new Date(w.at * 1000).toISOString().slice(11, 19)} UTC` : '';
     const key = `${w.signal}${at}: ${place}`;

@@ -169,4 +169,29 @@ describe('last words in a real stack log', () => {
       /crash at step 3, rank 1: ValueError: .*; rank 0 was in synchronize \(__init__\.py:1162\) from main \(lw_nccl\.py:27\) when torchrun stopped it \(SIGTERM\)$/,
     );
   });
+  it('a real NCCL watchdog timeout on two H200s: the aborting rank died outside any Python code, the other was in its own code when torchrun stopped it', async () => {
+    const r = await analyzeDir(join(FIX, 'h200x2-watchdog'));
+    expect(r.verdict).toBe('hang');
+    expect(r.lastWords).toEqual([
+      expect.objectContaining({
+        rank: 0,
+        signal: 'SIGABRT',
+        fatal: true,
+        mainThreadTop: null,
+        noPythonFrame: true,
+      }),
+      expect.objectContaining({
+        rank: 1,
+        signal: 'SIGTERM',
+        fatal: false,
+        waiting: false,
+        mainThreadTop: { function: '<module>', file: '/srv/nsa-dbg/test/device/fr_timeout.py', line: 23 },
+      }),
+    ]);
+    expect(r.summary).toBe(
+      'hang: rank 1 never entered nccl:all_reduce #6 (default_pg) that rank 0 waited in (<module> /srv/nsa-dbg/test/device/fr_timeout.py:24), from the Flight Recorder; ' +
+        'rank 0 died of SIGABRT outside any Python code (its script had ended or not begun); ' +
+        'rank 1 was in <module> (fr_timeout.py:23) when torchrun stopped it (SIGTERM)',
+    );
+  });
 });
