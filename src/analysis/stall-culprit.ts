@@ -56,7 +56,7 @@ export function stallCulpritOf(ranks: RankAtStall[]): StallCulprit | null {
   if (inOwnCode !== undefined && waiting.length > 0)
     return {
       rank: inOwnCode.rank,
-      why: `is in its own code${at(inOwnCode.stack!.userTop)} while ${rankSetText(waiting.map((r) => r.rank))} wait in a collective`,
+      why: `is in its own code${at(inOwnCode.stack!.userTop)} while ${rankSetText(waiting.map((r) => r.rank))} ${waiting.length > 1 ? 'wait' : 'waits'} in a collective`,
       waiting: waiting.map((r) => r.rank),
     };
   const odd = oddStackOut(ranks);

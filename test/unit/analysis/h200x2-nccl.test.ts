@@ -65,6 +65,27 @@ describe('nsa-vibe on 2 × H200 over NCCL, the run folders nsa-dbg wrote', () =>
     expect(frTrace).toContain('collective: nccl:all_reduce');
   });
 
+  it('the same timeout under today’s nsa-dbg, live: rank 1 named, the Flight Recorder agrees, each rank’s last words at the stop', async () => {
+    const r = await analyzeDir(join(FIX, '5-fr-live'));
+    expect(r).toMatchObject({ verdict: 'hang', exitCode: 137 });
+    expect(r.stall).toMatchObject({ rank: 1, step: 6, state: 'stuck', rootCause: { rank: 1, waiting: [0] } });
+    expect(r.flightRecorder).toEqual([
+      expect.objectContaining({ ranks: [1], op: 'nccl:all_reduce', seq: 6, waiting: [0] }),
+    ]);
+    expect(r.lastWords.map((w) => [w.rank, w.signal, w.mainThreadTop?.function, w.calledFrom?.line])).toEqual(
+      [
+        [0, 'SIGINT', 'synchronize', 25],
+        [1, 'SIGINT', '<module>', undefined],
+      ],
+    );
+    expect(r.summary).toContain(
+      'rank 1 is in its own code (<module> /home/user/nsa-dbg/test/device/fr_timeout.py:23) while rank 0 waits in a collective',
+    );
+    // the verdict the run gave live, on the box, is the one analyze gives of its folder
+    const live = JSON.parse(readFileSync(join(FIX, '5-fr-live', 'live-verdict.json'), 'utf8'));
+    expect(live).toMatchObject({ verdict: r.verdict, stall: { rank: 1, step: 6 } });
+  });
+
   it('the stock fp16 config (log_every 20): 3 of 3 steps from its own out_dir', async () => {
     const r = await analyzeDir(join(FIX, 'fp16'));
     expect(r).toMatchObject({ verdict: 'pass', stepsReached: 3 });
