@@ -18,11 +18,12 @@ acceptance: { finiteLoss: true, noStall: true }
 `;
 
 /**
- * three ranks of the trainer started by a shell, rank 2 SIGKILLing itself: no launcher line says
- * that it died and nobody stops the others (its forked child holds their sockets for 15 s)
+ * three ranks of the trainer started by a shell, rank 2 SIGKILLing itself at step `atStep`: no
+ * launcher line says that it died and nobody stops the others (its forked child holds their sockets
+ * for 15 s)
  */
-export async function shellRanksSigkill(): Promise<string[]> {
-  const env = `MASTER_ADDR=127.0.0.1 MASTER_PORT=${await freePort()} WORLD_SIZE=3 RANK=$r`;
+export async function shellRanksSigkill(atStep = 3): Promise<string[]> {
+  const env = `NSA_DBG_TEST_AT_STEP=${atStep} MASTER_ADDR=127.0.0.1 MASTER_PORT=${await freePort()} WORLD_SIZE=3 RANK=$r`;
   return [
     'sh',
     '-c',

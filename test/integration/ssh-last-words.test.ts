@@ -6,7 +6,15 @@
  * while the others live, take the snapshot through the box, and the verdict must name the kill and
  * where the others were, live and from the local mirror.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +28,7 @@ import {
 } from '../helpers/last-words.js';
 import { freePort } from '../helpers/ports.js';
 import { startSshd, type TestSshd } from '../helpers/sshd.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const TRAINER = LAST_WORDS_TRAINER;
 const work = mkdtempSync(join(tmpdir(), 'nsa-dbg-ssh-last-words-'));
@@ -36,22 +45,54 @@ afterAll(async () => {
 // biome-ignore lint/suspicious/noExplicitAny: the CLI's JSON, read field by field
 type Any = any;
 
-/** `nsa-dbg run --headless --json` of `cmd` on the box, and `analyze` of its local mirror */
-async function headless(name: string, cmd: string[]): Promise<{ live: Any; offline: Any }> {
+/** a folder with the lane, its env, and the arguments that put a run on the box */
+function folder(name: string) {
   const cwd = join(work, name);
   mkdirSync(join(cwd, '.nsa-dbg', 'presets'), { recursive: true });
   writeFileSync(join(cwd, '.nsa-dbg', 'presets', 'lw.yaml'), LAST_WORDS_LANE);
   const env = { NSA_DBG_HOME: join(cwd, 'home') };
-  const remote = ['--host', 'target', '--ssh-config', sshd.configPath, '--runs-dir', join(cwd, 'runs')];
-  const run = await runCli(['run', '--headless', '--json', '--lane', 'lw', ...remote, '--', ...cmd], {
-    cwd,
-    env,
-    timeoutMs: 170_000,
-  });
+  const runs = join(cwd, 'runs');
+  const remote = ['--host', 'target', '--ssh-config', sshd.configPath, '--runs-dir', runs];
+  return { cwd, env, runs, remote };
+}
+
+/** the verdict of `--headless --json` (its last line), and `analyze` of its local mirror */
+async function verdicts(
+  run: { stdout: string; stderr: string },
+  f: ReturnType<typeof folder>,
+): Promise<{ live: Any; offline: Any }> {
   expect(run.stderr).not.toMatch(/at .*\.js:\d+/);
   const live = JSON.parse(run.stdout.trim().split('\n').pop()!);
-  const an = await runCli(['analyze', live.localDir, '--json'], { cwd, env });
+  const an = await runCli(['analyze', live.localDir, '--json'], { cwd: f.cwd, env: f.env });
   return { live, offline: JSON.parse(an.stdout) };
+}
+
+/** `nsa-dbg run --headless --json` of `cmd` on the box, and `analyze` of its local mirror */
+async function headless(name: string, cmd: string[]): Promise<{ live: Any; offline: Any }> {
+  const f = folder(name);
+  const run = await runCli(['run', '--headless', '--json', '--lane', 'lw', ...f.remote, '--', ...cmd], {
+    cwd: f.cwd,
+    env: f.env,
+    timeoutMs: 170_000,
+  });
+  return verdicts(run, f);
+}
+
+/** the run's folder on the box once each of its three ranks has a heartbeat of step `step` */
+function ranksAtStep(runs: string, step: number): Promise<string> {
+  return waitUntil(
+    () => {
+      const id = existsSync(runs) ? readdirSync(runs)[0] : undefined;
+      if (id === undefined) return null;
+      const steps = [0, 1, 2].map((r) => {
+        const f = join(runs, id, `heartbeat_rank${r}.jsonl`);
+        const last = existsSync(f) ? readFileSync(f, 'utf8').trim().split('\n').pop() : '';
+        return last ? (JSON.parse(last).step as number) : 0;
+      });
+      return Math.min(...steps) >= step ? join(runs, id) : null;
+    },
+    { timeoutMs: 120_000, what: `every rank at step ${step}` },
+  );
 }
 
 const alive = aliveInSnapshot;
@@ -85,4 +126,33 @@ describe('last words over --host (real OpenSSH)', () => {
     const { live, offline } = await headless('shell', await shellRanksSigkill());
     for (const r of [live, offline]) expectSeenByLivenessCheck(r);
   }, 200_000);
+
+  it('nsa-dbg killed, then `attach --headless`: the re-attached run’s liveness check sees rank 2 die, as the first one would have', async () => {
+    const f = folder('attach');
+    let cliPid = 0;
+    // rank 2 kills itself at step 60 (about 15 s into training): time to kill nsa-dbg and attach
+    const cmd = await shellRanksSigkill(60);
+    const first = runCli(['run', '--headless', '--json', '--lane', 'lw', ...f.remote, '--', ...cmd], {
+      cwd: f.cwd,
+      env: f.env,
+      timeoutMs: 170_000,
+      onSpawn: (p) => {
+        cliPid = p;
+      },
+    });
+    const dir = await ranksAtStep(f.runs, 3);
+    process.kill(cliPid, 'SIGKILL');
+    expect((await first).code).toBeNull();
+    const id = dir.split('/').pop()!;
+    const again = await runCli(['attach', ...f.remote, id, '--headless', '--json'], {
+      cwd: f.cwd,
+      env: f.env,
+      timeoutMs: 170_000,
+    });
+    const { live, offline } = await verdicts(again, f);
+    // the first nsa-dbg was gone by step 3 and rank 2 died at step 60: the snapshot that names it
+    // can only be the re-attached session's
+    expect(live.stepsReached).toBeGreaterThanOrEqual(59);
+    for (const r of [live, offline]) expectSeenByLivenessCheck(r);
+  }, 240_000);
 });
