@@ -80,7 +80,10 @@ export class TeardownSnapshot {
   /** every output line, as it is read: a sign of teardown is acted on at once, not at the next tick */
   private readonly onLine = (text: string): void => {
     if (this.taking !== null || this.stopped) return;
-    const sign = teardownSign(text);
+    const nodes = this.o.model.evidence.nodes;
+    const sign = teardownSign(text, (task, local) =>
+      nodes.placesTask(task) ? nodes.globalRank(task, local) : null,
+    );
     if (sign !== null) this.take(sign, null);
   };
 

@@ -189,6 +189,12 @@ describe('--hosts: 2 hosts × 2 ranks over two real sshd’s', () => {
     expect(live.verdict).toBe('crash');
     expect(live.crash).toMatchObject({ rank: 3, exception: 'ValueError', node: nodeOfRank(live, 3) });
     expect(offline.crash).toEqual(live.crash);
+    // the crash's traceback set off nsa-dbg's teardown snapshot of every rank on both hosts, its
+    // sign named by the global rank (the host's output says `1: [default1]:`, a local rank)
+    for (const r of [live, offline]) {
+      expect(r.teardown.trigger).toMatch(/^rank [0-3] crashed$/);
+      expect(r.teardown.ranks.map((t: Json) => t.rank)).toEqual([0, 1, 2, 3]);
+    }
   }, 200_000);
 
   it('a rank that fails before joining: the other host is stopped after the grace, not left waiting 30 min', async () => {

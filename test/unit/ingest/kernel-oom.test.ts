@@ -94,6 +94,22 @@ describe('signs of teardown in the output', () => {
     expect(teardownSign(line)).toBe(sign);
   });
 
+  it('a run across nodes: the task prefix and the node records turn a local rank into the global one', () => {
+    // task 1's agent runs ranks 2 and 3 (its local 0 and 1); task 0 is not placed yet
+    const rankOf = (task: number, local: number) => (task === 1 ? 2 + local : null);
+    expect(teardownSign('1: [default1]:Traceback (most recent call last):', rankOf)).toBe('rank 3 crashed');
+    expect(teardownSign('0: [default1]:Traceback (most recent call last):', rankOf)).toBe(
+      'local rank 1 crashed',
+    );
+    const failed =
+      '1: ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 1) of binary: python3';
+    expect(teardownSign(failed, rankOf)).toBe('rank 2 exited (-9)');
+    // no task prefix: a local rank stays one
+    expect(teardownSign('[default1]:Traceback (most recent call last):', rankOf)).toBe(
+      'local rank 1 crashed',
+    );
+  });
+
   // the same rule on whole real captures: torch 2.11 over NCCL on 2 × H200 (a rank's crash, and
   // torchrun stopped by SIGINT), torch 1.13 over gloo on CPU (an OOM-killed rank)
   it.each([
