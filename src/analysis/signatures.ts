@@ -48,6 +48,16 @@ export const SIGNATURES: readonly Signature[] = [
     implies: 'hang',
   },
   {
+    // gloo raises on its timeout (torch 1.13 and 2.11 alike: no watchdog abort): the ranks that
+    // time out are the ones that came; the rank that never did is the hang
+    name: 'gloo-timeout',
+    source: 'output',
+    pattern: /Timed out waiting \d+ms for (?:recv|send) operation to complete/,
+    meaning:
+      'a gloo collective timed out: some rank stopped participating (look for the rank that did not time out)',
+    implies: 'hang',
+  },
+  {
     name: 'ddp-marked-ready-twice',
     source: 'output',
     pattern: /Expected to mark a variable ready only once|has been marked as ready twice/,

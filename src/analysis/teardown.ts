@@ -71,14 +71,23 @@ export function teardownSummary(t: TeardownReport | null, crashRank?: number): s
     const key = `${r.state}|${r.wchan ?? ''}|${r.cpuPct !== null && r.cpuPct >= 20 ? 'busy' : 'idle'}`;
     groups.set(key, [...(groups.get(key) ?? []), r]);
   }
+  // nvidia-smi's processes at that moment, by pid: what each rank still held on its GPU
+  const gpuMiB = new Map((t.gpuProcesses ?? []).map((p) => [p.pid, p.usedMiB]));
+  const span = (vs: number[], unit: string) => {
+    const lo = Math.round(Math.min(...vs));
+    const hi = Math.round(Math.max(...vs));
+    return vs.length === 0 ? '' : lo === hi ? `${lo}${unit}` : `${lo}–${hi}${unit}`;
+  };
   const parts: string[] = [];
   for (const rs of groups.values()) {
     const r = rs[0]!;
-    const pcts = rs.map((x) => x.cpuPct).filter((p): p is number => p !== null);
-    const lo = Math.round(Math.min(...pcts));
-    const hi = Math.round(Math.max(...pcts));
-    const cpu = pcts.length === 0 ? '' : lo === hi ? `${lo}% CPU` : `${lo}–${hi}% CPU`;
-    const facts = [STATE_WORDS[r.state!] ?? '', r.wchan ? `wchan ${r.wchan}` : '', cpu].filter(Boolean);
+    const cpu = span(
+      rs.map((x) => x.cpuPct).filter((p): p is number => p !== null),
+      '% CPU',
+    );
+    const held = rs.map((x) => gpuMiB.get(x.pid)).filter((m): m is number => m !== undefined);
+    const gpu = span(held, ` MiB on ${rs.length > 1 ? 'their GPUs' : 'its GPU'}`);
+    const facts = [STATE_WORDS[r.state!] ?? '', r.wchan ? `wchan ${r.wchan}` : '', cpu, gpu].filter(Boolean);
     const who = rankSetText(rs.map((x) => x.rank));
     parts.push(`${who} ${rs.length > 1 ? 'were' : 'was'} in state ${r.state} (${facts.join(', ')})`);
   }

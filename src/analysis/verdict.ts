@@ -46,6 +46,7 @@ import {
 import type { SlowStep } from './step-stats.js';
 import { stragglersOf } from './straggler.js';
 import { oomKillsOf, teardownField, teardownSummary } from './teardown.js';
+import { timeoutCulprit } from './timeout-culprit.js';
 
 export interface ResultOptions {
   /** the clock (trainer's epoch seconds); offline: defaults to the last timestamped evidence */
@@ -58,6 +59,7 @@ export interface ResultOptions {
 
 /** Exit statuses that mean "killed from outside": SIGKILL, SIGTERM, timeout(1), torchrun's -9/-15. */
 const KILLED = new Set([137, 143, 124, -9, -15]);
+const COLLECTIVE_TIMEOUTS = new Set(['nccl-timeout', 'gloo-timeout']);
 // SignalException: torchrun's own, when a signal stopped it (it forwards it to the workers)
 const NOT_CRASHES = new Set(['KeyboardInterrupt', 'SystemExit', 'ChildFailedError', 'SignalException']);
 
@@ -220,7 +222,10 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   const nan = nanOf(s, sigs);
   const crashSignature = implied('crash');
   const realTracebacks = s.tracebacks.filter((t) => !NOT_CRASHES.has(t.ev.exception.split('.').pop()!));
-  const ncclOnly = implied('hang') && sigs.some((h) => h.sig.name === 'nccl-timeout') && !crashSignature;
+  // a collective's timeout (NCCL's watchdog, gloo's transport) is a hang: the ranks that raise it
+  // came to the collective, and their tracebacks are consequences of the rank that never did
+  const ncclOnly =
+    implied('hang') && sigs.some((h) => COLLECTIVE_TIMEOUTS.has(h.sig.name)) && !crashSignature;
   const crashed =
     crashSignature ||
     (realTracebacks.length > 0 && !ncclOnly) ||
@@ -285,6 +290,18 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
       if (behind.lastBeatAgeS !== null) lastPosition.silenceS = r2(behind.lastBeatAgeS);
       if (behind.thresholdS !== null) lastPosition.thresholdS = r2(behind.thresholdS);
     }
+  }
+  // a gloo timeout names the rank the others waited for, where their silences cannot (every rank
+  // went quiet in the same step)
+  const timedOutFor = verdict === 'hang' && lastPosition?.rootCause === undefined ? timeoutCulprit(s) : null;
+  if (timedOutFor !== null && lastPosition !== null) {
+    const where = s.detector.position(timedOutFor.rank);
+    lastPosition = {
+      rank: timedOutFor.rank,
+      step: where?.step ?? lastPosition.step,
+      where: where?.where ?? lastPosition.where,
+      rootCause: timedOutFor,
+    };
   }
   const stall: StallReport | null = verdict === 'hang' ? lastPosition : null;
 

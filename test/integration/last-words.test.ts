@@ -175,7 +175,10 @@ describe('last words: the evidence survives whoever kills the run', () => {
   it("gloo's collective timeout: rank 1, elsewhere (save_checkpoint), is said to be there when torchrun stopped it", async () => {
     const { live, offline } = await headless('gloo-timeout', [...(await torchrun()), TRAINER, 'timeout']);
     for (const r of [live, offline]) {
-      // gloo raises on its timeout (torch 1.13: no abort, so no fatal-signal record)
+      // gloo raises on its timeout in the ranks that came (torch 1.13 and 2.11: no abort, so no
+      // fatal-signal record): a hang, whose culprit is the one rank that did not time out
+      expect(r.verdict).toBe('hang');
+      expect(r.stall).toMatchObject({ rank: 1, rootCause: { rank: 1, waiting: [0, 2] } });
       expect(r.lastWords.map((w: Any) => w.rank)).toEqual([1]);
       expect(r.lastWords[0]).toMatchObject({ signal: 'SIGTERM', waiting: false });
       expect(r.lastWords[0].mainThreadTop).toMatchObject({ function: 'save_checkpoint' });
