@@ -181,6 +181,15 @@ describe('--hosts: 2 hosts × 2 ranks over two real sshd’s', () => {
     expect(live.stall).toMatchObject({ state: 'stuck' });
     expect(offline.verdict).toBe('hang');
     expect(offline.stall).toEqual(live.stall);
+    // nsa-dbg's stop (SIGINT, through each host's torchrun) left every rank's last words in its
+    // host's stack log, mirrored: ranks 0 and 1 on node-a, 2 and 3 on node-b
+    for (const r of [live, offline]) {
+      expect(r.lastWords.map((w: Json) => [w.rank, w.signal])).toEqual(
+        [0, 1, 2, 3].map((k) => [k, 'SIGINT']),
+      );
+      for (const w of r.lastWords) expect(w.file).toMatch(new RegExp(`^hosts/${nodeOfRank(live, w.rank)}/`));
+      expect(r.summary).toMatch(/rank 3 was in backward \(ddp_ranks\.py:\d+\) when SIGINT came$/);
+    }
   }, 200_000);
 
   it('a rank that crashes first is named with its host, not torchrun’s first observed failure', async () => {
