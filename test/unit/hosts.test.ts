@@ -213,6 +213,19 @@ describe('LiveModel of a --hosts cell', () => {
     expect(files.sort()).toEqual(['hosts/a/stackdump_1795315501.txt', 'hosts/b/stackdump_1795315501.txt']);
     expect(m.result({ nowMs: 0, processAlive: false }).exitCode ?? null).toBeNull();
   });
+
+  it('each host’s Flight Recorder dump, mirrored under hosts/<alias>/, is read with the others', () => {
+    // the real 2 × H200 dumps (test/fixtures/h200x2-nccl/5-fr-live), as if rank 0 ran on host a
+    // and rank 1 on host b: each host's ranks write into that host's own run dir
+    const fr = join(import.meta.dirname, '..', 'fixtures', 'h200x2-nccl', '5-fr-live');
+    const m = new LiveModel({ layout: hostsLayout(1) });
+    m.onFileChunk('hosts/a/nccl_trace_rank_0', readFileSync(join(fr, 'nccl_trace_rank_0')), 0);
+    m.onFileChunk('hosts/b/nccl_trace_rank_1', readFileSync(join(fr, 'nccl_trace_rank_1')), 0);
+    m.finish();
+    expect(m.result({ nowMs: 0, processAlive: false }).flightRecorder).toEqual([
+      expect.objectContaining({ ranks: [1], op: 'nccl:all_reduce', seq: 6, waiting: [0] }),
+    ]);
+  });
 });
 
 function readIf(path: string): string {
