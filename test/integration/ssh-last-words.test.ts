@@ -109,9 +109,11 @@ describe('last words over --host (real OpenSSH)', () => {
       expect(words).toEqual({ 0: ['SIGTERM', true], 1: ['SIGTERM', true] });
       expect(r.summary).toContain('; rank 2 was killed by SIGKILL (no last words)');
       // torchrun's monitor looks every 5 s, the box's check every 2 s: either may see rank 2 gone
-      // first (torchrun says so just before it signals the others)
-      expect(['rank 2 exited', 'torchrun began stopping the workers (SIGTERM)']).toContain(
-        r.teardown.trigger,
+      // first (torchrun says so just before it signals the others). Its line reaches nsa-dbg
+      // through the mirror, so the check may also come after torchrun's SIGTERM already ended a
+      // peer: CI once saw "ranks 1 and 2 exited" in one look
+      expect(r.teardown.trigger).toMatch(
+        /^(?:rank 2 exited|ranks (?:\d+, )*\d+ and 2 exited|ranks 0–2 exited|torchrun began stopping the workers \(SIGTERM\))$/,
       );
       if (r.teardown.trigger === 'rank 2 exited')
         expect(alive(r), JSON.stringify(r.teardown)).toEqual([0, 1]);
