@@ -15,6 +15,9 @@ export interface Signature {
   implies: Verdict | null;
 }
 
+/** what gloo raises in every rank that came to a collective the others never reached (timeout-culprit.ts) */
+export const GLOO_TIMED_OUT = /Timed out waiting \d+ms for (?:recv|send) operation to complete/;
+
 export const SIGNATURES: readonly Signature[] = [
   {
     name: 'non-finite-loss',
@@ -52,7 +55,7 @@ export const SIGNATURES: readonly Signature[] = [
     // time out are the ones that came; the rank that never did is the hang
     name: 'gloo-timeout',
     source: 'output',
-    pattern: /Timed out waiting \d+ms for (?:recv|send) operation to complete/,
+    pattern: GLOO_TIMED_OUT,
     meaning:
       'a gloo collective timed out: some rank stopped participating (look for the rank that did not time out)',
     implies: 'hang',

@@ -46,7 +46,7 @@ import {
 import type { SlowStep } from './step-stats.js';
 import { stragglersOf } from './straggler.js';
 import { oomKillsOf, teardownField, teardownSummary } from './teardown.js';
-import { timeoutCulprit } from './timeout-culprit.js';
+import { placedOnTimeoutCulprit } from './timeout-culprit.js';
 
 export interface ResultOptions {
   /** the clock (trainer's epoch seconds); offline: defaults to the last timestamped evidence */
@@ -224,11 +224,11 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   const realTracebacks = s.tracebacks.filter((t) => !NOT_CRASHES.has(t.ev.exception.split('.').pop()!));
   // a collective's timeout (NCCL's watchdog, gloo's transport) is a hang: the ranks that raise it
   // came to the collective, and their tracebacks are consequences of the rank that never did
-  const ncclOnly =
+  const collectiveTimeoutOnly =
     implied('hang') && sigs.some((h) => COLLECTIVE_TIMEOUTS.has(h.sig.name)) && !crashSignature;
   const crashed =
     crashSignature ||
-    (realTracebacks.length > 0 && !ncclOnly) ||
+    (realTracebacks.length > 0 && !collectiveTimeoutOnly) ||
     s.tracebacks.some((t) => t.ev.torchrun !== undefined) ||
     (exitCode !== null && exitCode !== 0 && !killed && exitCode !== 130);
   const crash = crashed || realTracebacks.length > 0 ? crashOf(s, sigs) : null;
@@ -248,7 +248,11 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   if (nan !== null) verdict = 'nan';
   // a hang stopped by nsa-dbg (or anyone) ends in the launcher's failure table, KeyboardInterrupts
   // and peers' transport errors: none of that is a crash of its own
-  else if (crashed && !ncclOnly && !(hangEvidence && !crashSignature && !hasOriginalException(s)))
+  else if (
+    crashed &&
+    !collectiveTimeoutOnly &&
+    !(hangEvidence && !crashSignature && !hasOriginalException(s))
+  )
     verdict = 'crash';
   else if (hangEvidence) verdict = 'hang';
   else if (userStopped) verdict = 'stopped';
@@ -291,18 +295,7 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
       if (behind.thresholdS !== null) lastPosition.thresholdS = r2(behind.thresholdS);
     }
   }
-  // a gloo timeout names the rank the others waited for, where their silences cannot (every rank
-  // went quiet in the same step)
-  const timedOutFor = verdict === 'hang' && lastPosition?.rootCause === undefined ? timeoutCulprit(s) : null;
-  if (timedOutFor !== null && lastPosition !== null) {
-    const where = s.detector.position(timedOutFor.rank);
-    lastPosition = {
-      rank: timedOutFor.rank,
-      step: where?.step ?? lastPosition.step,
-      where: where?.where ?? lastPosition.where,
-      rootCause: timedOutFor,
-    };
-  }
+  if (verdict === 'hang' && lastPosition !== null) lastPosition = placedOnTimeoutCulprit(s, lastPosition);
   const stall: StallReport | null = verdict === 'hang' ? lastPosition : null;
 
   if (killed)
