@@ -19,6 +19,7 @@ import {
 import { createConnection } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { freePort } from './ports.js';
 import { waitUntil } from './wait.js';
 
@@ -286,4 +287,28 @@ export async function startSshd(opts: SshdOptions = {}): Promise<TestSshd> {
     },
   };
   return sshd;
+}
+
+/**
+ * One sshd for a test file, its host key trusted: started before the file's tests, stopped after
+ * them together with the file's work folder (made here under the temp dir, named from `prefix`).
+ */
+export function sshdForFile(prefix: string): { work: string; readonly sshd: TestSshd } {
+  const work = mkdtempSync(join(tmpdir(), prefix));
+  let started: TestSshd | undefined;
+  beforeAll(async () => {
+    started = await startSshd();
+    started.trustHostKey();
+  });
+  afterAll(async () => {
+    await started?.stop();
+    rmSync(work, { recursive: true, force: true });
+  });
+  return {
+    work,
+    get sshd() {
+      if (started === undefined) throw new Error('the sshd is started in beforeAll');
+      return started;
+    },
+  };
 }

@@ -6,12 +6,11 @@
  * output torchrun printed and the dumps its ranks wrote, test/fixtures/torch211/fr), run on a box
  * reached through a real OpenSSH sshd on 127.0.0.1.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { startSshd, type TestSshd } from '../helpers/sshd.js';
+import { sshdForFile } from '../helpers/sshd.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures');
 const REPLAY = join(FIXTURES, 'trainers', 'fr_replay.py');
@@ -26,16 +25,8 @@ env:
 acceptance: { finiteLoss: true, noStall: true }
 `;
 
-const work = mkdtempSync(join(tmpdir(), 'nsa-dbg-ssh-fr-'));
-let sshd: TestSshd;
-beforeAll(async () => {
-  sshd = await startSshd();
-  sshd.trustHostKey();
-});
-afterAll(async () => {
-  await sshd?.stop();
-  rmSync(work, { recursive: true, force: true });
-});
+const box = sshdForFile('nsa-dbg-ssh-fr-');
+const work = box.work;
 
 describe('the Flight Recorder over --host (real OpenSSH)', () => {
   it('the dumps written on the box are collected into the local mirror and read: rank 1 never entered all_reduce #6', async () => {
@@ -43,7 +34,7 @@ describe('the Flight Recorder over --host (real OpenSSH)', () => {
     mkdirSync(join(cwd, '.nsa-dbg', 'presets'), { recursive: true });
     writeFileSync(join(cwd, '.nsa-dbg', 'presets', 'fr.yaml'), LANE);
     const env = { NSA_DBG_HOME: join(cwd, 'home') };
-    const remote = ['--host', 'target', '--ssh-config', sshd.configPath, '--runs-dir', join(cwd, 'runs')];
+    const remote = ['--host', 'target', '--ssh-config', box.sshd.configPath, '--runs-dir', join(cwd, 'runs')];
     const run = await runCli(
       ['run', '--headless', '--json', '--lane', 'fr', ...remote, '--', 'python3', '-u', REPLAY, CAPTURE],
       { cwd, env, timeoutMs: 120_000 },

@@ -6,18 +6,9 @@
  * while the others live, take the snapshot through the box, and the verdict must name the kill and
  * where the others were, live and from the local mirror.
  */
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import {
   aliveInSnapshot,
@@ -27,20 +18,12 @@ import {
   shellRanksSigkill,
 } from '../helpers/last-words.js';
 import { freePort } from '../helpers/ports.js';
-import { startSshd, type TestSshd } from '../helpers/sshd.js';
+import { sshdForFile } from '../helpers/sshd.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const TRAINER = LAST_WORDS_TRAINER;
-const work = mkdtempSync(join(tmpdir(), 'nsa-dbg-ssh-last-words-'));
-let sshd: TestSshd;
-beforeAll(async () => {
-  sshd = await startSshd();
-  sshd.trustHostKey();
-});
-afterAll(async () => {
-  await sshd?.stop();
-  rmSync(work, { recursive: true, force: true });
-});
+const box = sshdForFile('nsa-dbg-ssh-last-words-');
+const work = box.work;
 
 // biome-ignore lint/suspicious/noExplicitAny: the CLI's JSON, read field by field
 type Any = any;
@@ -52,7 +35,7 @@ function folder(name: string) {
   writeFileSync(join(cwd, '.nsa-dbg', 'presets', 'lw.yaml'), LAST_WORDS_LANE);
   const env = { NSA_DBG_HOME: join(cwd, 'home') };
   const runs = join(cwd, 'runs');
-  const remote = ['--host', 'target', '--ssh-config', sshd.configPath, '--runs-dir', runs];
+  const remote = ['--host', 'target', '--ssh-config', box.sshd.configPath, '--runs-dir', runs];
   return { cwd, env, runs, remote };
 }
 
