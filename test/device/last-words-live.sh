@@ -9,12 +9,8 @@
 # Verdicts as $OUT/<tag>.json, engine logs, the run folders in $OUT/runs.tgz.
 set -u
 REPO=$PWD
-APP=/tmp/nsa-app
-mkdir -p "$APP" /tmp/nsa-bin
-xz -dc "$REPO/.device/node.xz" > /tmp/nsa-bin/node && chmod +x /tmp/nsa-bin/node
-tar xJf "$REPO/.device/app.tar.xz" -C "$APP"
-export PATH=/tmp/nsa-bin:$PATH PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
-cd "$APP"
+. "$REPO/test/device/unpack-app.sh"
+export NCCL_NVLS_ENABLE=0
 mkdir -p .nsa-dbg/presets
 cat > .nsa-dbg/presets/lw.yaml <<'LANE'
 name: lw

@@ -7,14 +7,11 @@
 set -u
 REPO=$PWD
 D=$REPO/.device/preflight
-APP=/tmp/nsa-app
 R=$OUT/preflight
-mkdir -p "$APP" /tmp/nsa-bin "$R/raw"
-xz -dc "$D/node.xz" > /tmp/nsa-bin/node && chmod +x /tmp/nsa-bin/node
-tar xJf "$D/app.tar.xz" -C "$APP"
-export PATH=/tmp/nsa-bin:$PATH PYTHONUNBUFFERED=1 XDG_CONFIG_HOME=/tmp/xdg
+mkdir -p "$R/raw"
+DEVICE_FILES=$D . "$REPO/test/device/unpack-app.sh"
+export XDG_CONFIG_HOME=/tmp/xdg
 mkdir -p /tmp/xdg/nsa-dbg/presets && cp "$D"/lanes/preflight-*.yaml /tmp/xdg/nsa-dbg/presets/
-cd "$APP"
 
 # the raw sources, as the probe reads them
 nvidia-smi -q > "$R/raw/nvidia-smi-q.txt" 2>&1

@@ -3,12 +3,7 @@
 # carried in .device/, then drives nsa-dbg against a real CUDA process. Output goes to $OUT.
 set -u
 REPO=$PWD
-APP=/tmp/nsa-app
-mkdir -p "$APP" /tmp/nsa-bin
-xz -dc "$REPO/.device/node.xz" > /tmp/nsa-bin/node && chmod +x /tmp/nsa-bin/node
-tar xJf "$REPO/.device/app.tar.xz" -C "$APP"
-export PATH=/tmp/nsa-bin:$PATH PYTHONUNBUFFERED=1
-cd "$APP"
+. "$REPO/test/device/unpack-app.sh"
 TRAINER="$REPO/test/device/cuda_trainer.py"
 {
   node --version; python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name(0))'

@@ -5,12 +5,7 @@
 # back as $OUT/watchdog-live.tgz, the verdicts as $OUT/live.json and $OUT/analyze.json.
 set -u
 REPO=$PWD
-APP=/tmp/nsa-app
-mkdir -p "$APP" /tmp/nsa-bin
-xz -dc "$REPO/.device/node.xz" > /tmp/nsa-bin/node && chmod +x /tmp/nsa-bin/node
-tar xJf "$REPO/.device/app.tar.xz" -C "$APP"
-export PATH=/tmp/nsa-bin:$PATH PYTHONUNBUFFERED=1
-cd "$APP"
+. "$REPO/test/device/unpack-app.sh"
 mkdir -p .nsa-dbg/presets && cp "$REPO/test/device/lanes/nccl-fr.yaml" .nsa-dbg/presets/
 node --version
 s=$(date +%s)
