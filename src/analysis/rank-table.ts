@@ -56,37 +56,36 @@ export interface ManyRanks {
   stackDiff: StackDiff | null;
 }
 
-/** the newest step records of a rank, walking back from its current step (never the whole window) */
-function newest(s: EvidenceState, rank: number, step: number): Array<[number, StepRecord]> {
-  const steps = s.steps.get(rank);
-  if (steps === undefined) return [];
-  const out: Array<[number, StepRecord]> = [];
-  for (let k = step; k >= Math.max(0, step - LOOK_BACK); k--) {
-    const r = steps.recent.get(k);
-    if (r !== undefined) out.unshift([k, r]);
+type RecentSteps = ReadonlyMap<number, StepRecord> | undefined;
+
+/**
+ * the durations between the rank's consecutive steps, `pick` to `pick`, over the steps just below
+ * its current one (never the whole window), newest RECENT_STEPS of them. Read in place: a 512-rank
+ * table a second made thousands of [step, record] pairs for this, and their garbage.
+ */
+function gapsOf(recent: RecentSteps, step: number, pick: 'endTs' | 'startTs'): number[] {
+  const out: number[] = [];
+  if (recent === undefined) return out;
+  let prev: StepRecord | undefined;
+  for (let k = Math.max(0, step - LOOK_BACK); k <= step; k++) {
+    const r = recent.get(k);
+    const ta = prev?.[pick];
+    const tb = r?.[pick];
+    if (ta !== undefined && tb !== undefined && tb >= ta) out.push(tb - ta);
+    prev = r;
   }
-  return out;
+  return out.length > RECENT_STEPS ? out.slice(-RECENT_STEPS) : out;
 }
 
-function stepTime(recs: Array<[number, StepRecord]>): number | null {
-  const gaps = (pick: 'endTs' | 'startTs') => {
-    const out: number[] = [];
-    for (let i = 1; i < recs.length; i++) {
-      const [pa, a] = recs[i - 1]!;
-      const [pb, b] = recs[i]!;
-      const ta = a[pick];
-      const tb = b[pick];
-      if (pb === pa + 1 && ta !== undefined && tb !== undefined && tb >= ta) out.push(tb - ta);
-    }
-    return out.slice(-RECENT_STEPS);
-  };
-  const d = gaps('endTs');
-  return median(d.length > 0 ? d : gaps('startTs'));
+function stepTime(recent: RecentSteps, step: number): number | null {
+  const d = gapsOf(recent, step, 'endTs');
+  return median(d.length > 0 ? d : gapsOf(recent, step, 'startTs'));
 }
 
-function newestToks(recs: Array<[number, StepRecord]>): number | null {
-  for (let i = recs.length - 1; i >= 0; i--) {
-    const v = recs[i]![1].toksPerS;
+function newestToks(recent: RecentSteps, step: number): number | null {
+  if (recent === undefined) return null;
+  for (let k = step; k >= Math.max(0, step - LOOK_BACK); k--) {
+    const v = recent.get(k)?.toksPerS;
     if (v !== undefined) return v;
   }
   return null;
@@ -100,8 +99,13 @@ export function rankRows(s: EvidenceState, steps: Array<{ rank: number; step: nu
     const cur = probe.get(p.rank);
     if (cur === undefined || p.ts >= cur.ts) probe.set(p.rank, p);
   }
-  const recs = new Map(steps.map((r) => [r.rank, newest(s, r.rank, r.step)]));
-  const times = new Map(steps.map((r) => [r.rank, stepTime(recs.get(r.rank) ?? [])]));
+  const times = new Map<number, number | null>();
+  const toks = new Map<number, number | null>();
+  for (const r of steps) {
+    const recent = s.steps.get(r.rank)?.recent;
+    times.set(r.rank, stepTime(recent, r.step));
+    toks.set(r.rank, newestToks(recent, r.step));
+  }
   const known = [...times.values()].filter((t): t is number => t !== null && t > 0);
   const par = median(known);
   const sampled = new Map(stragglersOf(s).map((x) => [x.rank, x]));
@@ -116,7 +120,7 @@ export function rankRows(s: EvidenceState, steps: Array<{ rank: number; step: nu
       step: r.step,
       lag,
       stepTimeS: t,
-      toksPerS: newestToks(recs.get(r.rank) ?? []),
+      toksPerS: toks.get(r.rank) ?? null,
       straggler: ratio === null ? null : Math.round(Math.max(ratio, 1 + lag) * 100) / 100,
       score: sampled.get(r.rank)?.score ?? null,
       namedStraggler: sampled.get(r.rank)?.named === true,

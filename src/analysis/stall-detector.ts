@@ -112,7 +112,7 @@ export class StallDetector {
         const t = w.tracker;
         const view: RankStatus = {
           rank,
-          step: Math.max(...[...this.ranks.get(rank)!.values()].map((x) => x.step)),
+          step: this.stepOf(rank),
           phase: t.phase,
           lastBeatAgeS: w.lastTs === null ? null : Math.max(0, nowS - w.lastTs),
           expectedS: t.expected(),
@@ -156,6 +156,7 @@ export class StallDetector {
   }
 
   private stallWithOnset(rank: number, nowS: number): (StallInfo & { onset: number }) | null {
+    if (!this.stalledNow(rank, nowS)) return null;
     const w = this.rankNow(rank, nowS);
     if (w === null || !w.stalled || w.tracker.waiting === null || w.lastTs === null) return null;
     return {
@@ -201,11 +202,40 @@ export class StallDetector {
     return undefined;
   }
 
+  /** the furthest step any source of the rank reported */
+  private stepOf(rank: number): number {
+    let step = Number.NEGATIVE_INFINITY;
+    for (const t of this.ranks.get(rank)?.values() ?? []) if (t.step > step) step = t.step;
+    return step;
+  }
+
   private lastTsOf(rank: number): number | null {
     let last: number | null = null;
     for (const t of this.ranks.get(rank)?.values() ?? [])
       if (t.lastTs !== null) last = Math.max(last ?? t.lastTs, t.lastTs);
     return last;
+  }
+
+  /** where a source's silence counts from: the first step's allowance from the last rank's start (see `started`) */
+  private silentFrom(t: ProgressTracker, lastTs: number): number {
+    return t.inFirstStep() ? Math.max(lastTs, this.latestStart ?? lastTs) : lastTs;
+  }
+
+  /**
+   * rankNow's `stalled` alone, allocating nothing: whether any source waits and every one that does
+   * is past its threshold. Asked of every rank several times a second (is any rank silent?), where
+   * rankNow's answer object for each of 512 ranks was a megabyte of garbage a second.
+   */
+  private stalledNow(rank: number, nowS: number): boolean {
+    const bySource = this.ranks.get(rank);
+    if (bySource === undefined) return false;
+    let waits = false;
+    for (const t of bySource.values()) {
+      if (t.lastTs === null || t.waiting === null) continue;
+      if (nowS - this.silentFrom(t, t.lastTs) <= t.threshold()) return false;
+      waits = true;
+    }
+    return waits;
   }
 
   /**
@@ -224,8 +254,7 @@ export class StallDetector {
     let stalled = true;
     for (const t of bySource!.values()) {
       if (t.lastTs === null || t.waiting === null) continue;
-      // the first step's allowance counts from the last rank's start (see `started`)
-      const from = t.inFirstStep() ? Math.max(t.lastTs, this.latestStart ?? t.lastTs) : t.lastTs;
+      const from = this.silentFrom(t, t.lastTs);
       const at = from + t.threshold();
       onset = Math.max(onset ?? at, at);
       if (nowS - from <= t.threshold()) stalled = false;

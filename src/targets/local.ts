@@ -182,17 +182,25 @@ class LocalTail implements TailHandle, Disposable {
    */
   private schedule(): void {
     const backoff = Math.min(1000, this.pollMs * 2 ** Math.max(0, Math.min(4, this.quiet - 3)));
-    this.timer = setTimeout(
-      () => {
-        const before = this.pos;
-        this.poll();
-        this.quiet = this.pos === before ? this.quiet + 1 : 0;
-        if (this.timer !== null) this.schedule();
-      },
-      Math.max(this.pollMs, backoff),
-    );
+    const delay = Math.max(this.pollMs, backoff);
+    // the same timer again while the gap stays: a new one per poll of each of a 512-rank run's
+    // thousand files lived its half second, long enough to be promoted, and was garbage after
+    if (this.timer !== null && delay === this.delay) {
+      this.timer.refresh();
+      return;
+    }
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.delay = delay;
+    this.timer = setTimeout(this.tick, delay);
     this.timer.unref?.();
   }
+  private delay = 0;
+  private readonly tick = () => {
+    const before = this.pos;
+    this.poll();
+    this.quiet = this.pos === before ? this.quiet + 1 : 0;
+    if (this.timer !== null) this.schedule();
+  };
   get offset(): number {
     return this.pos;
   }

@@ -63,3 +63,17 @@ describe('RankSteps', () => {
     expect(store.medianToks()).toBe(25.5);
   });
 });
+
+describe('median', () => {
+  it('sorts few values in place of a comparator sort, many with it, and leaves its input alone', () => {
+    const few = [5, 1, 4, 2, 3];
+    expect(median(few)).toBe(3);
+    expect(few).toEqual([5, 1, 4, 2, 3]);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([7])).toBe(7);
+    expect(median([])).toBeNull();
+    const many = Array.from({ length: 41 }, (_, i) => (i * 17) % 41);
+    expect(median(many)).toBe(20);
+    expect(median([...many, 41])).toBe(20.5);
+  });
+});
