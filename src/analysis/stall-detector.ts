@@ -251,15 +251,12 @@ export class StallDetector {
     if (tracker === undefined) return null;
     const lastTs = this.lastTsOf(rank);
     let onset: number | null = null;
-    let stalled = true;
     for (const t of bySource!.values()) {
       if (t.lastTs === null || t.waiting === null) continue;
-      const from = this.silentFrom(t, t.lastTs);
-      const at = from + t.threshold();
+      const at = this.silentFrom(t, t.lastTs) + t.threshold();
       onset = Math.max(onset ?? at, at);
-      if (nowS - from <= t.threshold()) stalled = false;
     }
     if (onset === null || lastTs === null) return { tracker, lastTs, thresholdS: null, stalled: false };
-    return { tracker, lastTs, thresholdS: onset - lastTs, stalled };
+    return { tracker, lastTs, thresholdS: onset - lastTs, stalled: this.stalledNow(rank, nowS) };
   }
 }
