@@ -160,6 +160,8 @@ export class LocalTarget implements Target {
  */
 class LocalTail implements TailHandle, Disposable {
   private timer: NodeJS.Timeout | null = null;
+  /** the gap the timer was set with: refreshed while it stays, set anew when the backoff moves it */
+  private delay = 0;
   private pos: number;
   /** polls in a row that found nothing new: a quiet file is looked at less often (idle CPU) */
   private quiet = 0;
@@ -194,7 +196,6 @@ class LocalTail implements TailHandle, Disposable {
     this.timer = setTimeout(this.tick, delay);
     this.timer.unref?.();
   }
-  private delay = 0;
   private readonly tick = () => {
     const before = this.pos;
     this.poll();
