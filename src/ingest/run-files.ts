@@ -123,6 +123,18 @@ export function followPollMs(name: string, basePollMs: number | undefined): numb
 const SELF_TIMED_POLL_MS = 500;
 
 /**
+ * Files only ever appended to while a run lives (the launcher's redirect, a trainer's JSONL, the
+ * hook's log, nvidia-smi's loop): a follower may keep them open. A table or a small JSON may be
+ * written anew by the trainer, and is looked at by its name.
+ */
+export function isAppendOnlyFile(name: string): boolean {
+  const kind = runFileKind(name);
+  return kind !== null && APPEND_ONLY.has(kind);
+}
+
+const APPEND_ONLY = new Set<RunFileKind>(['stdout', 'heartbeat', 'probes', 'nodes', 'stack-log', 'gpu-csv']);
+
+/**
  * How a run's folder is laid out beyond the plain files above, as whoever launched the run knows
  * it (recorded in command.json as `layout`): the reader is told, it never guesses from the name of
  * a launcher.

@@ -1,4 +1,4 @@
-import { followPollMs, isFollowedFile } from '../ingest/run-files.js';
+import { followPollMs, isAppendOnlyFile, isFollowedFile } from '../ingest/run-files.js';
 import type { TailHandle, Target } from '../targets/target.js';
 
 /**
@@ -57,6 +57,7 @@ export class RunWatcher {
         if (this.tails.has(name) || !filter(name)) continue;
         const t = this.target.tail(`${this.dir}/${name}`, (c) => this.onChunk(name, c), {
           pollMs: followPollMs(name, this.opts.pollMs ?? 100),
+          appendOnly: isAppendOnlyFile(name),
         });
         this.tails.set(name, t);
       }

@@ -40,6 +40,11 @@ export interface TailOptions {
   fromOffset?: number;
   /** how often to look for new bytes when the target cannot push them */
   pollMs?: number;
+  /**
+   * the file only grows (never rewritten or replaced while followed): a follower may keep it open
+   * between looks
+   */
+  appendOnly?: boolean;
 }
 
 /** A byte-exact follower of a file that may not exist yet. */
