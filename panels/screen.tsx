@@ -130,6 +130,8 @@ export async function runScreen<R>(o: {
       if (ending) return stopped();
       const how = end as RoundEnd<R>;
       if (how.kind === 'quit') break;
+      // said at once: over a slow link the terminal takes a while, and the screen Ink left is blank
+      process.stdout.write("\x1b[2J\x1b[Hnsa-dbg: opening the run's terminal…\r\n");
       const term = await how.session.openTerminal(process.stdout.columns || 80, process.stdout.rows || 24);
       if (ending) return stopped();
       if (typeof term === 'string') {

@@ -24,7 +24,11 @@ describe('the dashboard over SSH in real tmux', () => {
     const home = mkdtempSync(join(tmpdir(), 'nsa-e2e-home-'));
     const host = `--host target --ssh-config ${sshd.configPath} --runs-dir ${runs}`;
     tmux = new TmuxSession('ssh', 100, 30);
-    tmux.start(`node ${BIN} demo ${host} --step-ms 150 --steps 400`, { NSA_DBG_HOME: home });
+    // the engine log rides along: a wait that fails shows what the app was doing (the link, the PTY)
+    tmux.start(`node ${BIN} demo ${host} --step-ms 150 --steps 400`, {
+      NSA_DBG_HOME: home,
+      NSA_DBG_LOG: join(home, 'engine.log'),
+    });
 
     await tmux.waitFor((s) => s.includes('@target') && /DEMO/.test(s), 'remote dashboard');
     // silence makes the rank suspect at once; the remote checks run over the same connection
@@ -54,7 +58,7 @@ describe('the dashboard over SSH in real tmux', () => {
     await tmux.waitFor(
       (s) => /step 00\d\d \| loss/.test(s) && !/heartbeats/.test(s),
       'remote tmux pane',
-      15_000,
+      25_000,
     );
     tmux.key('C-]');
     await tmux.waitFor((s) => /heartbeats/.test(s) && /back from the run/.test(s), 'dashboard again', 15_000);

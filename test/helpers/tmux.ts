@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitUntil } from './wait.js';
@@ -12,6 +12,8 @@ let sessions = 0;
 
 export class TmuxSession {
   private readonly socket: string;
+  /** the app's engine log (NSA_DBG_LOG), when the test asked for one: its tail goes with a failure */
+  private engineLog: string | null = null;
   constructor(
     readonly name: string,
     readonly cols: number,
@@ -35,6 +37,7 @@ export class TmuxSession {
    * `set -g set-clipboard on` must hold before the app's first byte arrives).
    */
   start(command: string, env: Record<string, string> = {}, config: string[] = []): void {
+    this.engineLog = env.NSA_DBG_LOG ?? null;
     // Under a locale that is not UTF-8 the dashboard draws ASCII only; the tests read its glyphs.
     const exports = Object.entries({ LC_ALL: 'C.UTF-8', ...env })
       .map(([k, v]) => `export ${k}='${v.replace(/'/g, `'\\''`)}';`)
@@ -79,6 +82,13 @@ export class TmuxSession {
     return this.tmux('capture-pane', '-p', '-t', this.name);
   }
 
+  /** the last lines of the engine log: what the app was doing while the screen showed `last` */
+  private engineLogTail(): string {
+    if (this.engineLog === null || !existsSync(this.engineLog)) return '';
+    const lines = readFileSync(this.engineLog, 'utf8').trimEnd().split('\n');
+    return `\n--- engine log (last 60 of ${lines.length} lines) ---\n${lines.slice(-60).join('\n')}`;
+  }
+
   /** one key per call so Ink sees separate inputs */
   key(k: string): void {
     this.tmux('send-keys', '-t', this.name, k);
@@ -99,7 +109,7 @@ export class TmuxSession {
         { timeoutMs, intervalMs: 100, what },
       );
     } catch (e) {
-      throw new Error(`${(e as Error).message}\n--- screen ---\n${last}`);
+      throw new Error(`${(e as Error).message}\n--- screen ---\n${last}${this.engineLogTail()}`);
     }
   }
 

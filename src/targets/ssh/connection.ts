@@ -6,6 +6,7 @@
  */
 
 import type { Client, SFTPWrapper } from 'ssh2';
+import { debugLog } from '../../util/debug-log.js';
 import type { AskPassphrase } from './auth.js';
 import { type DialOptions, dialChain } from './dial.js';
 import { HostKeyError, SftpUnavailable, SshError } from './errors.js';
@@ -293,6 +294,10 @@ export class SshConnection {
   }
 
   private setStatus(s: LinkStatus): void {
+    // a link that drops while the dashboard is away (the run's terminal opening) leaves no trace on
+    // the screen: the engine log has it
+    if (s.state !== this.status.state)
+      debugLog(`ssh ${this.label}: ${s.state}${s.error ? ` (${s.error})` : ''}`);
     this.status = s;
     for (const cb of this.listeners) {
       try {

@@ -6,6 +6,7 @@
 
 import { StringDecoder } from 'node:string_decoder';
 import type { ClientChannel } from 'ssh2';
+import { debugLog } from '../../util/debug-log.js';
 import type { Disposable, PtyHandle, SpawnPtyOptions } from '../target.js';
 import { NoRetry, type SshConnection } from './connection.js';
 import { SshError } from './errors.js';
@@ -22,20 +23,34 @@ export function openPty(conn: SshConnection, opts: SpawnPtyOptions, timeoutMs: n
   return conn.withClient(
     (client) =>
       new Promise<PtyHandle>((resolve, reject) => {
-        client.exec(command, { pty: { term: 'xterm-256color', cols, rows } }, (err, channel) => {
-          if (err) return reject(err); // not opened: withClient retries on the next link
-          const timer = setTimeout(() => {
-            channel.close();
-            reject(
-              new NoRetry(
-                new SshError('timeout', `PTY on ${conn.label} did not start within ${timeoutMs} ms`),
-              ),
-            );
-          }, timeoutMs);
+        debugLog(`pty on ${conn.label}: opening (${opts.argv[0] ?? ''})`);
+        let channel: ClientChannel | null = null;
+        let timedOut = false;
+        // from the request on, not from the channel's opening: a box that never answers the
+        // request must not leave the caller (a blank screen waiting for the run's terminal) waiting
+        const timer = setTimeout(() => {
+          timedOut = true;
+          channel?.close();
+          debugLog(
+            `pty on ${conn.label}: no start within ${timeoutMs} ms (channel ${channel ? 'open' : 'never opened'})`,
+          );
+          reject(
+            new NoRetry(new SshError('timeout', `PTY on ${conn.label} did not start within ${timeoutMs} ms`)),
+          );
+        }, timeoutMs);
+        client.exec(command, { pty: { term: 'xterm-256color', cols, rows } }, (err, ch) => {
+          if (err) {
+            clearTimeout(timer);
+            return reject(err); // not opened: withClient retries on the next link
+          }
+          // opened after the caller gave up: nobody will ever read it
+          if (timedOut) return ch.close();
+          channel = ch;
           new RemotePty(
-            channel,
+            ch,
             (pty) => {
               clearTimeout(timer);
+              debugLog(`pty on ${conn.label}: started (pid ${pty.pid})`);
               resolve(pty);
             },
             (e) => {
