@@ -11,6 +11,10 @@ export class SnapshotPublisher<S> {
   private changed = true;
   private noticeText: string | null = null;
   private noticeAt = 0;
+  /** a notice set since the last publish */
+  private noticeNew = false;
+  /** publish ticks since the last publish */
+  private ticks = 0;
 
   constructor(private readonly build: (nowMs: number) => S) {
     this.state = build(Date.now());
@@ -25,6 +29,22 @@ export class SnapshotPublisher<S> {
     this.noticeText = text;
     this.noticeAt = Date.now();
     this.changed = true;
+    this.noticeNew = true;
+  }
+
+  /**
+   * the publish timer's tick: published every `every` ticks, or at once when a notice waits (what
+   * a key answered is never held back by a slower pace)
+   */
+  publishOnTick(every: number): void {
+    if (++this.ticks < every && !this.noticeNew) return;
+    this.ticks = 0;
+    this.publishIfDirty();
+  }
+
+  /** the snapshot last built, whether or not anyone was handed it (no build) */
+  current(): S {
+    return this.state;
   }
 
   /** the notice while it is shown, else null */
@@ -41,6 +61,7 @@ export class SnapshotPublisher<S> {
   publishIfDirty(): void {
     if (!this.changed || this.subs.size === 0) return;
     this.changed = false;
+    this.noticeNew = false;
     this.state = this.build(Date.now());
     for (const cb of this.subs) cb(this.state);
   }

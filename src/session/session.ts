@@ -24,6 +24,12 @@ import type { DashboardState, LaneSummary, SessionController } from './state.js'
  * Keys are drawn at once: they change the UI's own state, not the snapshot.
  */
 const PUBLISH_MS = 1000;
+/**
+ * Past this many ranks new data reaches the screen every other tick (2 s, k9s's default): a frame
+ * of 512 ranks costs ~10 ms to build and draw and as much again in garbage, a point of a core at
+ * 1 s. Its rows are per node; a notice (the answer to a key) still goes out on the next tick.
+ */
+const MANY_RANKS = 256;
 
 /**
  * The live engine behind the TUI: the lane, the current run (a LiveRun: everything of one run,
@@ -58,7 +64,7 @@ export class Session implements SessionController {
         this.live?.tick(Date.now());
         this.pub.markDirty();
       },
-      publish: () => this.pub.publishIfDirty(),
+      publish: () => this.pub.publishOnTick(this.pub.current().ranks.length > MANY_RANKS ? 2 : 1),
       probeBusy: () => this.live?.probeBusy(Date.now()) === true,
       probe: () => this.live?.probe(),
     });

@@ -40,4 +40,32 @@ describe('SnapshotPublisher', () => {
     expect(pub.get().n).toBe(2);
     expect(builds()).toBe(2);
   });
+
+  it('a slower pace (a dashboard of many ranks): every other tick, but a notice goes out on the next one', () => {
+    const { pub } = counted();
+    const seen: number[] = [];
+    pub.subscribe((s) => seen.push(s.n));
+    const tick = (every: number) => {
+      pub.markDirty(); // the clock's tick: ages move every second
+      pub.publishOnTick(every);
+    };
+    tick(2);
+    expect(seen).toEqual([]);
+    tick(2);
+    expect(seen).toEqual([2]);
+    tick(2);
+    pub.setNotice('dump requested');
+    pub.publishOnTick(2);
+    expect(seen).toEqual([2, 3]);
+    expect(pub.current().n).toBe(3);
+    // the pace again from the notice's publish
+    tick(2);
+    expect(seen).toEqual([2, 3]);
+    tick(2);
+    expect(seen).toEqual([2, 3, 4]);
+    // at the usual pace every tick publishes
+    tick(1);
+    tick(1);
+    expect(seen).toEqual([2, 3, 4, 5, 6]);
+  });
 });
