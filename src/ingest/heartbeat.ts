@@ -24,7 +24,8 @@ const CONSUMED = `"(?:${CONSUMED_KEYS.join('|')})"`;
 const RECORD =
   `\\{"ts": ${NUM}, "iso": ${STR}, "pid": ${INT}, "rank": ${INT}, "step": ${INT}, "msg": "[a-z_]*"` +
   `(?:, "gpu_mem_alloc": ${INT}, "gpu_mem_reserved": ${INT})?` +
-  `(?:, "phase": "[a-z_]*"|, "loss": ${NUM}, "toks_per_s": ${NUM})?` +
+  // a phase, the step's numbers, or both (a trainer that labels its progress record's phase too)
+  `(?:, "phase": "[a-z_]*")?(?:, "loss": ${NUM}, "toks_per_s": ${NUM})?` +
   `(?:, (?!${CONSUMED})${STR}: ${VALUE})*\\}[ \\t\\r]*`;
 /** A run of such lines, each with its newline: one regex call validates a whole chunk's worth. */
 const FAST_RUN = new RegExp(`(?:${RECORD}\\n)*`, 'y');
@@ -92,7 +93,9 @@ function extract(line: string, s: number, e: number): HeartbeatRecord | null {
     p += 12;
     q = line.indexOf('"', p);
     phase = line.slice(p, q);
-  } else if (line.startsWith(', "loss": ', p)) {
+    p = q + 1;
+  }
+  if (line.startsWith(', "loss": ', p)) {
     loss = readNumber(line, p + 10);
     toks = readNumber(line, numEnd + 16); // `, "toks_per_s": `
   }

@@ -46,6 +46,22 @@ describe('one heartbeat line', () => {
     }
   });
 
+  it('a phase, the numbers, both, and keys after them: what JSON.parse gives', () => {
+    const head =
+      '{"ts": 1795891170.564, "iso": "2026-11-28T18:39:30.564000Z", "pid": 25721, "rank": 3, "step": 1';
+    for (const tail of [
+      ', "msg": "progress", "gpu_mem_alloc": 92, "gpu_mem_reserved": 412, "phase": "progress", "loss": 5.701999933334667, "toks_per_s": 70100}',
+      ', "msg": "progress", "phase": "progress", "loss": NaN, "toks_per_s": 1.5, "lr": 0.0001}',
+      ', "msg": "progress", "loss": 5.5, "toks_per_s": 66.37695403491539}',
+      ', "msg": "beat", "gpu_mem_alloc": 92, "gpu_mem_reserved": 412, "phase": "step_start"}',
+      ', "msg": "beat", "phase": "step_start", "note": "x"}',
+    ]) {
+      const line = head + tail;
+      const b = readLine(line)!;
+      expect({ ...b, extra: b.extra }).toEqual(reference(line));
+    }
+  });
+
   it('gives the same values on the general path (other key order, spacing)', () => {
     const line =
       '{"msg":"progress","step":7,"rank":1,"ts":1795315481.1764219,"loss":5.5,"toks_per_s":66.37695403491539,"x":[1,{"y":2}]}';
