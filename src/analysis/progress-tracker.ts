@@ -121,7 +121,9 @@ export class ProgressTracker {
       // left a source that had seen only such records with nothing learned, and the 60 s allowance
       // of a first step held its rank alive through a stall its heartbeats showed
       const interval = Math.max(0, r.ts - this.lastTs);
-      const threshold = this.threshold();
+      // no threshold is below floorS: an interval within it ended no silence, and the threshold is
+      // not worked out for it (thousands of records a second at 512 ranks, nearly all such)
+      const threshold = interval > this.settings.floorS ? this.threshold() : Number.POSITIVE_INFINITY;
       if (interval > threshold)
         ended = {
           step: this.waitingStep,
