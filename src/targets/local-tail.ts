@@ -15,8 +15,8 @@ import type { Disposable, TailHandle } from './target.js';
  */
 export class LocalTail implements TailHandle, Disposable {
   private readonly pace: Pace;
-  /** the pace's ticks still to let pass before the next look (a quiet file's backoff) */
-  private wait = 0;
+  /** the tick of the pace's clock at which this file is next looked at (a quiet one's backoff) */
+  private due = 0;
   private pos: number;
   /** polls in a row that found nothing new: a quiet file is looked at less often (idle CPU) */
   private quiet = 0;
@@ -33,26 +33,24 @@ export class LocalTail implements TailHandle, Disposable {
     this.pos = from;
     this.poll();
     this.pace = paceOf(pollMs);
-    this.pace.members.add(this);
+    this.due = this.pace.join(this);
   }
   /**
-   * Called every pollMs by the tails' shared pace. While the file grows it is looked at every tick;
-   * after 3 quiet looks the gap doubles up to 1 s: a run that prints nothing costs a look a second
-   * per file, and new bytes are still seen within a second (the dashboard publishes once a second
-   * anyway). A file written in bursts (a rank's stack log, one dump per request) is not looked at ten
-   * times a second for a second after each: at 512 ranks that was a fifth of the engine's time while
-   * a hang was concluded.
+   * A round of the tails' shared pace (`now`: its clock, in ticks of pollMs); returns the tick this
+   * tail is next due at. While the file grows it is looked at every tick; after 3 quiet looks the
+   * gap doubles up to 1 s: a run that prints nothing costs a look a second per file, and new bytes
+   * are still seen within a second (the dashboard publishes once a second anyway). A file written in
+   * bursts (a rank's stack log, one dump per request) is not looked at ten times a second for a
+   * second after each: at 512 ranks that was a fifth of the engine's time while a hang was concluded.
    */
-  tick(): void {
-    if (this.wait > 0) {
-      this.wait--;
-      return;
-    }
+  tick(now: number): number {
+    if (now < this.due) return this.due;
     const before = this.pos;
     this.poll();
     this.quiet = this.pos === before ? this.quiet + 1 : 0;
     const gap = Math.min(1000, this.pollMs * 2 ** Math.max(0, Math.min(4, this.quiet - 3)));
-    this.wait = Math.max(1, Math.ceil(gap / this.pollMs)) - 1;
+    this.due = now + Math.max(1, Math.ceil(gap / this.pollMs));
+    return this.due;
   }
   get offset(): number {
     return this.pos;
@@ -124,22 +122,48 @@ export class LocalTail implements TailHandle, Disposable {
 /**
  * The tails that look at the same pace share one timer: a 512-rank run's heartbeat files are looked
  * at together, one wake-up of the process every half second, where a timer each woke it a hundred
- * times a second, each wake-up costing more than the look it made.
+ * times a second, each wake-up costing more than the look it made. The timer is set for the next
+ * tick at which some tail is due, so quiet files (all backed off to a second) wake it once a second.
  */
 class Pace {
-  readonly members = new Set<LocalTail>();
-  private readonly timer: NodeJS.Timeout;
-  constructor(private readonly ms: number) {
-    this.timer = setInterval(() => {
-      // a member that ends during its tick leaves the set: iteration goes on with the rest
-      for (const m of this.members) m.tick();
-    }, ms);
-    this.timer.unref?.();
+  private readonly members = new Set<LocalTail>();
+  private timer: NodeJS.Timeout | null = null;
+  private readonly start = performance.now();
+  /** the tick the timer is set for (Infinity: none set) */
+  private wakeAt = Number.POSITIVE_INFINITY;
+  constructor(private readonly ms: number) {}
+  /** a new tail, first due at the next tick (which is returned) */
+  join(t: LocalTail): number {
+    this.members.add(t);
+    const at = this.clock() + 1;
+    this.wake(at);
+    return at;
+  }
+  /** the pace's clock: whole ticks of `ms` since it began (real time, so a late timer skips none) */
+  private clock(): number {
+    return Math.floor((performance.now() - this.start) / this.ms);
   }
   leave(t: LocalTail): void {
     if (!this.members.delete(t) || this.members.size > 0) return;
-    clearInterval(this.timer);
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
     paces.delete(this.ms);
+  }
+  private wake(at: number): void {
+    if (at >= this.wakeAt) return;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.wakeAt = at;
+    this.timer = setTimeout(() => this.round(), Math.max(0, this.start + at * this.ms - performance.now()));
+    this.timer.unref?.();
+  }
+  private round(): void {
+    const now = Math.max(this.wakeAt, this.clock());
+    this.wakeAt = Number.POSITIVE_INFINITY;
+    this.timer = null;
+    let next = Number.POSITIVE_INFINITY;
+    // a member that ends during its tick leaves the set: iteration goes on with the rest
+    for (const m of this.members) next = Math.min(next, m.tick(now));
+    if (this.members.size > 0) this.wake(next);
   }
 }
 

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { appendFileSync, mkdtempSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { heldFdBudget, heldFdCount, LocalTail } from '../../../src/targets/local-tail.js';
 import { waitUntil } from '../../helpers/wait.js';
 
@@ -91,6 +91,38 @@ describe('LocalTail', () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(got.every((g, i) => g === `a${i}\nb${i}\n`)).toBe(true);
     expect(heldFdCount()).toBe(0);
+  });
+
+  it('quiet files wake the process only when one is due: a few rounds a second, not one per pollMs', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nsa-tail-'));
+    const rounds = new Set<number>();
+    const tick = LocalTail.prototype.tick;
+    const spy = vi.spyOn(LocalTail.prototype, 'tick').mockImplementation(function (
+      this: LocalTail,
+      now: number,
+    ) {
+      rounds.add(now);
+      return tick.call(this, now);
+    });
+    try {
+      const got = Array.from({ length: 20 }, () => '');
+      const tails = got.map((_, i) => {
+        writeFileSync(join(dir, `q${i}`), '');
+        return new LocalTail(join(dir, `q${i}`), (c) => (got[i] += c.toString()), 0, 20, true);
+      });
+      // quiet: after 3 looks each backs off to 16 × 20 ms
+      await new Promise((r) => setTimeout(r, 800));
+      rounds.clear();
+      await new Promise((r) => setTimeout(r, 1500));
+      // 1.5 s at 20 ms is 75 ticks; backed off, every tail is due every 320 ms
+      expect(rounds.size).toBeLessThanOrEqual(12);
+      expect(rounds.size).toBeGreaterThanOrEqual(2);
+      appendFileSync(join(dir, 'q7'), 'late\n');
+      await waitUntil(() => got[7] === 'late\n', { timeoutMs: 2000, what: 'the late line' });
+      for (const t of tails) t.dispose();
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('the budget is a quarter of the soft open-file limit', () => {
