@@ -25,6 +25,7 @@ export function openPty(conn: SshConnection, opts: SpawnPtyOptions, timeoutMs: n
       new Promise<PtyHandle>((resolve, reject) => {
         debugLog(`pty on ${conn.label}: opening (${opts.argv[0] ?? ''})`);
         let channel: ClientChannel | null = null;
+        let remote: RemotePty | null = null;
         let timedOut = false;
         // from the request on, not from the channel's opening: a box that never answers the
         // request must not leave the caller (a blank screen waiting for the run's terminal) waiting
@@ -32,7 +33,7 @@ export function openPty(conn: SshConnection, opts: SpawnPtyOptions, timeoutMs: n
           timedOut = true;
           channel?.close();
           debugLog(
-            `pty on ${conn.label}: no start within ${timeoutMs} ms (channel ${channel ? 'open' : 'never opened'})`,
+            `pty on ${conn.label}: no start within ${timeoutMs} ms (channel ${channel ? 'open' : 'never opened'}${remote ? `; ${remote.seen()}` : ''})`,
           );
           reject(
             new NoRetry(new SshError('timeout', `PTY on ${conn.label} did not start within ${timeoutMs} ms`)),
@@ -46,7 +47,7 @@ export function openPty(conn: SshConnection, opts: SpawnPtyOptions, timeoutMs: n
           // opened after the caller gave up: nobody will ever read it
           if (timedOut) return ch.close();
           channel = ch;
-          new RemotePty(
+          remote = new RemotePty(
             ch,
             (pty) => {
               clearTimeout(timer);
@@ -101,6 +102,11 @@ class RemotePty implements PtyHandle {
       this.exit = exitSeen ?? { exitCode: null, signal: null };
       for (const cb of this.exitCbs) cb(this.exit);
     });
+  }
+
+  /** what came before the pid line (for the engine log when it never comes) */
+  seen(): string {
+    return `${this.head.length} chars before a pid line: ${JSON.stringify(this.head.slice(0, 200))}`;
   }
 
   private emit(text: string): void {
