@@ -61,6 +61,17 @@ export class LocalTail implements TailHandle, Disposable {
     if (this.fd !== null) this.readHeld(this.fd);
     else this.readByPath();
   }
+  /** the held descriptor given back (the next look reads by path or holds it anew) */
+  private release(): void {
+    if (this.fd === null) return;
+    try {
+      closeSync(this.fd);
+    } catch {
+      // already unusable
+    }
+    heldFds--;
+    this.fd = null;
+  }
   private hold(): void {
     try {
       this.fd = openSync(this.path, 'r');
@@ -72,7 +83,15 @@ export class LocalTail implements TailHandle, Disposable {
   /** reads at the offset until a short read: no stat, no open */
   private readHeld(fd: number): void {
     for (;;) {
-      const n = readSync(fd, scratch, 0, scratch.length, this.pos);
+      let n: number;
+      try {
+        n = readSync(fd, scratch, 0, scratch.length, this.pos);
+      } catch {
+        // an I/O error: the descriptor is given back and the next look tries again. Thrown from
+        // the shared pace's round, it would have stopped every file of the pace
+        this.release();
+        return;
+      }
       if (n <= 0) return;
       this.pos += n;
       // a copy: the receiver may keep the chunk, and the scratch is read into again
@@ -90,12 +109,22 @@ export class LocalTail implements TailHandle, Disposable {
       return;
     }
     if (size <= this.pos) return;
-    const fd = openSync(this.path, 'r');
+    let fd: number;
+    try {
+      fd = openSync(this.path, 'r');
+    } catch {
+      return; // removed since the stat: looked at again next time
+    }
     try {
       while (this.pos < size) {
         // 1 MiB reads: the size the parsers are benchmarked with (bench/run.ts)
         const buf = Buffer.allocUnsafe(Math.min(1 << 20, size - this.pos));
-        const n = readSync(fd, buf, 0, buf.length, this.pos);
+        let n: number;
+        try {
+          n = readSync(fd, buf, 0, buf.length, this.pos);
+        } catch {
+          break; // an I/O error: tried again at the next look
+        }
         if (n <= 0) break;
         this.pos += n;
         this.onChunk(buf.subarray(0, n));
@@ -111,11 +140,7 @@ export class LocalTail implements TailHandle, Disposable {
     if (!this.disposed) this.pace.leave(this);
     this.disposed = true;
     this.poll();
-    if (this.fd !== null) {
-      closeSync(this.fd);
-      heldFds--;
-      this.fd = null;
-    }
+    this.release();
   }
 }
 

@@ -1,7 +1,7 @@
 /** The local tail: bytes once and in order, a grown file kept open within a budget, none leaked. */
 
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, mkdtempSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -123,6 +123,22 @@ describe('LocalTail', () => {
     } finally {
       spy.mockRestore();
     }
+  });
+
+  it('a file whose reads fail (here a directory: EISDIR) stops neither itself nor the other files of its pace', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nsa-tail-'));
+    mkdirSync(join(dir, 'not-a-file'));
+    writeFileSync(join(dir, 'ok'), '');
+    let got = '';
+    const bad = [true, false].map((held) => new LocalTail(join(dir, 'not-a-file'), () => {}, 0, 20, held));
+    const ok = new LocalTail(join(dir, 'ok'), (c) => (got += c.toString()), 0, 20, true);
+    for (let i = 0; i < 5; i++) {
+      appendFileSync(join(dir, 'ok'), `${i}\n`);
+      await waitUntil(() => got.endsWith(`${i}\n`), { timeoutMs: 2000, what: `line ${i}` });
+    }
+    for (const t of [...bad, ok]) t.dispose();
+    expect(got).toBe('0\n1\n2\n3\n4\n');
+    expect(heldFdCount()).toBe(0);
   });
 
   it('the budget is a quarter of the soft open-file limit', () => {
