@@ -11,14 +11,20 @@ import { waitUntil } from '../../helpers/wait.js';
 const BUILT = join(import.meta.dirname, '..', '..', '..', 'dist', 'src', 'targets', 'local-tail.js');
 const openFds = () => readdirSync('/proc/self/fd').length;
 
+/** `name` holding `content` in a new folder, followed (not by the pace: a long pollMs), with what came */
+function followed(name: string, content: string, appendOnly: boolean) {
+  const dir = mkdtempSync(join(tmpdir(), 'nsa-tail-'));
+  const f = join(dir, name);
+  writeFileSync(f, content);
+  const fds = openFds();
+  const seen = { text: '' };
+  const t = new LocalTail(f, (c) => (seen.text += c.toString()), 0, 10_000, appendOnly);
+  return { dir, f, fds, t, got: () => seen.text };
+}
+
 describe('LocalTail', () => {
   it('an append-only file: one descriptor held while followed, every byte once and in order, none left after', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'nsa-tail-'));
-    const f = join(dir, 'heartbeat_rank0.jsonl');
-    writeFileSync(f, 'a\n');
-    const fds = openFds();
-    let got = '';
-    const t = new LocalTail(f, (c) => (got += c.toString()), 0, 10_000, true);
+    const { f, fds, t, got } = followed('heartbeat_rank0.jsonl', 'a\n', true);
     expect(heldFdCount()).toBe(1);
     expect(openFds()).toBe(fds + 1);
     for (let i = 0; i < 50; i++) {
@@ -29,30 +35,25 @@ describe('LocalTail', () => {
     expect(openFds()).toBe(fds + 1);
     appendFileSync(f, 'last\n');
     t.dispose();
-    expect(got).toBe(`a\n${Array.from({ length: 50 }, (_, i) => `line ${i}\n`).join('')}last\n`);
+    expect(got()).toBe(`a\n${Array.from({ length: 50 }, (_, i) => `line ${i}\n`).join('')}last\n`);
     expect(heldFdCount()).toBe(0);
     expect(openFds()).toBe(fds);
     // looked at after its end (a late drain): read, but nothing held again
     appendFileSync(f, 'later\n');
     t.poll();
     expect(heldFdCount()).toBe(0);
-    expect(got.endsWith('later\n')).toBe(true);
+    expect(got().endsWith('later\n')).toBe(true);
   });
 
   it('a file that may be written anew is read by its name: the replacement is what is read', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'nsa-tail-'));
-    const f = join(dir, 'metrics.json');
-    writeFileSync(f, '{"a":1}');
-    const fds = openFds();
-    let got = '';
-    const t = new LocalTail(f, (c) => (got += c.toString()), 0, 10_000, false);
+    const { dir, f, fds, t, got } = followed('metrics.json', '{"a":1}', false);
     expect(openFds()).toBe(fds);
     writeFileSync(join(dir, 'metrics.json.tmp'), '{"a":1,"b":22}');
     renameSync(join(dir, 'metrics.json.tmp'), f);
     t.poll();
     t.dispose();
     // by name: the bytes past the offset are the new file's
-    expect(got).toBe('{"a":1}"b":22}');
+    expect(got()).toBe('{"a":1}"b":22}');
   });
 
   it('a file that does not exist yet is held once it appears', () => {
