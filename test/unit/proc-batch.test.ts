@@ -38,9 +38,20 @@ describe('one /proc read for many pids', () => {
       await waitUntil(() => readFileSync(`/proc/${odd.pid}/comm`, 'utf8').startsWith('x y) z'), {
         what: 'renamed',
       });
-      await waitUntil(() => readFileSync(`/proc/${odd.pid}/stat`, 'utf8').includes(') S '), {
-        what: 'asleep',
-      });
+      // asleep in `wait`, not in a moment's sleep before it: until its child has become `sleep`
+      // the shell may sleep while the child starts, then run on (read as S, its wait channel
+      // empty, on a loaded box)
+      const childIsSleep = () =>
+        readFileSync(`/proc/${odd.pid}/task/${odd.pid}/children`, 'utf8')
+          .trim()
+          .split(/\s+/)
+          .some((c) => c !== '' && readFileSync(`/proc/${c}/comm`, 'utf8').trim() === 'sleep');
+      await waitUntil(childIsSleep, { what: 'its child is sleep' });
+      const wchan = () => readFileSync(`/proc/${odd.pid}/wchan`, 'utf8');
+      await waitUntil(
+        () => readFileSync(`/proc/${odd.pid}/stat`, 'utf8').includes(') S ') && !['', '0'].includes(wchan()),
+        { what: 'asleep' },
+      );
       const gone = 4_194_000; // above any pid this box hands out
       const r = spawnSync(
         'sh',
@@ -55,7 +66,7 @@ describe('one /proc read for many pids', () => {
       const status = readFileSync(`/proc/${odd.pid}/status`, 'utf8');
       expect(m.get(odd.pid!)).toMatchObject({
         state: 'S',
-        wchan: readFileSync(`/proc/${odd.pid}/wchan`, 'utf8'),
+        wchan: wchan(),
         sigCgt: /^SigCgt:\s*(\S+)/m.exec(status)![1],
       });
       expect(m.get(odd.pid!)!.wchan).not.toBe('');
