@@ -11,9 +11,10 @@
 import { LiveModel } from '../src/session/live-model.js';
 
 const STEPS = Number(process.argv[2] ?? 1_000_000);
-const RANKS = 8;
-const BLOCK = 500;
-const STEPS_PER_S = 20;
+const RANKS = Number(process.argv[3] ?? 8);
+const STEPS_PER_S = Number(process.argv[4] ?? 20);
+/** steps per chunk: about 2,000 records a rank's chunk at 8 ranks, fewer at scale (a poll's worth) */
+const BLOCK = RANKS > 64 ? 10 : 500;
 
 const gc = (globalThis as { gc?: () => void }).gc;
 const rss = () => {

@@ -8,6 +8,7 @@
  *   tui.notebook  the same load, the dashboard opened from a running notebook cell
  *             (bench/notebook-tui.ts); beside it, each figure over the plain dashboard's
  *   memory    the engine after 1 M steps × 8 ranks (bench/engine-memory.ts, its own process)
+ *   memory512 the same engine with 512 ranks at 2 steps/s for 12 k steps (100 simulated minutes)
  *   stall     detection time and false stalls on a jittery 1,000-step run (bench/stall.ts)
  *   ranksN    a hang of N demo ranks (4, 16, 64): from confirmed to the verdict naming its culprit,
  *             with every rank's stack, through nsa-dbg's stack hook and, beside it, one rank at a
@@ -44,20 +45,25 @@ const APP_NODE_FLAGS = (() => {
   return [...line.matchAll(/ (--[\w-]+(?:=\S+)?)/g)].map((m) => m[1]!);
 })();
 
-function engineMemory(): {
+interface EngineMemory {
   rssMBAfter1MSteps: number;
   rssSlopeMBPerHour: number;
   steps: number;
+  ranks: number;
   samples: Array<{ steps: number; rssMB: number }>;
-} {
-  // under the node flags bin/nsa-dbg runs the app with (its second line)
+}
+
+/** bench/engine-memory.ts in its own process, under the node flags bin/nsa-dbg runs the app with */
+function engineMemory(steps: number, ranks = 8, stepsPerS = 20): EngineMemory {
   const out = execFileSync(
     process.execPath,
     [
       '--expose-gc',
       ...APP_NODE_FLAGS,
       join(import.meta.dirname, 'engine-memory.js'),
-      String(QUICK ? 100_000 : 1_000_000),
+      String(steps),
+      String(ranks),
+      String(stepsPerS),
     ],
     { encoding: 'utf8', maxBuffer: 1 << 20 },
   );
@@ -159,7 +165,9 @@ async function main(): Promise<void> {
   }
   const parse = parseRates();
   const stall = measureStall();
-  const memory = engineMemory();
+  const memory = engineMemory(QUICK ? 100_000 : 1_000_000);
+  // 512 ranks at 2 steps/s for 100 simulated minutes: past every per-rank window's first fold
+  const memory512 = engineMemory(QUICK ? 3_000 : 12_000, 512, 2);
   const tui = await tuiFigures();
   const scale = await measureScale(QUICK ? [4, 16] : [4, 16, 64, 128, 256, 512]);
   const straggler = await measureStragglerCost({ steps: QUICK ? 60 : 400 });
@@ -187,6 +195,12 @@ async function main(): Promise<void> {
     rssSlopeMBPerHour: memory.rssSlopeMBPerHour,
     memorySteps: memory.steps,
     memorySamples: memory.samples,
+    memory512: {
+      rssMB: memory512.rssMBAfter1MSteps,
+      rssSlopeMBPerHour: memory512.rssSlopeMBPerHour,
+      steps: memory512.steps,
+      samples: memory512.samples,
+    },
     ...stall,
     quick: QUICK,
   };
@@ -199,6 +213,18 @@ async function main(): Promise<void> {
     ['rssMBAfter1MSteps', r.rssMBAfter1MSteps, r.rssMBAfter1MSteps <= 150, '≤ 150'],
     // a negative slope is the heap settling after the windows filled: no growth is what counts
     ['rssSlopeMBPerHour', r.rssSlopeMBPerHour, r.rssSlopeMBPerHour <= 1, '≈ 0 (≤ 1 MB/h of growth)'],
+    [
+      'memory512.rssMB',
+      memory512.rssMBAfter1MSteps,
+      memory512.rssMBAfter1MSteps <= 150,
+      '≤ 150 (512 ranks, 12 k steps)',
+    ],
+    [
+      'memory512.rssSlopeMBPerHour',
+      memory512.rssSlopeMBPerHour,
+      memory512.rssSlopeMBPerHour <= 5,
+      '≈ 0 (≤ 5 MB/h; 512 ranks at 2 steps/s)',
+    ],
     [
       'stallDetectSeconds',
       stall.stallDetectSeconds,

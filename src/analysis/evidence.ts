@@ -40,7 +40,7 @@ import { StallDetector, type StallDetectorOptions } from './stall-detector.js';
 import { DEFAULT_JUDGE, type JudgeSettings } from './stall-judge.js';
 import { StepCadence, type StepFormatReport } from './step-cadence.js';
 import { type StepRecord, setEnd, setLoss, setToks } from './step-stats.js';
-import { RankSteps } from './step-store.js';
+import { RankSteps, windowFor } from './step-store.js';
 import { type StragglerRank, stragglersOf } from './straggler.js';
 import { decide, type ResultOptions } from './verdict.js';
 import { WorkerRanks } from './worker-ranks.js';
@@ -430,7 +430,7 @@ export class Evidence {
       m = new RankSteps();
       this.s.steps.set(rank, m);
     }
-    return m.record(step);
+    return m.record(step, windowFor(this.s.steps.size));
   }
 
   /** a stream says a rank got this far (monotone: the order of streams does not matter) */

@@ -9,6 +9,7 @@
  * no step starts (output lines, CSV rows, heartbeats without per-step beats) waits in the next
  * step's compute after each step's end: `in-step` of the next step.
  */
+import { RecordTimes } from './record-times.js';
 import type { PastStall, StallWhere } from './stall-detector.js';
 
 /** what one record says: the kinds of heartbeat records, or an output line mapped onto them */
@@ -64,8 +65,8 @@ function maxOf(values: readonly number[], floor: number): number {
 
 const PHASE_MSGS = new Set(['boot', 'beat', 'progress', 'step_end']);
 const GAP_HISTORY = 32;
-/** record times kept, to tell whether this source spoke during another's silence */
-const TIMES_KEPT = 4096;
+/** record times kept at most, to tell whether this source spoke during another's silence */
+export const TIMES_KEPT = 4096;
 
 export class ProgressTracker {
   pid: number | undefined;
@@ -88,9 +89,8 @@ export class ProgressTracker {
   readonly gaps: number[] = [];
   memAllocMiB?: number;
   memReservedMiB?: number;
-  private readonly times: number[] = [];
-  /** the position (progressPosition) of each kept record time */
-  private readonly timePositions: number[] = [];
+  /** record times with their positions (progressPosition), the newest `timesKept` of them */
+  private readonly times = new RecordTimes();
   /** threshold() until the next record */
   private thresholdMemo: number | null = null;
   /** the last record's position */
@@ -112,7 +112,7 @@ export class ProgressTracker {
    * take a record at its position (progressPosition); returns the silence it ended when that
    * silence was past the threshold
    */
-  observe(r: ProgressRecord, position: number): EndedSilence | null {
+  observe(r: ProgressRecord, position: number, timesKept = TIMES_KEPT): EndedSilence | null {
     let ended: EndedSilence | null = null;
     if (this.lastTs !== null && this.waiting !== null) {
       // a record stamped before the one before it came with it: output timed by the arrival clock,
@@ -146,12 +146,7 @@ export class ProgressTracker {
     this.phase = r.phase ?? r.msg;
     this.lastTs = r.ts;
     this.position = position;
-    this.times.push(r.ts);
-    this.timePositions.push(position);
-    if (this.times.length > TIMES_KEPT) {
-      this.times.shift();
-      this.timePositions.shift();
-    }
+    this.times.push(r.ts, position, timesKept);
     if (r.gpuMemAllocMiB !== undefined) this.memAllocMiB = r.gpuMemAllocMiB;
     if (r.gpuMemReservedMiB !== undefined) this.memReservedMiB = r.gpuMemReservedMiB;
     switch (r.msg) {
@@ -185,13 +180,7 @@ export class ProgressTracker {
    * with its heartbeat) arriving during that source's silence is not the rank moving on.
    */
   progressedBetween(from: number, to: number, position: number): number[] {
-    const out: number[] = [];
-    for (let i = this.times.length - 1; i >= 0; i--) {
-      const t = this.times[i]!;
-      if (t <= from) break;
-      if (t < to && this.timePositions[i]! > position) out.push(t);
-    }
-    return out.reverse();
+    return this.times.between(from, to, position);
   }
 
   /** the longest interval expected for the phase waited in now (null before any was learned) */

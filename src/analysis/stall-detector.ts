@@ -26,6 +26,7 @@ import {
   type ProgressRecord,
   ProgressTracker,
   progressPosition,
+  TIMES_KEPT,
   type TrackerSettings,
 } from './progress-tracker.js';
 import { SOURCE_PREFERENCE, type StallInfo, type StallWhere } from './stall-types.js';
@@ -57,6 +58,14 @@ export interface RankStatus {
 export type StallDetectorOptions = Partial<TrackerSettings>;
 
 const MAX_PAST_STALLS = 1000;
+/**
+ * record times a tracker keeps while its rank has one source: no other source's silence can ask of
+ * them, but a second source may start (a poll's worth, for records that come out of order)
+ */
+const ALONE_TIMES_KEPT = 64;
+/** record times kept over all the ranks with several sources (each keeps 512 to TIMES_KEPT) */
+const ALL_RANKS_TIMES_KEPT = 8 * TIMES_KEPT;
+const MIN_TIMES_KEPT = 512;
 
 export class StallDetector {
   private readonly settingsOf: TrackerSettings;
@@ -70,6 +79,8 @@ export class StallDetector {
    */
   private readonly started = new Map<number, number>();
   private latestStart: number | null = null;
+  /** ranks heard from by more than one source */
+  private readonly multiSource = new Set<number>();
 
   constructor(opts: StallDetectorOptions = {}) {
     this.settingsOf = {
@@ -98,10 +109,22 @@ export class StallDetector {
         this.ranks.set(r.rank, bySource);
       }
       bySource.set(source, t);
+      if (bySource.size > 1) this.multiSource.add(r.rank);
     }
-    const ended = t.observe(r, progressPosition(r.step, r.msg, source !== 'beat'));
+    const ended = t.observe(r, progressPosition(r.step, r.msg, source !== 'beat'), this.timesKept(r.rank));
     if (ended !== null && this.past.length < MAX_PAST_STALLS)
       this.past.push({ rank: r.rank, source, ...ended });
+  }
+
+  /**
+   * how many record times a rank's trackers keep: they are read only for another source's silence
+   * (past-stalls.ts), so a rank with one source keeps a few, and the ranks with several share a
+   * budget (at 512 ranks 4,096 times each were 70 KB a rank, for nothing)
+   */
+  private timesKept(rank: number): number {
+    if (!this.multiSource.has(rank)) return ALONE_TIMES_KEPT;
+    const share = Math.floor(ALL_RANKS_TIMES_KEPT / this.multiSource.size);
+    return Math.max(MIN_TIMES_KEPT, Math.min(TIMES_KEPT, share));
   }
 
   check(nowS: number): RankStatus[] {

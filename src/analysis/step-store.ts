@@ -8,8 +8,21 @@
  */
 import { EXPLOSION_FACTOR, median, SLOW_FACTOR, type SlowStep, type StepRecord } from './step-stats.js';
 
-/** steps kept exactly per rank; folding starts at twice this */
+/** steps kept exactly per rank (up to 8 ranks); folding starts at twice this */
 export const WINDOW = 8192;
+/**
+ * steps kept exactly over all ranks: a rank's window shrinks as ranks are added (512 ranks keep 128
+ * steps each), else a record of ~240 bytes per rank and step grew the engine by 1 GB at 512 ranks
+ * before the first fold
+ */
+const ALL_RANKS_WINDOW = 8 * WINDOW;
+/** the window never shrinks below this: the loss-explosion check and recent step times need it */
+const MIN_WINDOW = 64;
+
+/** the exact window of each rank when `ranks` ranks are recorded */
+export function windowFor(ranks: number): number {
+  return Math.max(MIN_WINDOW, Math.min(WINDOW, Math.floor(ALL_RANKS_WINDOW / Math.max(1, ranks))));
+}
 /** folded steps at least this × the running median are remembered as possible slow steps */
 const CANDIDATE_FACTOR = 1.5;
 const MAX_CANDIDATES = 20_000;
@@ -81,12 +94,13 @@ export class RankSteps {
   private readonly lastLosses: number[] = [];
   private explosion: LossExplosion | null = null;
 
-  record(step: number): StepRecord {
+  /** the record of `step`, made when new; the window is windowFor(the number of ranks) */
+  record(step: number, window = WINDOW): StepRecord {
     let r = this.recent.get(step);
     if (r === undefined) {
       r = {};
       this.recent.set(step, r);
-      if (this.recent.size > 2 * WINDOW) this.fold();
+      if (this.recent.size > 2 * window) this.fold(window);
     }
     return r;
   }
@@ -135,11 +149,11 @@ export class RankSteps {
     return max;
   }
 
-  private fold(): void {
+  private fold(window: number): void {
     const steps = [...this.recent.keys()].sort((a, b) => a - b);
     const progress: Array<[number, number]> = [];
     const beat: Array<[number, number]> = [];
-    for (const step of steps.slice(0, steps.length - WINDOW)) {
+    for (const step of steps.slice(0, steps.length - window)) {
       const r = this.recent.get(step)!;
       this.recent.delete(step);
       if (r.loss !== undefined || r.endTs !== undefined) this.foldedDone = Math.max(this.foldedDone, step);

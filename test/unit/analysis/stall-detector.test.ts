@@ -332,3 +332,28 @@ describe('StallDetector: a stall that recovered is placed where the rank was, as
     expect(d.pastStalls()).toMatchObject([{ rank: 0, step: 9, where: 'in-step' }]);
   });
 });
+
+describe('StallDetector: record times at scale', () => {
+  /**
+   * rank 0 reports by heartbeats and by step lines; late in a long run its step lines stop for
+   * 30 s while its heartbeats go on: no stall. The heartbeats in that silence are read from the
+   * times the beat tracker keeps, which a rank with one source keeps few of: the rank with two
+   * must keep more than 30 s of them, also among 300 ranks that speak by heartbeats alone.
+   */
+  it('a rank with two sources keeps enough times to see one speak through the other’s silence', () => {
+    const d = new StallDetector();
+    for (let r = 1; r < 300; r++) d.observe(beat(r, 0, 0, 'boot', 'start'));
+    d.observe(beat(0, 0, 0, 'boot', 'start'));
+    let t = 0;
+    for (let s = 1; s <= 2000; s++) {
+      const quiet = s > 1800 && s <= 1900; // 100 steps of 0.3 s: 30 s without a step line
+      d.observe(beat(0, s, t + 0.001, 'beat', 'step_start'));
+      for (let r = 1; r < 300; r += 37) d.observe(beat(r, s, t + 0.002, 'progress'));
+      t += 0.3;
+      d.observe(beat(0, s, t, 'progress'));
+      d.observe(beat(0, s, t + 0.001, 'step_end', 'end'));
+      if (!quiet) d.observe({ rank: 0, step: s, ts: t + 0.002, msg: 'step_end' }, 'output');
+    }
+    expect(d.pastStalls()).toEqual([]);
+  });
+});

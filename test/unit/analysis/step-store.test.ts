@@ -5,14 +5,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { median, type StepRecord } from '../../../src/analysis/step-stats.js';
-import { RankSteps, WINDOW } from '../../../src/analysis/step-store.js';
+import { RankSteps, WINDOW, windowFor } from '../../../src/analysis/step-store.js';
 
 const N = 5 * WINDOW + 123;
 /** every 997th step is five times as long: the slow ones */
 const SLOW_EVERY = 997;
 const lossAt = (step: number) => 5.7 + ((step * 31) % 17) * 0.01;
 
-function run(explodeAt: number | null) {
+function run(explodeAt: number | null, window = WINDOW) {
   const store = new RankSteps();
   const all = new Map<number, StepRecord>();
   let t = 1000;
@@ -23,7 +23,7 @@ function run(explodeAt: number | null) {
     const toks = 70_000 + ((step * 104729) % 1000);
     const rec = { startTs: t, endTs: t + dur, loss, toksPerS: toks };
     t += dur;
-    Object.assign(store.record(step), rec);
+    Object.assign(store.record(step, window), rec);
     all.set(step, { ...rec });
   }
   return { store, all };
@@ -48,6 +48,23 @@ describe('RankSteps', () => {
     const toks = median([...all.values()].map((r) => r.toksPerS!))!;
     expect(Math.abs(store.medianToks()! - toks) / toks).toBeLessThan(0.001);
     // the median of the 20 losses before it
+    const before = Array.from({ length: 20 }, (_, i) => lossAt(3 * WINDOW - 20 + i));
+    expect(store.lossExplosion()).toEqual({ step: 3 * WINDOW, loss: 900, baseline: median(before) });
+  });
+
+  it('shares one budget among ranks: 512 ranks keep 128 steps each, and still judge the whole run', () => {
+    expect(windowFor(1)).toBe(WINDOW);
+    expect(windowFor(8)).toBe(WINDOW);
+    expect(windowFor(512)).toBe(128);
+    expect(windowFor(100_000)).toBe(64);
+    const w = windowFor(512);
+    const { store, all } = run(3 * WINDOW, w);
+    expect(store.recent.size).toBeLessThanOrEqual(2 * w);
+    expect(store.done()).toBe(N);
+    const slow = Array.from({ length: Math.floor(N / SLOW_EVERY) }, (_, i) => (i + 1) * SLOW_EVERY);
+    expect(store.slow(0).steps.map((s) => s.step)).toEqual(slow);
+    const toks = median([...all.values()].map((r) => r.toksPerS!))!;
+    expect(Math.abs(store.medianToks()! - toks) / toks).toBeLessThan(0.001);
     const before = Array.from({ length: 20 }, (_, i) => lossAt(3 * WINDOW - 20 + i));
     expect(store.lossExplosion()).toEqual({ step: 3 * WINDOW, loss: 900, baseline: median(before) });
   });
