@@ -9,7 +9,9 @@ import { TmuxSession } from '../helpers/tmux.js';
 let sshd: TestSshd;
 let tmux: TmuxSession | null = null;
 beforeAll(async () => {
-  sshd = await startSshd();
+  // DEBUG1: a wait that fails shows each channel's requests as sshd saw them (the run's terminal
+  // once opened a channel whose shell never printed its pid line)
+  sshd = await startSshd({ logLevel: 'DEBUG1' });
   sshd.trustHostKey();
 });
 afterAll(async () => {
@@ -24,6 +26,7 @@ describe('the dashboard over SSH in real tmux', () => {
     const home = mkdtempSync(join(tmpdir(), 'nsa-e2e-home-'));
     const host = `--host target --ssh-config ${sshd.configPath} --runs-dir ${runs}`;
     tmux = new TmuxSession('ssh', 100, 30);
+    tmux.alsoOnFailure = () => `sshd log (last 80 lines):\n${sshd.logTail(80)}`;
     // the engine log rides along: a wait that fails shows what the app was doing (the link, the PTY)
     tmux.start(`node ${BIN} demo ${host} --step-ms 150 --steps 400`, {
       NSA_DBG_HOME: home,
@@ -78,6 +81,7 @@ describe('the dashboard over SSH in real tmux', () => {
 
     tmux.kill();
     tmux = new TmuxSession('ssh2', 100, 30);
+    tmux.alsoOnFailure = () => `sshd log (last 80 lines):\n${sshd.logTail(80)}`;
     tmux.start(`node ${BIN} attach ${host} ${ids[1]}`, { NSA_DBG_HOME: home });
     await tmux.waitFor(
       (s) => /lane batched-prefill/.test(s) && /running/.test(s),

@@ -53,6 +53,8 @@ export interface TestSshd {
   /** cut sessions, stop the listener, make a new host key, start again on the same port */
   restartWithNewHostKey(): Promise<void>;
   stop(): Promise<void>;
+  /** the last `lines` lines sshd logged (its LogLevel: SshdOptions.logLevel) */
+  logTail(lines: number): string;
 }
 
 function canConnect(port: number): Promise<boolean> {
@@ -105,7 +107,12 @@ export interface SshdOptions {
   sftp?: boolean;
   /** more variables for every session (a login node's SLURM_CONF) */
   env?: Record<string, string>;
+  /** sshd's LogLevel (ERROR unless asked: DEBUG1 logs each channel's requests, for a test's failure) */
+  logLevel?: string;
 }
+
+/** how much of sshd's log is kept for logTail() */
+const LOG_KEPT_CHARS = 512 * 1024;
 
 export async function startSshd(opts: SshdOptions = {}): Promise<TestSshd> {
   if (!existsSync(SSHD)) throw new Error('sshd not found: apt-get install -y openssh-server');
@@ -139,7 +146,7 @@ export async function startSshd(opts: SshdOptions = {}): Promise<TestSshd> {
       'AllowTcpForwarding yes',
       'MaxStartups 100',
       'MaxSessions 30',
-      'LogLevel ERROR',
+      `LogLevel ${opts.logLevel ?? 'ERROR'}`,
       ...(opts.sftp === false
         ? []
         : [`Subsystem sftp ${existsSync(SFTP_SERVER) ? SFTP_SERVER : 'internal-sftp'}`]),
@@ -178,6 +185,7 @@ export async function startSshd(opts: SshdOptions = {}): Promise<TestSshd> {
     const child = spawn(SSHD, ['-f', sshdConfig, '-D', '-e'], { stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr?.on('data', (b: Buffer) => {
       stderr += b.toString();
+      if (stderr.length > 2 * LOG_KEPT_CHARS) stderr = stderr.slice(-LOG_KEPT_CHARS);
     });
     listener = child;
     await waitUntil(
@@ -275,6 +283,10 @@ export async function startSshd(opts: SshdOptions = {}): Promise<TestSshd> {
       rmSync(`${hostKey}.pub`, { force: true });
       keygen(hostKey);
       await launch();
+    },
+    logTail: (lines) => {
+      const all = stderr.trimEnd().split('\n');
+      return all.slice(-lines).join('\n');
     },
     stop: async () => {
       process.removeListener('exit', onExit);

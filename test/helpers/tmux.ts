@@ -82,6 +82,9 @@ export class TmuxSession {
     return this.tmux('capture-pane', '-p', '-t', this.name);
   }
 
+  /** more to show when a wait fails (the test's sshd log: what the box did meanwhile) */
+  alsoOnFailure: (() => string) | null = null;
+
   /** the last lines of the engine log: what the app was doing while the screen showed `last` */
   private engineLogTail(): string {
     if (this.engineLog === null || !existsSync(this.engineLog)) return '';
@@ -109,7 +112,8 @@ export class TmuxSession {
         { timeoutMs, intervalMs: 100, what },
       );
     } catch (e) {
-      throw new Error(`${(e as Error).message}\n--- screen ---\n${last}${this.engineLogTail()}`);
+      const also = this.alsoOnFailure === null ? '' : `\n--- also ---\n${this.alsoOnFailure()}`;
+      throw new Error(`${(e as Error).message}\n--- screen ---\n${last}${this.engineLogTail()}${also}`);
     }
   }
 
