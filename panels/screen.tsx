@@ -18,6 +18,7 @@ import type { SessionController } from '../src/session/state.js';
 import { FrameStdout } from './frame-stdout.js';
 import { handOver } from './hand-over.js';
 import { installFastOutput } from './ink-fast-output.js';
+import { installBoundedTextCaches } from './ink-text-caches.js';
 import { Suspender } from './suspend.js';
 import { TerminalGuard } from './terminal.js';
 
@@ -48,6 +49,8 @@ export async function runScreen<R>(o: {
 }): Promise<never> {
   // Ink's frame assembly redoes every line each frame; this one reuses what did not change
   await installFastOutput();
+  // Ink keeps every text it ever measured; a dashboard left open for hours must not
+  await installBoundedTextCaches();
   const terminal = new TerminalGuard();
   let ink: { unmount(): void } | null = null;
   let screen: FrameStdout | null = null;
