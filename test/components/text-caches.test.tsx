@@ -13,13 +13,13 @@ import { settle, stripAnsi } from '../helpers/render.js';
 const BOUND = 50;
 
 function Lines({ n }: { n: number }) {
+  const lines = [0, 1, 2, 3].map((i) => `line ${n * 4 + i} of the log, a little longer than the box is wide`);
   return (
     <Box flexDirection="column">
-      {Array.from({ length: 4 }, (_, i) => (
-        <Text
-          key={i}
-          wrap="truncate"
-        >{`line ${n * 4 + i} of the log, a little longer than the box is wide`}</Text>
+      {lines.map((line) => (
+        <Text key={line} wrap="truncate">
+          {line}
+        </Text>
       ))}
     </Box>
   );
