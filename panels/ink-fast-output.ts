@@ -11,8 +11,8 @@
  * only on the Ink version it was written against; test/components/fast-output.test.tsx checks that
  * frames are cell-for-cell what Ink's own `get()` makes.
  */
-import { readFileSync } from 'node:fs';
 import { type CellLine, parseLine, sgrTransition } from './frame-cells.js';
+import { importInk68 } from './ink-internals.js';
 
 interface Clip {
   x1?: number;
@@ -146,12 +146,8 @@ let patched = false;
 export async function installFastOutput(): Promise<boolean> {
   if (patched) return true;
   try {
-    const index = new URL(import.meta.resolve('ink'));
-    const pkg = JSON.parse(readFileSync(new URL('../package.json', index), 'utf8')) as { version?: string };
-    if (!/^6\.8\./.test(pkg.version ?? '')) return false;
-    const mod = (await import(new URL('./output.js', index).href)) as {
-      default: { prototype: { get: Get } };
-    };
+    const mod = await importInk68<{ default: { prototype: { get: Get } } }>('output.js');
+    if (mod === null) return false;
     const proto = mod.default.prototype;
     const original = proto.get;
     proto.get = function get(this: OutputLike) {

@@ -7,7 +7,7 @@
  * is cleared, the object with it, whenever the Map reaches MAX_TEXTS (a frame's texts are measured
  * again, a few ms). Patched only on the Ink version it was written against, like ink-fast-output.
  */
-import { readFileSync } from 'node:fs';
+import { importInk68 } from './ink-internals.js';
 
 /** texts kept before both caches are emptied: a dashboard frame has a few hundred */
 export const MAX_TEXTS = 5000;
@@ -70,11 +70,9 @@ function emptyObject(cache: Record<string, unknown>): void {
 export async function installBoundedTextCaches(maxTexts = MAX_TEXTS): Promise<boolean> {
   if (installed) return true;
   try {
-    const index = new URL(import.meta.resolve('ink'));
-    const pkg = JSON.parse(readFileSync(new URL('../package.json', index), 'utf8')) as { version?: string };
-    if (!/^6\.8\./.test(pkg.version ?? '')) return false;
-    const measure = (await import(new URL('./measure-text.js', index).href)) as { default: MeasureText };
-    const wrap = (await import(new URL('./wrap-text.js', index).href)) as { default: WrapText };
+    const measure = await importInk68<{ default: MeasureText }>('measure-text.js');
+    const wrap = await importInk68<{ default: WrapText }>('wrap-text.js');
+    if (measure === null || wrap === null) return false;
     const probe = `nsa-dbg probe ${process.pid} ${Date.now()}`;
     const texts = catchMap(measure.default, probe);
     const wraps = catchObject(wrap.default, probe);
