@@ -111,16 +111,35 @@ export function isFollowedFile(name: string): boolean {
 }
 
 /**
- * How often a follower looks at a file while it grows. Heartbeat records carry their own time, so
- * reading them half a second late changes no age or silence, and a run of 64 ranks is 64 such
- * files: at the 100 ms that the arrival-timed files need (the trainer's output, its CSV table) they
- * were most of the dashboard's polling, and each poll a handful of system calls.
+ * How often a follower looks at each file of a folder while it grows, given the folder's listing.
+ * Heartbeat records carry their own time, so reading them late changes no age or silence, and a run
+ * of 64 ranks is 64 such files: at the 100 ms that the arrival-timed files need (the trainer's
+ * output, its CSV table) they were most of the dashboard's polling, and each poll a handful of
+ * system calls. They are read every half second; in a folder of more than 64 of them, once a second
+ * (the dashboard publishes once a second): at 512 ranks every look at a file is a read and a chunk
+ * through the reader, a thousand a second at half a second, and a second's wait halved the
+ * dashboard's cost of reading them (docs/performance.md).
  */
-export function followPollMs(name: string, basePollMs: number | undefined): number | undefined {
-  return runFileKind(name) === 'heartbeat' ? Math.max(basePollMs ?? 0, SELF_TIMED_POLL_MS) : basePollMs;
+export function followPolls(
+  names: readonly string[],
+  basePollMs: number | undefined,
+): (name: string) => number | undefined {
+  // counted at the first heartbeat file asked for: a listing with nothing new to follow costs nothing
+  let ms: number | undefined;
+  const selfTimedMs = (): number => {
+    if (ms !== undefined) return ms;
+    let selfTimed = 0;
+    for (const n of names) if (runFileKind(n) === 'heartbeat') selfTimed++;
+    ms = selfTimed > MANY_SELF_TIMED_FILES ? SELF_TIMED_POLL_MANY_MS : SELF_TIMED_POLL_MS;
+    return ms;
+  };
+  return (name) =>
+    runFileKind(name) === 'heartbeat' ? Math.max(basePollMs ?? 0, selfTimedMs()) : basePollMs;
 }
 
 const SELF_TIMED_POLL_MS = 500;
+const SELF_TIMED_POLL_MANY_MS = 1000;
+const MANY_SELF_TIMED_FILES = 64;
 
 /**
  * Files only ever appended to while a run lives (the launcher's redirect, a trainer's JSONL, the

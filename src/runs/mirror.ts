@@ -19,7 +19,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { followPollMs, isTempFile, runFileKind } from '../ingest/run-files.js';
+import { followPolls, isTempFile, runFileKind } from '../ingest/run-files.js';
 import type { TailHandle, Target } from '../targets/target.js';
 import { writeFileAtomic } from '../util/atomic-file.js';
 import { shQuote } from '../util/sh-quote.js';
@@ -148,6 +148,7 @@ export class EvidenceMirror<T extends Target = Target> {
       this.opts.onError?.(err as Error);
       return; // try again on the next listing
     }
+    const pollMs = followPolls(names, this.opts.pollMs);
     for (const name of fresh) {
       if (this.closed || this.files.has(name)) continue;
       if (folders.has(name)) {
@@ -159,7 +160,7 @@ export class EvidenceMirror<T extends Target = Target> {
         if (!this.rewritten.has(name)) this.rewritten.set(name, before);
         continue;
       }
-      if (!this.closed && !this.files.has(name)) this.follow(name);
+      if (!this.closed && !this.files.has(name)) this.follow(name, pollMs(name));
     }
     await this.copyRewritten();
   }
@@ -197,13 +198,12 @@ export class EvidenceMirror<T extends Target = Target> {
     }
   }
 
-  private follow(name: string): void {
+  private follow(name: string, pollMs: number | undefined): void {
     const localPath = join(this.localDir, name);
     const fd = openSync(localPath, 'a');
     // what is here already was delivered; a file that was there before the run: from its old size
     const fromOffset =
       (existsSync(localPath) ? statSync(localPath).size : 0) + (this.opts.baseline?.[name]?.size ?? 0);
-    const pollMs = followPollMs(name, this.opts.pollMs);
     const tail = this.target.tail(
       `${this.remoteDir}/${name}`,
       (chunk) => {

@@ -1,4 +1,4 @@
-import { followPollMs, isAppendOnlyFile, isFollowedFile } from '../ingest/run-files.js';
+import { followPolls, isAppendOnlyFile, isFollowedFile } from '../ingest/run-files.js';
 import type { TailHandle, Target } from '../targets/target.js';
 
 /**
@@ -53,10 +53,12 @@ export class RunWatcher {
     this.listing = true;
     try {
       const filter = this.opts.filter ?? isFollowedFile;
-      for (const name of await this.target.listDir(this.dir)) {
+      const names = await this.target.listDir(this.dir);
+      const pollMs = followPolls(names, this.opts.pollMs ?? 100);
+      for (const name of names) {
         if (this.tails.has(name) || !filter(name)) continue;
         const t = this.target.tail(`${this.dir}/${name}`, (c) => this.onChunk(name, c), {
-          pollMs: followPollMs(name, this.opts.pollMs ?? 100),
+          pollMs: pollMs(name),
           appendOnly: isAppendOnlyFile(name),
         });
         this.tails.set(name, t);

@@ -9,6 +9,18 @@ import { LocalTarget } from '../../../src/targets/local.js';
 import type { TailHandle, TailOptions } from '../../../src/targets/target.js';
 import { waitUntil } from '../../helpers/wait.js';
 
+/** a watcher over the real local tail that records the pace it asked each file to be looked at */
+function pacedWatcher(dir: string): { pace: Map<string, number | undefined>; w: RunWatcher } {
+  const pace = new Map<string, number | undefined>();
+  class Recording extends LocalTarget {
+    override tail(path: string, onChunk: (c: Buffer) => void, opts: TailOptions = {}): TailHandle {
+      pace.set(path.slice(dir.length + 1), opts.pollMs);
+      return super.tail(path, onChunk, opts);
+    }
+  }
+  return { pace, w: new RunWatcher(new Recording(), dir, () => {}, { listEveryMs: 20, pollMs: 100 }) };
+}
+
 describe('RunWatcher', () => {
   it('stopped twice (a run that ended, then its session closed): nothing is delivered again', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'nsa-watch-'));
@@ -41,15 +53,7 @@ describe('RunWatcher', () => {
       'heartbeat.jsonl',
     ])
       writeFileSync(join(dir, f), '');
-    const pace = new Map<string, number | undefined>();
-    // the real local tail, asked with the pace the watcher chose
-    class Recording extends LocalTarget {
-      override tail(path: string, onChunk: (c: Buffer) => void, opts: TailOptions = {}): TailHandle {
-        pace.set(path.slice(dir.length + 1), opts.pollMs);
-        return super.tail(path, onChunk, opts);
-      }
-    }
-    const w = new RunWatcher(new Recording(), dir, () => {}, { listEveryMs: 20, pollMs: 100 });
+    const { pace, w } = pacedWatcher(dir);
     await w.scan();
     await w.stop();
     expect(Object.fromEntries(pace)).toEqual({
@@ -59,5 +63,20 @@ describe('RunWatcher', () => {
       'heartbeat_rank63.jsonl': 500,
       'heartbeat.jsonl': 500,
     });
+  });
+
+  it('past 64 heartbeat files (a many-rank run), looks at each once a second; the output as before', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nsa-watch-'));
+    writeFileSync(join(dir, 'stdout.log'), '');
+    for (let r = 0; r < 65; r++) writeFileSync(join(dir, `heartbeat_rank${r}.jsonl`), '');
+    const { pace, w } = pacedWatcher(dir);
+    await w.scan();
+    // a rank that starts late joins at the same pace
+    writeFileSync(join(dir, 'heartbeat_rank65.jsonl'), '');
+    await w.scan();
+    await w.stop();
+    expect(pace.get('stdout.log')).toBe(100);
+    expect(pace.size).toBe(67);
+    for (let r = 0; r <= 65; r++) expect(pace.get(`heartbeat_rank${r}.jsonl`)).toBe(1000);
   });
 });
