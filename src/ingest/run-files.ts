@@ -112,13 +112,13 @@ export function isFollowedFile(name: string): boolean {
 
 /**
  * How often a follower looks at each file of a folder while it grows, given the folder's listing.
- * Heartbeat records carry their own time, so reading them late changes no age or silence, and a run
- * of 64 ranks is 64 such files: at the 100 ms that the arrival-timed files need (the trainer's
- * output, its CSV table) they were most of the dashboard's polling, and each poll a handful of
- * system calls. They are read every half second; in a folder of more than 64 of them, once a second
- * (the dashboard publishes once a second): at 512 ranks every look at a file is a read and a chunk
- * through the reader, a thousand a second at half a second, and a second's wait halved the
- * dashboard's cost of reading them (docs/performance.md).
+ * Heartbeat records carry their own time, so reading them late changes no step's time or interval,
+ * and a run of 64 ranks is 64 such files: at the 100 ms that the arrival-timed files need (the
+ * trainer's output, its CSV table) they were most of the dashboard's polling, and each poll a
+ * handful of system calls. They are read every half second; in a folder of more than 64 of them,
+ * once a second (the dashboard publishes once a second): at 512 ranks every look at a file is a
+ * read and a chunk through the reader, a thousand a second at half a second, and a second's wait
+ * took the dashboard's CPU there down by a sixth (docs/performance.md).
  */
 export function followPolls(
   names: readonly string[],
@@ -130,11 +130,27 @@ export function followPolls(
     if (ms !== undefined) return ms;
     let selfTimed = 0;
     for (const n of names) if (runFileKind(n) === 'heartbeat') selfTimed++;
-    ms = selfTimed > MANY_SELF_TIMED_FILES ? SELF_TIMED_POLL_MANY_MS : SELF_TIMED_POLL_MS;
+    ms = heartbeatPollMs(selfTimed);
     return ms;
   };
   return (name) =>
     runFileKind(name) === 'heartbeat' ? Math.max(basePollMs ?? 0, selfTimedMs()) : basePollMs;
+}
+
+/** how often each heartbeat file is looked at while it grows, in a folder of `files` of them */
+function heartbeatPollMs(files: number): number {
+  return files > MANY_SELF_TIMED_FILES ? SELF_TIMED_POLL_MANY_MS : SELF_TIMED_POLL_MS;
+}
+
+/**
+ * How much later a heartbeat may be read in a folder of `files` of them than in a run of a few
+ * ranks (seconds). A live silence is judged that much later, so a many-rank run's once-a-second
+ * reads make no rank look silent sooner than half-second reads did: with a lane's low `floorS`
+ * (1.5 s in demo-many-flags) a rank beating twice a second would otherwise turn suspect, and be
+ * asked for its stack, between two reads.
+ */
+export function heartbeatReadLagS(files: number): number {
+  return (heartbeatPollMs(files) - SELF_TIMED_POLL_MS) / 1000;
 }
 
 const SELF_TIMED_POLL_MS = 500;

@@ -120,6 +120,11 @@ export class RunFolderReader {
   }
 
   /** A chunk of a file of the run folder (path relative to it, `/` between parts). */
+  /** heartbeat files read so far (one per rank that writes them) */
+  get heartbeatFiles(): number {
+    return this.beats.size;
+  }
+
   push(path: string, chunk: Buffer, kind: RunFileKind | null = classifyRunPath(path, this.layout)): void {
     if (kind === null || this.ended) return;
     switch (kind) {

@@ -6,7 +6,7 @@ import { recoveredSummary } from '../analysis/recovered.js';
 import { DigestCollector } from '../analysis/run-digest.js';
 import type { CurrentSilence, SilentRank } from '../analysis/silences.js';
 import type { BeatEvent } from '../ingest/events.js';
-import type { RunLayout } from '../ingest/run-files.js';
+import { heartbeatReadLagS, type RunLayout } from '../ingest/run-files.js';
 import { RunFolderReader, views } from '../ingest/run-folder.js';
 import { stripTerminalEscapes } from '../util/ansi.js';
 import { LogRing } from './log-ring.js';
@@ -151,10 +151,18 @@ export class LiveModel {
     return nowMs / 1000 - (this.clockOffsetS ?? 0);
   }
 
+  /**
+   * the clock silences are judged at: the trainer's, less how much later than a few ranks' a
+   * many-rank run's heartbeats may be read (run-files.ts, heartbeatReadLagS)
+   */
+  private judgedNowS(nowMs: number): number {
+    return this.trainerNowS(nowMs) - heartbeatReadLagS(this.reader.heartbeatFiles);
+  }
+
   /** silent ranks with what the checks found (suspect, busy, stuck, blocked-native) */
   silences(nowMs: number): CurrentSilence[] {
     this.reader.settle();
-    return this.evidence.silences(this.trainerNowS(nowMs));
+    return this.evidence.silences(this.judgedNowS(nowMs));
   }
 
   /**
@@ -164,24 +172,24 @@ export class LiveModel {
    */
   anySilent(nowMs: number): boolean {
     this.reader.settle();
-    return this.evidence.detector.anyStall(this.trainerNowS(nowMs));
+    return this.evidence.detector.anyStall(this.judgedNowS(nowMs));
   }
 
   /** silent ranks now, not judged (each one's judgement: silenceOf) */
   silentRanks(nowMs: number): SilentRank[] {
     this.reader.settle();
-    return this.evidence.silentRanks(this.trainerNowS(nowMs));
+    return this.evidence.silentRanks(this.judgedNowS(nowMs));
   }
 
   /** one rank's silence now, judged as silences() judges it (null: not silent) */
   silenceOf(rank: number, nowMs: number): CurrentSilence | null {
     this.reader.settle();
-    return this.evidence.silenceOf(rank, this.trainerNowS(nowMs));
+    return this.evidence.silenceOf(rank, this.judgedNowS(nowMs));
   }
 
   ranks(nowMs: number): RankView[] {
     this.reader.settle();
-    const nowS = this.trainerNowS(nowMs);
+    const nowS = this.judgedNowS(nowMs);
     const silent = new Map(this.evidence.silences(nowS).map((c) => [c.rank, c]));
     return this.evidence.detector.check(nowS).map((r) => {
       const c = silent.get(r.rank);
@@ -202,7 +210,7 @@ export class LiveModel {
   /** the per-rank table of a run with more than one rank */
   manyRanks(nowMs: number, ranks: RankView[]): ManyRanks {
     this.reader.settle();
-    return this.evidence.manyRanks(this.trainerNowS(nowMs), ranks);
+    return this.evidence.manyRanks(this.judgedNowS(nowMs), ranks);
   }
 
   /**
@@ -221,19 +229,19 @@ export class LiveModel {
   /** a silence confirmed as a hang (stuck or blocked-native), or null */
   confirmedStall(nowMs: number): CurrentSilence | null {
     this.reader.settle();
-    return this.evidence.headlineStall(this.trainerNowS(nowMs));
+    return this.evidence.headlineStall(this.judgedNowS(nowMs));
   }
 
   /** the silent ranks that wait for a culprit, as their stacks say now (none while none is told) */
   waitingForCulprit(nowMs: number): number[] {
     this.reader.settle();
-    return this.evidence.waitingForCulprit(this.trainerNowS(nowMs));
+    return this.evidence.waitingForCulprit(this.judgedNowS(nowMs));
   }
 
   /** a confirmed hang of many ranks with nothing more to learn: culprit and waiting ranks known */
   settledStall(nowMs: number): SettledStall | null {
     this.reader.settle();
-    return this.evidence.settledStall(this.trainerNowS(nowMs));
+    return this.evidence.settledStall(this.judgedNowS(nowMs));
   }
 
   /** the end of the run's files: partial lines and held output are read now */
@@ -253,7 +261,7 @@ export class LiveModel {
   }): AnalysisResult {
     this.reader.settle();
     const r = this.evidence.result({
-      nowS: opts.processAlive ? this.trainerNowS(opts.nowMs) : undefined,
+      nowS: opts.processAlive ? this.judgedNowS(opts.nowMs) : undefined,
       processAlive: opts.processAlive,
       exitCode: opts.exitCode,
       stopped: opts.stopped,
