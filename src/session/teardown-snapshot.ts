@@ -28,6 +28,11 @@ const CPU_WINDOW_MS = 300;
  */
 const LIVENESS_LOCAL_MS = 250;
 const LIVENESS_REMOTE_MS = 2000;
+/**
+ * while fewer than two ranks' pids are known there is nothing to compare (pollLiveness): the timer
+ * wakes the process less often (an idle dashboard's wake-ups)
+ */
+const NO_RANKS_MS = 1000;
 /** a look at every rank's process costs a read each: at least this long between looks, per rank */
 const LIVENESS_MS_PER_RANK = 8;
 /** a kernel log that does not answer in this long is left out */
@@ -60,7 +65,9 @@ export class TeardownSnapshot {
   private taking: Promise<void> | null = null;
   private polling = false;
   private lastPollMs = 0;
-  private readonly timer: NodeJS.Timeout | null;
+  private timer: NodeJS.Timeout | null = null;
+  /** how often the pids are looked at (null: not at all, a run across nodes) */
+  private readonly everyMs: number | null;
   private readonly startedS: number;
   /** the first sign of teardown and when it was seen (null: none yet) */
   private sign: { what: string; atMs: number } | null = null;
@@ -71,10 +78,17 @@ export class TeardownSnapshot {
     // across nodes (srun --overlap, a host's connection per node) a command per node every few
     // seconds for the whole run costs too much (64 nodes: 64 sruns): the output's signs only there
     const routed = typeof (o.target as Partial<PidRouting>).execForPid === 'function';
-    this.timer = routed
-      ? null
-      : setInterval(() => this.tick(), o.target.kind === 'local' ? LIVENESS_LOCAL_MS : LIVENESS_REMOTE_MS);
-    this.timer?.unref?.();
+    this.everyMs = routed ? null : o.target.kind === 'local' ? LIVENESS_LOCAL_MS : LIVENESS_REMOTE_MS;
+    this.schedule(this.everyMs ?? 0);
+  }
+
+  private schedule(ms: number): void {
+    if (this.everyMs === null || this.stopped) return;
+    this.timer = setTimeout(() => {
+      const ranks = this.tick();
+      this.schedule(ranks >= 0 && ranks < 2 ? Math.max(this.everyMs ?? 0, NO_RANKS_MS) : (this.everyMs ?? 0));
+    }, ms);
+    this.timer.unref?.();
   }
 
   /** every output line, as it is read: a sign of teardown is acted on at once, not at the next tick */
@@ -87,24 +101,29 @@ export class TeardownSnapshot {
     if (sign !== null) this.take(sign, null);
   };
 
-  /** its own clock, not the checks' tick (once a second while no rank is silent) */
-  private tick(): void {
-    if (this.taking !== null || this.stopped || this.polling) return;
+  /**
+   * its own clock, not the checks' tick (once a second while no rank is silent); returns how many
+   * ranks' pids are known (-1: not looked at now)
+   */
+  private tick(): number {
+    if (this.taking !== null || this.stopped || this.polling) return -1;
     // many ranks: each look reads every rank's /proc, so looks are spaced by the count (256 ranks:
     // every 2 s), keeping the cost of watching flat as the job grows
     const now = Date.now();
-    if (now - this.lastPollMs < LIVENESS_MS_PER_RANK * this.o.ranks().length) return;
+    const ranks = this.o.ranks().length;
+    if (ranks < 2 || now - this.lastPollMs < LIVENESS_MS_PER_RANK * ranks) return ranks;
     this.lastPollMs = now;
     this.polling = true;
     void this.pollLiveness().finally(() => {
       this.polling = false;
     });
+    return ranks;
   }
 
   /** nsa-dbg is stopping the run itself: what follows is its own doing, no teardown to look at */
   stop(): void {
     this.stopped = true;
-    if (this.timer !== null) clearInterval(this.timer);
+    if (this.timer !== null) clearTimeout(this.timer);
     this.o.model.lineWatchers.delete(this.onLine);
   }
 
