@@ -119,12 +119,12 @@ export class RunFolderReader {
     this.view = opts.view ?? {};
   }
 
-  /** A chunk of a file of the run folder (path relative to it, `/` between parts). */
   /** heartbeat files read so far (one per rank that writes them) */
   get heartbeatFiles(): number {
     return this.beats.size;
   }
 
+  /** A chunk of a file of the run folder (path relative to it, `/` between parts). */
   push(path: string, chunk: Buffer, kind: RunFileKind | null = classifyRunPath(path, this.layout)): void {
     if (kind === null || this.ended) return;
     switch (kind) {

@@ -82,11 +82,13 @@ export class TeardownSnapshot {
     this.schedule(this.everyMs ?? 0);
   }
 
+  /** the next look in `ms`, and the one after it at the pace the look's rank count asks for */
   private schedule(ms: number): void {
-    if (this.everyMs === null || this.stopped) return;
+    const every = this.everyMs;
+    if (every === null || this.stopped) return;
     this.timer = setTimeout(() => {
       const ranks = this.tick();
-      this.schedule(ranks >= 0 && ranks < 2 ? Math.max(this.everyMs ?? 0, NO_RANKS_MS) : (this.everyMs ?? 0));
+      this.schedule(ranks >= 0 && ranks < 2 ? Math.max(every, NO_RANKS_MS) : every);
     }, ms);
     this.timer.unref?.();
   }
