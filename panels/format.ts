@@ -69,7 +69,5 @@ export function padCut(text: string, width: number): string {
  * frames, where the same file:line can repeat under recursion).
  */
 export function positional<T>(items: readonly T[]): { key: string; item: T }[] {
-  const out: { key: string; item: T }[] = [];
-  for (let i = 0; i < items.length; i++) out.push({ key: `p${i}`, item: items[i] as T });
-  return out;
+  return items.map((item, i) => ({ key: `p${i}`, item }));
 }

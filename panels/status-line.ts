@@ -7,6 +7,7 @@
  */
 import { sanitizeText } from '../src/util/ansi.js';
 import { boundForDrawing } from './display.js';
+import { wrapPhrases } from './format.js';
 
 /** a notice longer than this many rows (a quoted error) ends with … on the last one */
 export const MAX_STATUS_ROWS = 3;
@@ -15,23 +16,7 @@ export const MAX_STATUS_ROWS = 3;
 export function statusLines(text: string | null | undefined, width: number): string[] {
   if (!text) return [];
   const w = Math.max(1, width);
-  const rows: string[] = [];
-  let cur = '';
-  for (const word of sanitizeText(boundForDrawing(text)).split(/\s+/).filter(Boolean)) {
-    const candidate = cur === '' ? word : `${cur} ${word}`;
-    if (candidate.length <= w) {
-      cur = candidate;
-      continue;
-    }
-    if (cur !== '') rows.push(cur);
-    let rest = word;
-    while (rest.length > w) {
-      rows.push(rest.slice(0, w));
-      rest = rest.slice(w);
-    }
-    cur = rest;
-  }
-  if (cur !== '') rows.push(cur);
+  const rows = wrapPhrases(sanitizeText(boundForDrawing(text)).split(/\s+/).filter(Boolean), w, ' ');
   if (rows.length <= MAX_STATUS_ROWS) return rows;
   const kept = rows.slice(0, MAX_STATUS_ROWS);
   kept[MAX_STATUS_ROWS - 1] = `${kept[MAX_STATUS_ROWS - 1]!.slice(0, w - 1)}…`;
