@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { KeyState } from '../src/session/keymap.js';
-import type { DashboardState, SessionController } from '../src/session/state.js';
+import type { SessionController } from '../src/session/state.js';
 import { initialUiState, type UiAction, type UiState, uiReducer } from '../src/session/ui-reducer.js';
 import { Dashboard, dashboardLayout } from './Dashboard.js';
 import { DisplayMode } from './display.js';
@@ -28,9 +28,10 @@ export interface AppProps {
   onSuspend?: () => void;
 }
 
-const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
+export const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
-function useSnapshot(controller: SessionController): DashboardState {
+/** the controller's newest snapshot: the dashboard's, or the notebook's */
+export function useSnapshot<S>(controller: { getState(): S; subscribe(cb: (s: S) => void): () => void }): S {
   const [state, setState] = useState(() => controller.getState());
   useEffect(() => {
     setState(controller.getState());
@@ -89,16 +90,9 @@ export function App({
     if (initialNotice) showNotice(initialNotice);
   }, [initialNotice, showNotice]);
 
-  const latest = useRef({
-    controller,
-    onExit,
-    onTerminal,
-    onSuspend,
-    keyContext,
-    lane: state.lane,
-    quitting,
-  });
-  latest.current = { controller, onExit, onTerminal, onSuspend, keyContext, lane: state.lane, quitting };
+  const current = { controller, onExit, onTerminal, onSuspend, keyContext, lane: state.lane, quitting };
+  const latest = useRef(current);
+  latest.current = current;
 
   const runEffect = useCallback(
     (effect: KeyEffect) => {

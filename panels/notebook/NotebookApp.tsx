@@ -1,6 +1,5 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useMemo, useRef, useState } from 'react';
 import type { NotebookController } from '../../src/notebook/controller.js';
-import type { NotebookViewState } from '../../src/notebook/controller-types.js';
 import { knownFlags } from '../../src/notebook/flags.js';
 import { notebookCommandForKey } from '../../src/notebook/keymap.js';
 import {
@@ -10,7 +9,7 @@ import {
   notebookUiReducer,
 } from '../../src/notebook/view-reducer.js';
 import type { SessionController } from '../../src/session/state.js';
-import { App } from '../App.js';
+import { App, errorText, useSnapshot } from '../App.js';
 import { DisplayMode } from '../display.js';
 import { useRoutedKeys } from '../hooks/use-routed-keys.js';
 import { useUiReducer } from '../hooks/use-ui-reducer.js';
@@ -58,8 +57,6 @@ export interface NotebookAppProps {
 
 const TEXT_MODES = new Set(['lanes', 'flags', 'value', 'palette']);
 
-const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
-
 export function NotebookApp({
   controller,
   onExit,
@@ -70,11 +67,7 @@ export function NotebookApp({
   initialNotice,
   onSuspend,
 }: NotebookAppProps) {
-  const [state, setState] = useState<NotebookViewState>(() => controller.getState());
-  useEffect(() => {
-    setState(controller.getState());
-    return controller.subscribe(setState);
-  }, [controller]);
+  const state = useSnapshot(controller);
   const { columns, rows: height } = useTerminalSize();
   const lanes = useMemo(() => controller.lanes(), [controller]);
   // each with the command a new cell of it runs, shown in the picker before anything starts
