@@ -56,8 +56,8 @@ function singleKey(input: string): string {
   return input.length > 1 && [...input].every((c) => c === input[0]) ? input[0]! : input;
 }
 
-/** Printable characters only: control bytes from odd terminals must not land in the filter. */
-function printable(input: string): string {
+/** Printable characters only: control bytes from odd terminals must not land in a filter. */
+export function printable(input: string): string {
   return [...input].filter((c) => c >= ' ' && c !== '\u007f').join('');
 }
 
@@ -71,15 +71,12 @@ function routeDashboard(command: Command | null, ctx: KeyContext, input: string,
   const page = Math.max(1, ctx.logPage - 1);
   switch (command) {
     case 'dump':
-      return { actions: [], effect: { kind: 'dump' } };
     case 'hotFrames':
-      return { actions: [], effect: { kind: 'hotFrames' } };
+    case 'terminal':
+    case 'suspend':
+      return { actions: [], effect: { kind: command } };
     case 'lanes':
       return { actions: [{ type: 'openLanes' }] };
-    case 'terminal':
-      return { actions: [], effect: { kind: 'terminal' } };
-    case 'suspend':
-      return { actions: [], effect: { kind: 'suspend' } };
     case 'quit':
       // a second `q` while the run is being stopped: no more waiting for SIGINT, SIGKILL now
       if (ctx.stopping) return { actions: [], effect: { kind: 'killNow' } };

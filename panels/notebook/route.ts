@@ -18,7 +18,7 @@ import {
   type NotebookUi,
   type NotebookUiAction,
 } from '../../src/notebook/view-reducer.js';
-import type { InkKeyFlags } from '../key-router.js';
+import { type InkKeyFlags, printable } from '../key-router.js';
 
 export type NotebookEffect =
   | { kind: 'start'; lane: string }
@@ -76,7 +76,12 @@ export interface NotebookRouted {
 }
 
 const NOTHING: NotebookRouted = { actions: [] };
-const printable = (s: string) => [...s].filter((c) => c >= ' ' && c !== '\u007f').join('');
+const CLOSE: NotebookRouted = { actions: [{ type: 'close' }] };
+/** a line on the status line, after `actions` (none: whatever is open stays) */
+const notice = (text: string, actions: NotebookUiAction[] = []): NotebookRouted => ({
+  actions,
+  effect: { kind: 'notice', text },
+});
 
 export function filterByName<T extends { name: string; description: string }>(
   items: readonly T[],
@@ -99,22 +104,10 @@ function command(
   const queued = selectedQueued(ctx, ui);
   // a queued cell has no run yet: it can only be taken off the queue
   if (queued && (cmd === 'open' || cmd === 'rerun' || cmd === 'env' || cmd === 'mark'))
-    return {
-      actions: [],
-      effect: {
-        kind: 'notice',
-        text: `${queued.qid} ${queued.lane} has not run yet (x takes it off the queue)`,
-      },
-    };
+    return notice(`${queued.qid} ${queued.lane} has not run yet (x takes it off the queue)`);
   // a box check is no run: no dashboard, no env to edit, nothing to compare or bisect
   if (cell?.kind === 'check' && (cmd === 'open' || cmd === 'env' || cmd === 'mark'))
-    return {
-      actions: [],
-      effect: {
-        kind: 'notice',
-        text: `${cell.id} is a box check: its checks are below; ${keyOf('rerun')} checks again`,
-      },
-    };
+    return notice(`${cell.id} is a box check: its checks are below; ${keyOf('rerun')} checks again`);
   switch (cmd) {
     case 'down':
       return { actions: [{ type: 'move', delta: 1, count }] };
@@ -138,11 +131,7 @@ function command(
     case 'mark':
       return cell ? { actions: [{ type: 'mark', id: cell.id }] } : NOTHING;
     case 'compare':
-      if (ui.marked.length < 2)
-        return {
-          actions: [{ type: 'close' }],
-          effect: { kind: 'notice', text: 'mark two cells with m first' },
-        };
+      if (ui.marked.length < 2) return notice('mark two cells with m first', CLOSE.actions);
       return { actions: [{ type: 'open', mode: 'compare' }] };
     case 'bisect':
       // two marks start one; without them, the newest bisection's table
@@ -152,10 +141,7 @@ function command(
           effect: { kind: 'bisect', a: ui.marked[0]!, b: ui.marked[1]! },
         };
       if (ctx.bisections) return { actions: [{ type: 'open', mode: 'bisect' }] };
-      return {
-        actions: [{ type: 'close' }],
-        effect: { kind: 'notice', text: 'mark a GO cell and a NO-GO cell with m, then :bisect' },
-      };
+      return notice('mark a GO cell and a NO-GO cell with m, then :bisect', CLOSE.actions);
     case 'delete':
       return cell || queued ? { actions: [{ type: 'open', mode: 'confirmDelete' }] } : NOTHING;
     case 'report':
@@ -189,18 +175,15 @@ function typing(input: string, key: InkKeyFlags, count: number): NotebookRouted 
 function envKeys(input: string, key: InkKeyFlags, ui: NotebookUi, ctx: NotebookKeyContext): NotebookRouted {
   const env = ui.env!;
   const cell = ctx.cells.find((c) => c.id === env.cellId);
-  if (!cell) return { actions: [{ type: 'close' }] };
+  if (!cell) return CLOSE;
   const rows = editedEnv(cell.env, env.edits);
   const row = rows[env.index];
   switch (envCommandForKey(input, key)) {
     case 'close':
-      return { actions: [{ type: 'close' }] };
+      return CLOSE;
     case 'run':
       if (envChanges(cell.env, env.edits).length === 0)
-        return {
-          actions: [],
-          effect: { kind: 'notice', text: 'no change yet: space flips a flag, = types a value, f picks one' },
-        };
+        return notice('no change yet: space flips a flag, = types a value, f picks one');
       return { actions: [{ type: 'close' }], effect: { kind: 'runEdited', id: cell.id, edits: env.edits } };
     case 'down':
       return { actions: [{ type: 'envMove', delta: 1, count: rows.length }] };
@@ -232,11 +215,7 @@ function valueKeys(input: string, key: InkKeyFlags, ui: NotebookUi, ctx: Noteboo
   const t = typing(input, key, choices.length);
   if (t !== 'enter') return t;
   const value = choices[ui.pick.index];
-  if (value === undefined)
-    return {
-      actions: [],
-      effect: { kind: 'notice', text: `type a value for ${name} (u in the editor unsets it)` },
-    };
+  if (value === undefined) return notice(`type a value for ${name} (u in the editor unsets it)`);
   return { actions: [{ type: 'envSet', name, value }, { type: 'closeFlags' }] };
 }
 
@@ -255,7 +234,7 @@ export function routeNotebookKey(
     case 'compare':
     case 'bisect':
       return key.escape || key.return || input === 'q' || (ui.mode === 'help' && input === '?')
-        ? { actions: [{ type: 'close' }] }
+        ? CLOSE
         : NOTHING;
     case 'confirmDelete': {
       const cell = ctx.cells[ui.selected];
@@ -265,13 +244,13 @@ export function routeNotebookKey(
       if ((input === 'y' || input === 'Y') && cell)
         return { actions: [{ type: 'close' }], effect: { kind: 'delete', id: cell.id } };
       // anything else, Enter included, is the default: No
-      return { actions: [{ type: 'close' }] };
+      return CLOSE;
     }
     case 'quit':
       if (input === 'y' || input === 'Y') return { actions: [], effect: { kind: 'quit' } };
-      return { actions: [{ type: 'close' }] };
+      return CLOSE;
     case 'lanes': {
-      if (key.escape) return { actions: [{ type: 'close' }] };
+      if (key.escape) return CLOSE;
       const matches = filterByName(ctx.lanes, ui.pick.text);
       const t = typing(input, key, matches.length);
       if (t !== 'enter') return t;
@@ -302,12 +281,11 @@ export function routeNotebookKey(
     case 'value':
       return valueKeys(input, key, ui, ctx);
     case 'palette': {
-      if (key.escape) return { actions: [{ type: 'close' }] };
+      if (key.escape) return CLOSE;
       const t = typing(input, key, 0);
       if (t !== 'enter') return t;
       const parsed = parsePalette(ui.pick.text);
-      if ('error' in parsed)
-        return { actions: [{ type: 'close' }], effect: { kind: 'notice', text: parsed.error } };
+      if ('error' in parsed) return notice(parsed.error, CLOSE.actions);
       const routed = command(parsed.command, { ...ui, mode: 'list' }, ctx, parsed.arg);
       // the palette closes first; the command may open its own overlay
       return { actions: [{ type: 'close' }, ...routed.actions], effect: routed.effect };
