@@ -4,10 +4,10 @@
  * line of its own at the bottom (Dashboard's Footer), so a long banner never cuts it off.
  */
 import { Box, Text } from 'ink';
-import type { DashboardState } from '../src/session/state.js';
+import type { DashboardState, VerdictView } from '../src/session/state.js';
 import { useClean } from './display.js';
 import { formatDuration, formatSeconds } from './format.js';
-import { runPhaseTone, tone } from './theme.js';
+import { runPhaseTone, type Tone, tone } from './theme.js';
 
 export type HeaderProps = Pick<
   DashboardState,
@@ -83,21 +83,7 @@ export function Header(p: HeaderProps) {
           </Text>
         ) : null}
         {p.verdict ? (
-          <Text
-            bold
-            color={tone(
-              p.color,
-              p.verdict.go === false
-                ? 'bad'
-                : p.verdict.verdict === 'pass' || p.verdict.verdict === 'running'
-                  ? 'ok'
-                  : p.verdict.verdict === 'busy' ||
-                      p.verdict.verdict === 'suspect' ||
-                      p.verdict.verdict === 'slow'
-                    ? 'warn'
-                    : 'bad',
-            )}
-          >
+          <Text bold color={tone(p.color, verdictTone(p.verdict))}>
             {p.verdict.go === false ? 'NO-GO · ' : p.verdict.go ? 'GO · ' : ''}
             {clean(p.verdict.verdict).toUpperCase()}: {clean(withoutVerdictWord(p.verdict))}
             {p.verdict.go === false && p.verdict.reasons?.length
@@ -110,6 +96,12 @@ export function Header(p: HeaderProps) {
       </Text>
     </Box>
   );
+}
+
+function verdictTone(v: VerdictView): Tone {
+  if (v.go === false) return 'bad';
+  if (v.verdict === 'pass' || v.verdict === 'running') return 'ok';
+  return v.verdict === 'busy' || v.verdict === 'suspect' || v.verdict === 'slow' ? 'warn' : 'bad';
 }
 
 /** "PASS: 12 steps", not "PASS: pass: 12 steps": the summary may start with the verdict itself */
