@@ -4,6 +4,7 @@
  * never grows past `rows - 1` whatever the data does.
  */
 import { Box, Text } from 'ink';
+import type { PropsWithChildren } from 'react';
 import { BINDINGS, type Command } from '../src/session/keymap.js';
 import type { DashboardState, LaneSummary } from '../src/session/state.js';
 import type { UiState } from '../src/session/ui-reducer.js';
@@ -103,6 +104,16 @@ function Footer({
   );
 }
 
+/** two panes side by side (a column gap between them), or one above the other */
+function Pair({ sideBySide, height, children }: PropsWithChildren<{ sideBySide: boolean; height: number }>) {
+  const gap = sideBySide ? 1 : 0;
+  return (
+    <Box flexDirection={sideBySide ? 'row' : 'column'} height={height} flexShrink={0} gap={gap}>
+      {children}
+    </Box>
+  );
+}
+
 function Panels({
   state,
   ui,
@@ -118,12 +129,7 @@ function Panels({
   return (
     <>
       {charts.totalHeight > 0 ? (
-        <Box
-          flexDirection={charts.sideBySide ? 'row' : 'column'}
-          height={charts.totalHeight}
-          flexShrink={0}
-          gap={charts.sideBySide ? 1 : 0}
-        >
+        <Pair sideBySide={charts.sideBySide} height={charts.totalHeight}>
           <MetricChart
             label="loss"
             points={state.loss}
@@ -144,14 +150,9 @@ function Panels({
             accent="info"
             format={rateText}
           />
-        </Box>
+        </Pair>
       ) : null}
-      <Box
-        flexDirection={status.sideBySide ? 'row' : 'column'}
-        height={status.height}
-        flexShrink={0}
-        gap={status.sideBySide ? 1 : 0}
-      >
+      <Pair sideBySide={status.sideBySide} height={status.height}>
         {state.many ? (
           <RankTable
             many={state.many}
@@ -166,13 +167,8 @@ function Panels({
         {status.gpuHeight > 0 ? (
           <GpuPanel gpu={state.gpu} width={status.gpuWidth} height={status.gpuHeight} color={color} />
         ) : null}
-      </Box>
-      <Box
-        flexDirection={bottom.sideBySide ? 'row' : 'column'}
-        height={bottom.height}
-        flexShrink={0}
-        gap={bottom.sideBySide ? 1 : 0}
-      >
+      </Pair>
+      <Pair sideBySide={bottom.sideBySide} height={bottom.height}>
         <LogPane
           lines={state.log.lines}
           total={state.log.total}
@@ -191,7 +187,7 @@ function Panels({
         ) : bottom.dumpHeight > 0 ? (
           <DumpPane dump={state.dump} width={bottom.dumpWidth} height={bottom.dumpHeight} color={color} />
         ) : null}
-      </Box>
+      </Pair>
     </>
   );
 }
