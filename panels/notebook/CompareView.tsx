@@ -18,6 +18,12 @@ export function sideColour(side: 0 | 1, color: boolean): string | undefined {
   return color ? SIDE_COLOURS[side] : undefined;
 }
 
+/** the charts drawn, each with its title and the cells' series it plots */
+const CHARTS = [
+  ['loss', 'loss'],
+  ['toks/s', 'toks'],
+] as const;
+
 function Chart({
   title,
   a,
@@ -76,10 +82,7 @@ export function CompareView({
   const clean = useClean();
   const cmp = compareCells(a, b);
   const col = Math.max(12, Math.floor((width - 22) / 2));
-  const chartH = Math.max(
-    3,
-    Math.min(8, Math.floor((height - cmp.summary.length - cmp.ab.length - cmp.env.length - 6) / 1)),
-  );
+  const chartH = Math.max(3, Math.min(8, height - cmp.summary.length - cmp.ab.length - cmp.env.length - 6));
   const chartW = Math.max(20, Math.floor((width - 3) / 2));
   return (
     <Box flexDirection="column">
@@ -119,24 +122,18 @@ export function CompareView({
         <Text dimColor>command: same (run dirs aside)</Text>
       )}
       <Box columnGap={2}>
-        <Chart
-          title="loss"
-          a={a}
-          b={b}
-          pick={(c) => c.series.loss}
-          width={chartW}
-          height={chartH}
-          color={color}
-        />
-        <Chart
-          title="toks/s"
-          a={a}
-          b={b}
-          pick={(c) => c.series.toks}
-          width={chartW}
-          height={chartH}
-          color={color}
-        />
+        {CHARTS.map(([title, metric]) => (
+          <Chart
+            key={metric}
+            title={title}
+            a={a}
+            b={b}
+            pick={(c) => c.series[metric]}
+            width={chartW}
+            height={chartH}
+            color={color}
+          />
+        ))}
       </Box>
       {cmp.summary.map((r) => (
         <Text key={r.label} wrap="truncate-end">
