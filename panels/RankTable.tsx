@@ -41,7 +41,8 @@ function rowTone(view: RankView | undefined, straggler: number | null, named: bo
   return null;
 }
 
-export function RankTable({ many, ranks, width, height, color }: RankTableProps) {
+export function RankTable(props: RankTableProps) {
+  const { many, ranks, width, height, color } = props;
   const clean = useClean();
   const views = new Map(ranks.map((r) => [r.rank, r]));
   const rows = orderedRows(many);
@@ -57,18 +58,7 @@ export function RankTable({ many, ranks, width, height, color }: RankTableProps)
   const rowRoom = Math.max(0, room - diff.length);
   const fits = rows.length <= rowRoom;
   // many ranks across nodes: one row per node, the culprit's node first and opened
-  if (!fits && byNode(many))
-    return (
-      <NodeRows
-        many={many}
-        ranks={ranks}
-        width={width}
-        height={height}
-        color={color}
-        banner={banner}
-        diff={diff}
-      />
-    );
+  if (!fits && byNode(many)) return <NodeRows {...props} banner={banner} diff={diff} />;
   const shown = fits ? rows : rows.slice(0, Math.max(0, rowRoom - 1));
   const hidden = rows.slice(shown.length);
   const maxLag = Math.max(0, ...hidden.map((r) => r.lag));

@@ -6,7 +6,7 @@ import type { ManyRanks, RankRow } from '../src/analysis/rank-table.js';
 import type { Frame } from '../src/ingest/events.js';
 import type { RankView } from '../src/session/state.js';
 import { rateText } from '../src/util/rate.js';
-import { formatSeconds, shortenPath } from './format.js';
+import { formatSeconds, padCut, shortenPath } from './format.js';
 import { stallPhrases } from './HeartbeatPanel.js';
 
 export const RANK_HEADER = 'rank  step   lag  s/step  toks/s  strag  score  beat    st cpu%  stack';
@@ -68,9 +68,7 @@ function fmtToks(v: number | null): string {
 export function rowText(r: RankRow, view: RankView | undefined, cause: boolean): string {
   const lag = r.lag === 0 ? '0' : `-${r.lag}`;
   const node =
-    r.node === undefined
-      ? ''
-      : `${(r.node.length > NODE_WIDTH ? `${r.node.slice(0, NODE_WIDTH - 1)}…` : r.node).padEnd(NODE_WIDTH)} ${String(r.localRank ?? '?').padStart(2)} `;
+    r.node === undefined ? '' : `${padCut(r.node, NODE_WIDTH)} ${String(r.localRank ?? '?').padStart(2)} `;
   return `${node}${[
     `${cause ? '>' : ' '}r${r.rank}`.padEnd(5),
     String(r.step).padStart(5),
@@ -198,9 +196,8 @@ export function nodeSummaries(many: ManyRanks, ranks: readonly RankView[]): Node
     const min = Math.min(...steps);
     const max = Math.max(...steps);
     const lag = Math.max(...rows.map((r) => r.lag));
-    const name = node.length > NODE_WIDTH ? `${node.slice(0, NODE_WIDTH - 1)}…` : node;
     const text = [
-      `${name.padEnd(NODE_WIDTH)}${culprit ? '>' : ' '}`,
+      `${padCut(node, NODE_WIDTH)}${culprit ? '>' : ' '}`,
       rankList(rows.map((r) => r.rank)).padEnd(12),
       (min === max ? String(min) : `${min}-${max}`).padStart(9),
       (lag === 0 ? '0' : `-${lag}`).padStart(5),
