@@ -10,20 +10,13 @@ import { rateOrDash } from '../../src/util/rate.js';
 import { useClean } from '../display.js';
 import { tone } from '../theme.js';
 import { checkDetail, detailVerdict } from './cell-line.js';
+import type { ScreenPart } from './NotebookScreen.js';
 import { selectedQueued } from './route.js';
 
 /** a check cell's detail shows at most this many fail and warn lines */
 const CHECK_LINES = 5;
 
-export function CellDetail({
-  state,
-  ui,
-  color,
-}: {
-  state: NotebookViewState;
-  ui: NotebookUi;
-  color: boolean;
-}) {
+export function CellDetail({ state, ui, color }: ScreenPart) {
   const clean = useClean();
   const c = state.notebook.cells[ui.selected];
   const q = selectedQueued({ cells: state.notebook.cells, queued: state.queued }, ui);

@@ -4,25 +4,15 @@
  * typed text plus the values the lanes and the trainer's flag table know. Pure views.
  */
 import { Box, Text } from 'ink';
-import type { NotebookViewState } from '../../src/notebook/controller-types.js';
 import { type KnownFlag, valueChoices } from '../../src/notebook/flags.js';
 import { envHints } from '../../src/notebook/keymap.js';
-import { editedEnv, envChanges, type NotebookUi } from '../../src/notebook/view-reducer.js';
+import { editedEnv, envChanges } from '../../src/notebook/view-reducer.js';
 import { useClean } from '../display.js';
 import { padCut } from '../format.js';
 import { tone } from '../theme.js';
+import type { ScreenPart } from './NotebookScreen.js';
 
-export function EnvEditor({
-  state,
-  ui,
-  color,
-  height,
-}: {
-  state: NotebookViewState;
-  ui: NotebookUi;
-  color: boolean;
-  height: number;
-}) {
+export function EnvEditor({ state, ui, color, height }: ScreenPart & { height: number }) {
   const clean = useClean();
   const env = ui.env!;
   const cell = state.notebook.cells.find((c) => c.id === env.cellId);
@@ -49,17 +39,7 @@ export function EnvEditor({
   );
 }
 
-export function ValueEntry({
-  state,
-  ui,
-  flags,
-  color,
-}: {
-  state: NotebookViewState;
-  ui: NotebookUi;
-  flags: readonly KnownFlag[];
-  color: boolean;
-}) {
+export function ValueEntry({ state, ui, flags, color }: ScreenPart & { flags: readonly KnownFlag[] }) {
   const clean = useClean();
   const name = ui.env?.editing ?? '';
   const cell = state.notebook.cells.find((c) => c.id === ui.env?.cellId);

@@ -41,6 +41,9 @@ export interface NotebookScreenProps {
   quitting?: boolean;
 }
 
+/** what each part of the screen is drawn from */
+export type ScreenPart = Pick<NotebookScreenProps, 'state' | 'ui' | 'color'>;
+
 function Help({ color }: { color: boolean }) {
   const labels = NOTEBOOK_BINDINGS.map((b) =>
     [...b.keys, ...(b.palette ? [`:${paletteLabel(b.palette)}`] : [])].join(' / '),
@@ -113,19 +116,7 @@ function Picker({
   );
 }
 
-function CellList({
-  state,
-  ui,
-  color,
-  height,
-  width,
-}: {
-  state: NotebookViewState;
-  ui: NotebookUi;
-  color: boolean;
-  height: number;
-  width: number;
-}) {
+function CellList({ state, ui, color, height, width }: ScreenPart & { height: number; width: number }) {
   const clean = useClean();
   const cells = state.notebook.cells;
   const queued = state.queued;
