@@ -9,15 +9,10 @@ import { signalName } from '../src/runs/signals.js';
 import type { DumpView } from '../src/session/state.js';
 import { useClean } from './display.js';
 import { baseName, padCut, positional, shortenPath } from './format.js';
-import { Rows } from './Rows.js';
+import { type PaneProps, Rows } from './Rows.js';
 import { tone } from './theme.js';
 
-export interface DumpPaneProps {
-  dump: DumpView | null;
-  width: number;
-  height: number;
-  color: boolean;
-}
+export type DumpPaneProps = PaneProps & { dump: DumpView | null };
 
 export const NO_DUMP_TEXT = 'no stack dump yet: d dumps, s samples';
 

@@ -10,15 +10,10 @@ import type { GpuView } from '../src/session/state.js';
 import { gauge, ratio } from './charts/gauge.js';
 import { useClean } from './display.js';
 import { formatMiB } from './format.js';
-import { Rows } from './Rows.js';
+import { type PaneProps, Rows } from './Rows.js';
 import { tone } from './theme.js';
 
-export interface GpuPanelProps {
-  gpu: GpuView;
-  width: number;
-  height: number;
-  color: boolean;
-}
+export type GpuPanelProps = PaneProps & { gpu: GpuView };
 
 /** The largest VRAM figure we know of, compared against the lane's limit. */
 export function vramPeakMiB(gpu: GpuView): number | undefined {

@@ -10,15 +10,10 @@ import { sparkline } from './charts/sparkline.js';
 import { useClean } from './display.js';
 import { formatSeconds, padCut, positional, wrapPhrases } from './format.js';
 import { MAX_RANK_ROWS } from './layout.js';
-import { Rows } from './Rows.js';
+import { type PaneProps, Rows } from './Rows.js';
 import { type Tone, tone } from './theme.js';
 
-export interface HeartbeatPanelProps {
-  ranks: RankView[];
-  width: number;
-  height: number;
-  color: boolean;
-}
+export type HeartbeatPanelProps = PaneProps & { ranks: RankView[] };
 
 /**
  * The banner's phrases, e.g. HANG rank 0 · step 6 · in-step · 14s silent · CPU busy. Silence alone

@@ -3,15 +3,10 @@ import { Text } from 'ink';
 import type { Binding } from '../src/session/key-binding.js';
 import { BINDINGS } from '../src/session/keymap.js';
 import { padCut } from './format.js';
-import { Rows } from './Rows.js';
+import { type PaneProps, Rows } from './Rows.js';
 import { tone } from './theme.js';
 
-export interface HelpOverlayProps {
-  width: number;
-  height: number;
-  color: boolean;
-  bindings?: readonly Binding<string, never>[];
-}
+export type HelpOverlayProps = PaneProps & { bindings?: readonly Binding<string, never>[] };
 
 export function HelpOverlay({ width, height, color, bindings = BINDINGS }: HelpOverlayProps) {
   const labels = bindings.map((b) => b.keys.join(' / '));

@@ -8,15 +8,10 @@ import { Text } from 'ink';
 import type { HotFramesView } from '../src/session/state.js';
 import { useClean } from './display.js';
 import { baseName, padCut, positional } from './format.js';
-import { Rows } from './Rows.js';
+import { type PaneProps, Rows } from './Rows.js';
 import { tone } from './theme.js';
 
-export interface HotFramesPaneProps {
-  hot: HotFramesView;
-  width: number;
-  height: number;
-  color: boolean;
-}
+export type HotFramesPaneProps = PaneProps & { hot: HotFramesView };
 
 export function hotFramesTitle(h: HotFramesView): string {
   const progress = h.running ? `sampling ${h.taken}/${h.of}` : `${h.taken} samples`;

@@ -7,20 +7,17 @@ import type { LaneSummary } from '../src/session/state.js';
 import { filterLanes } from '../src/session/ui-reducer.js';
 import { useClean } from './display.js';
 import { padCut } from './format.js';
-import { Rows } from './Rows.js';
+import { type PaneProps, Rows } from './Rows.js';
 import { tone } from './theme.js';
 
-export interface LanePickerProps {
+export type LanePickerProps = PaneProps & {
   lanes: readonly LaneSummary[];
   filter: string;
   index: number;
   /** set in the confirm step: the lane about to be started */
   confirming?: string;
   currentLane: string;
-  width: number;
-  height: number;
-  color: boolean;
-}
+};
 
 /** Lane files can come from a project checkout: names, descriptions and env are cleaned like remote text. */
 function envText(env: Record<string, string>, clean: (s: string) => string): string {

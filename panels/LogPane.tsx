@@ -9,19 +9,16 @@ import { cutMark } from '../src/session/log-line.js';
 import type { LogLine } from '../src/session/state.js';
 import { useClean } from './display.js';
 import { logTextRows, maxLogScroll } from './layout.js';
-import { Rows } from './Rows.js';
+import { type PaneProps, Rows } from './Rows.js';
 import { tone } from './theme.js';
 
-export interface LogPaneProps {
+export type LogPaneProps = PaneProps & {
   lines: LogLine[];
   /** lines since the run started (more than `lines.length` once old ones were dropped) */
   total: number;
   /** lines scrolled up from the newest (0 = following) */
   scroll: number;
-  width: number;
-  height: number;
-  color: boolean;
-}
+};
 
 /** Which slice of `count` lines is visible: [start, end) plus how many lie below `end`. */
 export function logWindow(count: number, scroll: number, height: number) {

@@ -2,10 +2,10 @@
 import { Text } from 'ink';
 import { useClean } from './display.js';
 import { positional, wrapPhrases } from './format.js';
-import { Rows } from './Rows.js';
+import { type PaneProps, Rows } from './Rows.js';
 import { tone } from './theme.js';
 
-export interface QuitConfirmProps {
+export type QuitConfirmProps = PaneProps & {
   /** from `controller.quitConsequence()` */
   consequence: string;
   /** the user said yes and the controller is stopping the run */
@@ -13,10 +13,7 @@ export interface QuitConfirmProps {
   /** the same prompt for another yes/no (K: cancel a Slurm job) */
   title?: string;
   yes?: string;
-  width: number;
-  height: number;
-  color: boolean;
-}
+};
 
 export function QuitConfirm({ consequence, busy, title, yes, width, height, color }: QuitConfirmProps) {
   const clean = useClean();

@@ -9,7 +9,7 @@ import { type ManyRanks, STRAGGLER_FLAG } from '../src/analysis/rank-table.js';
 import type { RankView } from '../src/session/state.js';
 import { useClean } from './display.js';
 import { positional } from './format.js';
-import { Rows } from './Rows.js';
+import { type PaneProps, Rows } from './Rows.js';
 import {
   bannerOf,
   byNode,
@@ -27,13 +27,7 @@ import {
 } from './rank-table-text.js';
 import { type Tone, tone } from './theme.js';
 
-export interface RankTableProps {
-  many: ManyRanks;
-  ranks: RankView[];
-  width: number;
-  height: number;
-  color: boolean;
-}
+export type RankTableProps = PaneProps & { many: ManyRanks; ranks: RankView[] };
 
 function rowTone(view: RankView | undefined, straggler: number | null, named: boolean): Tone | null {
   if (view?.stall) return view.stall.hang ? 'bad' : 'warn';

@@ -13,6 +13,13 @@ export interface RowsProps {
   children?: ReactNode;
 }
 
+/** what a pane is given: its size and whether it may colour */
+export interface PaneProps {
+  width: number;
+  height: number;
+  color: boolean;
+}
+
 export function Rows({ width, height, children }: RowsProps) {
   // toArray flattens nested arrays from `.map` and drops null/false, so slicing counts real rows.
   const rows = Children.toArray(children).slice(0, Math.max(0, height));

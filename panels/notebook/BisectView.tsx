@@ -10,19 +10,10 @@ import { notAppliedLines, posteriorLines, rowCells, TABLE_HEAD } from '../../src
 import type { Notebook } from '../../src/notebook/model.js';
 import { useClean } from '../display.js';
 import { padCut } from '../format.js';
+import type { PaneProps } from '../Rows.js';
 import { tone } from '../theme.js';
 
-export function BisectView({
-  notebook,
-  width,
-  height,
-  color,
-}: {
-  notebook: Notebook;
-  width: number;
-  height: number;
-  color: boolean;
-}) {
+export function BisectView({ notebook, width, height, color }: PaneProps & { notebook: Notebook }) {
   const clean = useClean();
   const list = notebook.bisections ?? [];
   const b = list.find((x) => x.state === 'running') ?? list[list.length - 1];

@@ -9,6 +9,7 @@ import { proofLine } from '../../src/notebook/run-proof.js';
 import { plotSeriesSegments } from '../charts/braille.js';
 import { useClean } from '../display.js';
 import { padCut } from '../format.js';
+import type { PaneProps } from '../Rows.js';
 import { tone } from '../theme.js';
 
 /** the two sides' terminal colours, the first two hues of the report's SVG palette */
@@ -32,14 +33,11 @@ function Chart({
   width,
   height,
   color,
-}: {
+}: PaneProps & {
   title: string;
   a: Cell;
   b: Cell;
   pick: (c: Cell) => Array<[number, number]>;
-  width: number;
-  height: number;
-  color: boolean;
 }) {
   const series = [a, b].map((c) => ({ points: pick(c).map(([step, value]) => ({ step, value })) }));
   const rows = plotSeriesSegments(series, width, height);
@@ -66,19 +64,7 @@ function Chart({
   );
 }
 
-export function CompareView({
-  a,
-  b,
-  width,
-  height,
-  color,
-}: {
-  a: Cell;
-  b: Cell;
-  width: number;
-  height: number;
-  color: boolean;
-}) {
+export function CompareView({ a, b, width, height, color }: PaneProps & { a: Cell; b: Cell }) {
   const clean = useClean();
   const cmp = compareCells(a, b);
   const col = Math.max(12, Math.floor((width - 22) / 2));
