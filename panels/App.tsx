@@ -97,25 +97,24 @@ export function App({
   const runEffect = useCallback(
     (effect: KeyEffect) => {
       const { controller: c } = latest.current;
+      const failed = (what: string) => (e: unknown) => showNotice(`${what} failed: ${errorText(e)}`);
       switch (effect.kind) {
         case 'hotFrames':
-          c.sampleHotFrames().then(showNotice, (e: unknown) =>
-            showNotice(`sampling failed: ${errorText(e)}`),
-          );
+          c.sampleHotFrames().then(showNotice, failed('sampling'));
           return;
         case 'killNow':
           showNotice('SIGKILL to the trainer and its children');
-          c.killNow().catch((e: unknown) => showNotice(`kill failed: ${errorText(e)}`));
+          c.killNow().catch(failed('kill'));
           return;
         case 'dump':
           showNotice('requesting a stack dump…');
-          c.requestDump().then(showNotice, (e: unknown) => showNotice(`stack dump failed: ${errorText(e)}`));
+          c.requestDump().then(showNotice, failed('stack dump'));
           return;
         case 'switchLane':
           showNotice(`stopping lane ${latest.current.lane || '–'}, starting ${effect.lane}…`);
           c.switchLane(effect.lane).then(
             () => showNotice(`lane ${effect.lane} started`),
-            (e: unknown) => showNotice(`lane switch failed: ${errorText(e)}`),
+            failed('lane switch'),
           );
           return;
         case 'terminal':
@@ -131,7 +130,7 @@ export function App({
           return;
         case 'cancelJob':
           if (!c.cancelJob) showNotice('not a Slurm run: no job to cancel');
-          else c.cancelJob().then(showNotice, (e: unknown) => showNotice(`scancel failed: ${errorText(e)}`));
+          else c.cancelJob().then(showNotice, failed('scancel'));
           return;
         case 'quit': {
           setQuitting(true);
