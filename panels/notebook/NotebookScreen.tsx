@@ -177,73 +177,66 @@ export function NotebookScreen({
   const clean = useClean();
   const cells = state.notebook.cells;
   const marked = ui.marked.map((id) => cells.find((c) => c.id === id)).filter((c) => c !== undefined);
-  let body: ReactElement;
-  switch (ui.mode) {
-    case 'help':
-      body = <Help color={color} />;
-      break;
-    case 'lanes':
-      body = (
-        <Picker
-          title={ui.lanesFor === 'check' ? `check ${state.box.target} for lane` : 'new cell from lane'}
-          // a check runs no trainer: the command a new cell would run is not shown for it
-          items={
-            ui.lanesFor === 'check'
-              ? lanes.map(({ name, description }) => ({ name, description }))
-              : [...lanes]
-          }
-          ui={ui}
-          color={color}
-        />
-      );
-      break;
-    case 'flags':
-      body = (
-        <Picker
-          title="known flags (or type a new name)"
-          items={flagItems(flags, ui.pick.text)}
-          ui={ui}
-          color={color}
-          filtered
-        />
-      );
-      break;
-    case 'env':
-      body = <EnvEditor state={state} ui={ui} color={color} height={rows - 5} />;
-      break;
-    case 'value':
-      body = <ValueEntry state={state} ui={ui} flags={flags} color={color} />;
-      break;
-    case 'compare':
-      body =
-        marked.length === 2 ? (
+  const body = (): ReactElement => {
+    switch (ui.mode) {
+      case 'help':
+        return <Help color={color} />;
+      case 'lanes':
+        return (
+          <Picker
+            title={ui.lanesFor === 'check' ? `check ${state.box.target} for lane` : 'new cell from lane'}
+            // a check runs no trainer: the command a new cell would run is not shown for it
+            items={
+              ui.lanesFor === 'check'
+                ? lanes.map(({ name, description }) => ({ name, description }))
+                : [...lanes]
+            }
+            ui={ui}
+            color={color}
+          />
+        );
+      case 'flags':
+        return (
+          <Picker
+            title="known flags (or type a new name)"
+            items={flagItems(flags, ui.pick.text)}
+            ui={ui}
+            color={color}
+            filtered
+          />
+        );
+      case 'env':
+        return <EnvEditor state={state} ui={ui} color={color} height={rows - 5} />;
+      case 'value':
+        return <ValueEntry state={state} ui={ui} flags={flags} color={color} />;
+      case 'compare':
+        return marked.length === 2 ? (
           <CompareView a={marked[0]!} b={marked[1]!} width={columns} height={rows - 3} color={color} />
         ) : (
           <Text>mark two cells with m</Text>
         );
-      break;
-    case 'bisect':
-      body = <BisectView notebook={state.notebook} width={columns} height={rows - 3} color={color} />;
-      break;
-    default:
-      body = (
-        <Box flexDirection="column">
-          {state.box.seen ? null : (
-            <Text bold color={tone(color, 'info')} wrap="truncate-end">
-              {clean(newBoxOffer(state.box.target))}
-            </Text>
-          )}
-          <CellList
-            state={state}
-            ui={ui}
-            color={color}
-            height={Math.max(3, rows - (state.box.seen ? 11 : 12) - checkRows(state, ui))}
-            width={columns}
-          />
-          <CellDetail state={state} ui={ui} color={color} />
-        </Box>
-      );
-  }
+      case 'bisect':
+        return <BisectView notebook={state.notebook} width={columns} height={rows - 3} color={color} />;
+      default:
+        return (
+          <Box flexDirection="column">
+            {state.box.seen ? null : (
+              <Text bold color={tone(color, 'info')} wrap="truncate-end">
+                {clean(newBoxOffer(state.box.target))}
+              </Text>
+            )}
+            <CellList
+              state={state}
+              ui={ui}
+              color={color}
+              height={Math.max(3, rows - (state.box.seen ? 11 : 12) - checkRows(state, ui))}
+              width={columns}
+            />
+            <CellDetail state={state} ui={ui} color={color} />
+          </Box>
+        );
+    }
+  };
   const cell = cells[ui.selected];
   const queued = selectedQueued({ cells, queued: state.queued }, ui);
   const prompt = quitting
@@ -265,7 +258,7 @@ export function NotebookScreen({
         {state.running ? <Text color={tone(color, 'warn')}> · {state.running} running</Text> : null}
       </Text>
       <Box flexDirection="column" flexGrow={1}>
-        {body}
+        {body()}
       </Box>
       {state.live ? (
         <Text wrap="truncate-end" color={tone(color, /· (SUSPECT|HANG):/.test(state.live) ? 'bad' : 'info')}>
