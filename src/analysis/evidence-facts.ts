@@ -6,6 +6,7 @@
  */
 import type { DumpEvent } from '../ingest/events.js';
 import { EXIT_CODE_FILE, exitCodeOf, OUTPUT_HELD_FILE } from '../ingest/launcher-files.js';
+import { mainThreadTop } from '../ingest/stackdump.js';
 import {
   type At,
   baseName,
@@ -16,8 +17,11 @@ import {
   type StepContext,
   streamName,
 } from './evidence-state.js';
+import type { AnalysisResult, DumpReport } from './result.js';
 import { matchOutput, matchSource } from './signatures.js';
+import { rankOfDump, whereIn } from './silences.js';
 
+const MEM_JSON = /^mem_.*\.json$/;
 type Context = { rank: StepContext | null; rank0: StepContext | null };
 
 /** the step a rank was in at a point of the output: that point's context and the other streams' final state */
@@ -84,7 +88,7 @@ export function allSignatures(s: EvidenceState): SignatureState[] {
     if (base === '.anomaly_type' || base === '.HALT') {
       for (const sig of matchSource(base === '.HALT' ? 'halt' : 'anomaly', content))
         addHit(out, { sig, rank: 0, text: content.trim().slice(0, 500), at });
-    } else if (/^mem_.*\.json$/.test(base)) {
+    } else if (MEM_JSON.test(base)) {
       const ooms = tryJson(content)?.num_ooms;
       const sig = matchOutput('CUDA out of memory')[0];
       if (typeof ooms === 'number' && ooms > 0 && sig !== undefined)
@@ -146,19 +150,48 @@ export function metricsSeen(s: EvidenceState): boolean {
   return false;
 }
 
-/** peak memory from the mem_*.json snapshots (bytes), by kind */
-export function memJsonPeaks(s: EvidenceState): { reserved: number | null; alloc: number | null } {
-  let reserved: number | null = null;
-  let alloc: number | null = null;
+/** peak GPU memory: the heartbeats' and the mem_*.json snapshots' */
+export function memoryOf(s: EvidenceState): AnalysisResult['memory'] {
+  // heartbeats carry MiB (memory_reserved()//2**20); mem_*.json carry bytes: same floor division
+  const reserved: number[] = s.hbPeakReservedMiB === null ? [] : [s.hbPeakReservedMiB];
+  const alloc: number[] = s.hbPeakAllocMiB === null ? [] : [s.hbPeakAllocMiB];
   for (const [path, content] of s.files) {
-    if (!/^mem_.*\.json$/.test(baseName(path))) continue;
+    if (!MEM_JSON.test(baseName(path))) continue;
     const m = tryJson(content);
     const r = m?.['reserved_bytes.all.peak'];
     const a = m?.['allocated_bytes.all.peak'];
-    if (typeof r === 'number') reserved = Math.max(reserved ?? r, r);
-    if (typeof a === 'number') alloc = Math.max(alloc ?? a, a);
+    if (typeof r === 'number') reserved.push(Math.floor(r / 2 ** 20));
+    if (typeof a === 'number') alloc.push(Math.floor(a / 2 ** 20));
   }
-  return { reserved, alloc };
+  if (reserved.length === 0) return null;
+  const out: NonNullable<AnalysisResult['memory']> = { peakReservedMiB: Math.max(...reserved) };
+  if (alloc.length > 0) out.peakAllocMiB = Math.max(...alloc);
+  return out;
+}
+
+/** the verdict's dumps, by path: where each main thread was, and which rank wrote it where known */
+export function dumpsOf(s: EvidenceState): DumpReport[] {
+  return dumpsInOrder(s).map((d) => {
+    const r: DumpReport = {
+      file: d.file,
+      kind: d.dumpKind,
+      mainThreadTop: mainThreadTop(d) ?? null,
+      mainThreadUserTop: whereIn(d),
+    };
+    if (d.signal !== undefined) r.signal = d.signal;
+    if (d.ts !== undefined) r.ts = d.ts;
+    const rank = rankOfDump(s, d.file);
+    if (rank !== undefined) r.rank = rank;
+    return r;
+  });
+}
+
+/** the furthest step any rank completed */
+export function completedSteps(s: EvidenceState): number {
+  let max = 0;
+  // a rank that only writes step_start beats: starting step k means k−1 is done
+  for (const steps of s.steps.values()) max = Math.max(max, steps.completed());
+  return max;
 }
 
 export function tryJson(text: string): Record<string, unknown> | null {
