@@ -7,6 +7,7 @@
 import type { DumpEvent } from '../ingest/events.js';
 import { EXIT_CODE_FILE, exitCodeOf, OUTPUT_HELD_FILE } from '../ingest/launcher-files.js';
 import { mainThreadTop } from '../ingest/stackdump.js';
+import { parseJsonObject } from '../util/json-object.js';
 import {
   type At,
   baseName,
@@ -89,7 +90,7 @@ export function allSignatures(s: EvidenceState): SignatureState[] {
       for (const sig of matchSource(base === '.HALT' ? 'halt' : 'anomaly', content))
         addHit(out, { sig, rank: 0, text: content.trim().slice(0, 500), at });
     } else if (MEM_JSON.test(base)) {
-      const ooms = tryJson(content)?.num_ooms;
+      const ooms = parseJsonObject(content)?.num_ooms;
       const sig = matchOutput('CUDA out of memory')[0];
       if (typeof ooms === 'number' && ooms > 0 && sig !== undefined)
         addHit(out, { sig, rank: 0, text: `${base}: num_ooms=${ooms}`, at });
@@ -146,7 +147,7 @@ export function outputHolderNotes(s: EvidenceState): string[] {
 export function metricsSeen(s: EvidenceState): boolean {
   if (s.outputMetrics !== null) return true;
   for (const [path, content] of s.files)
-    if (/^metrics(?:_fsdp)?\.json$/.test(baseName(path)) && tryJson(content) !== null) return true;
+    if (/^metrics(?:_fsdp)?\.json$/.test(baseName(path)) && parseJsonObject(content) !== null) return true;
   return false;
 }
 
@@ -157,7 +158,7 @@ export function memoryOf(s: EvidenceState): AnalysisResult['memory'] {
   const alloc: number[] = s.hbPeakAllocMiB === null ? [] : [s.hbPeakAllocMiB];
   for (const [path, content] of s.files) {
     if (!MEM_JSON.test(baseName(path))) continue;
-    const m = tryJson(content);
+    const m = parseJsonObject(content);
     const r = m?.['reserved_bytes.all.peak'];
     const a = m?.['allocated_bytes.all.peak'];
     if (typeof r === 'number') reserved.push(Math.floor(r / 2 ** 20));
@@ -192,13 +193,4 @@ export function completedSteps(s: EvidenceState): number {
   // a rank that only writes step_start beats: starting step k means k−1 is done
   for (const steps of s.steps.values()) max = Math.max(max, steps.completed());
   return max;
-}
-
-export function tryJson(text: string): Record<string, unknown> | null {
-  try {
-    const v = JSON.parse(text) as unknown;
-    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
 }

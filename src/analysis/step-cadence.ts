@@ -61,16 +61,6 @@ export class StepCadence {
   }
 }
 
-/** "step 30", or where steps are logged every k: "after step 30 (logged every 10)" */
-export function stepLabel(
-  step: number,
-  f: Pick<StepFormatReport, 'every'> | null | undefined,
-  seen = false,
-): string {
-  if (f === null || f === undefined || f.every <= 1 || seen) return `step ${step}`;
-  return `after step ${step - 1} (logged every ${f.every})`;
-}
-
 /** the format in a few words, for the header: "mingpt, every 10 from 0", "learned: iter #: loss #" */
 export function stepFormatText(f: StepFormatReport | null): string | null {
   if (f === null) return null;
