@@ -44,26 +44,17 @@ export interface StragglerRank {
   confidence: number;
 }
 
-export interface StragglerSettings {
-  /** fewest samples of the candidate before it may be named */
-  minSamples: number;
-  /** fewest waiting samples among the others (with none waiting, nobody holds anyone back) */
-  minOthersWaiting: number;
-  /** confidence needed to name it */
-  confidence: number;
-  /**
-   * the candidate must wait at most this share of the others' rate: with hours of samples a small
-   * real difference (rank 0's logging) becomes "significant", and is no straggler worth a name
-   */
-  maxRelativeWait: number;
-}
-
-export const STRAGGLER_SETTINGS: StragglerSettings = {
-  minSamples: 20,
-  minOthersWaiting: 5,
-  confidence: 0.95,
-  maxRelativeWait: 0.5,
-};
+/** fewest samples of the candidate before it may be named */
+const MIN_SAMPLES = 20;
+/** fewest waiting samples among the others (with none waiting, nobody holds anyone back) */
+const MIN_OTHERS_WAITING = 5;
+/** confidence needed to name it */
+const CONFIDENCE = 0.95;
+/**
+ * the candidate must wait at most this share of the others' rate: with hours of samples a small
+ * real difference (rank 0's logging) becomes "significant", and is no straggler worth a name
+ */
+const MAX_RELATIVE_WAIT = 0.5;
 
 /** ln Γ(x), Lanczos (g = 7): the binomial coefficient of a non-integer (overdispersed) count */
 function lnGamma(x: number): number {
@@ -81,9 +72,8 @@ function lnGamma(x: number): number {
 
 /** P(X ≤ k) for X ~ Binomial(n, p); n may be fractional (an effective sample size) */
 export function binomialLowerTail(k: number, n: number, p: number): number {
-  if (k >= n) return 1;
-  if (p <= 0) return 1;
-  if (p >= 1) return k >= n ? 1 : 0;
+  if (k >= n || p <= 0) return 1;
+  if (p >= 1) return 0;
   let sum = 0;
   const lnN = lnGamma(n + 1);
   for (let i = 0; i <= Math.round(k); i++)
@@ -125,10 +115,7 @@ function lonePValue(c: number, total: number, ranks: number): number {
  * test). Both must point at the same rank, and the test that decides must also show a large
  * effect (at most half the others' waiting share; last to arrive in at least half the rounds).
  */
-export function rankStragglers(
-  counts: RankSampleCounts[],
-  settings: StragglerSettings = STRAGGLER_SETTINGS,
-): StragglerRank[] {
+export function rankStragglers(counts: RankSampleCounts[]): StragglerRank[] {
   const sampled = counts.filter((c) => c.samples > 0).sort((a, b) => a.rank - b.rank);
   const out = sampled.map<StragglerRank>((c) => ({
     rank: c.rank,
@@ -159,13 +146,13 @@ export function rankStragglers(
   // each test corrected for the R ranks the candidate was picked from, and for there being two
   const sure = (p: number) => Math.max(0, 1 - Math.min(1, 2 * p * sampled.length));
   const shareOk =
-    sure(pShare) >= settings.confidence &&
-    k >= settings.minOthersWaiting &&
-    cand.waiting / cand.samples <= settings.maxRelativeWait * q;
-  const loneOk = sure(pLone) >= settings.confidence && (cand.lone ?? 0) >= 0.5 * lone;
+    sure(pShare) >= CONFIDENCE &&
+    k >= MIN_OTHERS_WAITING &&
+    cand.waiting / cand.samples <= MAX_RELATIVE_WAIT * q;
+  const loneOk = sure(pLone) >= CONFIDENCE && (cand.lone ?? 0) >= 0.5 * lone;
   const row = out.find((r) => r.rank === cand.rank)!;
   row.confidence = r3(sure(Math.min(pShare, pLone)));
-  row.named = cand.samples >= settings.minSamples && (shareOk || loneOk);
+  row.named = cand.samples >= MIN_SAMPLES && (shareOk || loneOk);
   return out;
 }
 
