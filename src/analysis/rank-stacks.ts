@@ -2,7 +2,7 @@
  * Glue between the evidence and the pure multi-rank judgements: the newest dump of each rank, the
  * ranks whose stack requests went unanswered, the stack diff, and the culprit of a hang.
  */
-import type { DumpEvent } from '../ingest/events.js';
+import type { DumpEvent, DumpRequestEvent } from '../ingest/events.js';
 import type { EvidenceState } from './evidence-state.js';
 import type { CurrentSilence } from './silences.js';
 import { rankOfDump } from './silences.js';
@@ -11,7 +11,7 @@ import { type StallCulprit, stallCulpritOf } from './stall-culprit.js';
 import { userFrame } from './user-frame.js';
 
 /** the newest dump of each rank taken at or after `sinceTs` (dumps of unknown rank are left out) */
-export function newestDumpPerRank(s: EvidenceState, sinceTs = -Infinity): Map<number, DumpEvent> {
+function newestDumpPerRank(s: EvidenceState, sinceTs: number): Map<number, DumpEvent> {
   const out = new Map<number, DumpEvent>();
   for (const d of s.dumps.values()) {
     if ((d.ts ?? Infinity) < sinceTs) continue;
@@ -26,33 +26,35 @@ export function newestDumpPerRank(s: EvidenceState, sinceTs = -Infinity): Map<nu
   return out;
 }
 
-/**
- * ranks whose newest stack request since `sinceTs` got no answer from Python (blocked outside it):
- * none came, or only nsa-dbg's stack hook's, taken from C while the main thread sat in native code
- */
-function unansweredSince(s: EvidenceState, sinceTs: number): Set<number> {
-  const last = new Map<number, { outcome: string; file?: string }>();
+/** each rank's newest stack request since `sinceTs`, by rank */
+function lastRequests(s: EvidenceState, sinceTs: number): Map<number, DumpRequestEvent> {
+  const last = new Map<number, DumpRequestEvent>();
   for (const r of s.dumpRequests) if (r.ts >= sinceTs) last.set(r.rank, r);
-  const native = (file?: string) => file !== undefined && s.dumps.get(file)?.inPython !== true;
-  return new Set(
-    [...last]
-      .filter(([, r]) => r.outcome === 'none-within-5s' || (r.outcome === 'faulthandler' && native(r.file)))
-      .map(([rank]) => rank),
-  );
+  return last;
 }
 
-/** ranks whose newest request got nothing at all (no stack to compare) */
-function noStackSince(s: EvidenceState, sinceTs: number): Set<number> {
-  const last = new Map<number, string>();
-  for (const r of s.dumpRequests) if (r.ts >= sinceTs) last.set(r.rank, r.outcome);
-  return new Set([...last].filter(([, o]) => o === 'none-within-5s').map(([r]) => r));
+/**
+ * What the silent ranks' stacks say since the first of them fell silent: the newest dump of each
+ * rank, and the ranks whose newest stack request got no answer from Python (blocked outside it):
+ * none came, or only nsa-dbg's stack hook's, taken from C while the main thread sat in native code
+ */
+function stacksSince(s: EvidenceState, silences: CurrentSilence[]) {
+  const since = Math.min(...silences.map((c) => c.sinceTs));
+  const native = (file?: string) => file !== undefined && s.dumps.get(file)?.inPython !== true;
+  const unanswered = [...lastRequests(s, since)]
+    .filter(([, r]) => r.outcome === 'none-within-5s' || (r.outcome === 'faulthandler' && native(r.file)))
+    .map(([rank]) => rank);
+  return { dumps: newestDumpPerRank(s, since), unanswered: new Set(unanswered) };
 }
 
 /** the run's stack diff: during a multi-rank silence, the stacks taken in it; else the newest */
 export function stackDiffOf(s: EvidenceState, silences: CurrentSilence[]): StackDiff | null {
   const since = silences.length > 1 ? Math.min(...silences.map((c) => c.sinceTs)) : -Infinity;
   const dumps = newestDumpPerRank(s, since);
-  const noDump = [...noStackSince(s, since === -Infinity ? 0 : since)];
+  // ranks whose newest request got nothing at all (no stack to compare)
+  const noDump = [...lastRequests(s, since === -Infinity ? 0 : since)]
+    .filter(([, r]) => r.outcome === 'none-within-5s')
+    .map(([rank]) => rank);
   const stateOf = (c: CurrentSilence) => c.judgement?.evidence.procState;
   const stopped = silences.filter((c) => stateOf(c) === 'T' || stateOf(c) === 't').map((c) => c.rank);
   if (dumps.size + new Set([...noDump, ...stopped]).size < 2) return null;
@@ -62,9 +64,7 @@ export function stackDiffOf(s: EvidenceState, silences: CurrentSilence[]): Stack
 /** the rank the others wait for, when the silent ranks' facts say which one it is */
 export function culpritOf(s: EvidenceState, silences: CurrentSilence[]): StallCulprit | null {
   if (silences.length < 2) return null;
-  const since = Math.min(...silences.map((c) => c.sinceTs));
-  const dumps = newestDumpPerRank(s, since);
-  const unanswered = unansweredSince(s, since);
+  const { dumps, unanswered } = stacksSince(s, silences);
   return stallCulpritOf(
     silences.map((c) => {
       const d = dumps.get(c.rank);
@@ -93,9 +93,7 @@ export function culpritOf(s: EvidenceState, silences: CurrentSilence[]): StallCu
 export function waitingForCulprit(s: EvidenceState, silences: CurrentSilence[]): number[] {
   const c = culpritOf(s, silences);
   if (c === null) return [];
-  const since = Math.min(...silences.map((x) => x.sinceTs));
-  const dumps = newestDumpPerRank(s, since);
-  const unanswered = unansweredSince(s, since);
+  const { dumps, unanswered } = stacksSince(s, silences);
   return c.waiting.filter((rank) => {
     const d = dumps.get(rank);
     return unanswered.has(rank) || (d !== undefined && inCollective(programFrames(d)));
@@ -136,9 +134,7 @@ export function settledStall(s: EvidenceState, silences: CurrentSilence[]): Sett
     return null;
   // a stack since the silence began (from Python or native code), a request left unanswered, or
   // a stopped process: what the culprit rule reads of each rank
-  const since = Math.min(...silences.map((x) => x.sinceTs));
-  const dumps = newestDumpPerRank(s, since);
-  const unanswered = unansweredSince(s, since);
+  const { dumps, unanswered } = stacksSince(s, silences);
   const heard = (x: CurrentSilence) =>
     dumps.has(x.rank) || unanswered.has(x.rank) || /^[Tt]$/.test(x.judgement?.evidence.procState ?? '');
   const waiting = new Set(c.waiting);
