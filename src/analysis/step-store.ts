@@ -28,35 +28,33 @@ const CANDIDATE_FACTOR = 1.5;
 const MAX_CANDIDATES = 20_000;
 const LN_BIN = Math.log(1.001);
 const round2 = (v: number) => Math.round(v * 100) / 100;
+/** a value's 0.1 %-wide log bin (non-positive values in bin -Infinity) */
+const binOf = (v: number) => (v > 0 ? Math.floor(Math.log(v) / LN_BIN) : Number.NEGATIVE_INFINITY);
 
 type LossExplosion = { step: number; loss: number; baseline: number };
+/** where a step's time was taken (its end, or its start) */
+type Mark = { step: number; ts: number };
 
 /** counts of positive values in 0.1 %-wide log bins (non-positive values in bin -Infinity) */
 class LogHistogram {
   readonly bins = new Map<number, number>();
   count = 0;
-  add(v: number, n = 1): void {
-    const b = v > 0 ? Math.floor(Math.log(v) / LN_BIN) : Number.NEGATIVE_INFINITY;
-    this.bins.set(b, (this.bins.get(b) ?? 0) + n);
-    this.count += n;
+  add(v: number): void {
+    const b = binOf(v);
+    this.bins.set(b, (this.bins.get(b) ?? 0) + 1);
+    this.count++;
   }
   static value(bin: number): number {
     return bin === Number.NEGATIVE_INFINITY ? 0 : Math.exp((bin + 0.5) * LN_BIN);
   }
-  /** the median of these counts plus `extra` exact values */
-  median(extra: number[] = []): number | null {
-    return this.quantile(0.5, extra);
-  }
-
   /** the q-quantile (0..1, interpolated between neighbours) of these counts plus `extra` exact values */
-  quantile(q: number, extra: number[] = []): number | null {
+  quantile(q: number, extra: number[]): number | null {
     const all = new Map(this.bins);
-    let n = this.count;
     for (const v of extra) {
-      const b = v > 0 ? Math.floor(Math.log(v) / LN_BIN) : Number.NEGATIVE_INFINITY;
+      const b = binOf(v);
       all.set(b, (all.get(b) ?? 0) + 1);
-      n++;
     }
+    const n = this.count + extra.length;
     if (n === 0) return null;
     const sorted = [...all.entries()].sort((a, b) => a[0] - b[0]);
     const pos = q * (n - 1);
@@ -84,8 +82,8 @@ export class RankSteps {
   /** folded: last step with a loss or an end; last started step − 1 */
   foldedDone = 0;
   foldedStarted = 0;
-  private prevEnd: { step: number; ts: number } | null = null;
-  private prevStart: { step: number; ts: number } | null = null;
+  private prevEnd: Mark | null = null;
+  private prevStart: Mark | null = null;
   private readonly durations = new LogHistogram();
   private readonly beatDurations = new LogHistogram();
   private candidates: Array<{ step: number; seconds: number }> = [];
@@ -150,55 +148,21 @@ export class RankSteps {
   }
 
   private fold(window: number): void {
-    const steps = [...this.recent.keys()].sort((a, b) => a - b);
-    const progress: Array<[number, number]> = [];
-    const beat: Array<[number, number]> = [];
-    for (const step of steps.slice(0, steps.length - window)) {
-      const r = this.recent.get(step)!;
+    const folded = [...this.recent.entries()].sort((a, b) => a[0] - b[0]).slice(0, this.recent.size - window);
+    for (const [step, r] of folded) {
       this.recent.delete(step);
       if (r.loss !== undefined || r.endTs !== undefined) this.foldedDone = Math.max(this.foldedDone, step);
       else if (r.startTs !== undefined) this.foldedStarted = Math.max(this.foldedStarted, step - 1);
-      const d = this.progressDuration(step, r);
-      if (d !== null) progress.push([step, d]);
-      if (r.startTs !== undefined) {
-        if (this.prevStart !== null && this.prevStart.step + 1 === step)
-          beat.push([this.prevStart.step, r.startTs - this.prevStart.ts]);
-        this.prevStart = { step, ts: r.startTs };
-      } else this.prevStart = null;
       if (r.toksPerS !== undefined && Number.isFinite(r.toksPerS)) this.toks.add(r.toksPerS);
       // once a loss exploded, the losses after it are not needed
       if (r.loss !== undefined && Number.isFinite(r.loss))
         this.explosion ??= nextLoss(this.lastLosses, step, r.loss);
     }
-    keep(this.durations, this.candidates, progress);
-    keep(this.beatDurations, this.beatCandidates, beat);
-  }
-
-  /** by durationOf: progress − previous progress per step between, or progress − start */
-  private progressDuration(step: number, r: StepRecord): number | null {
-    const d = durationOf(step, r, this.prevEnd);
-    if (r.endTs !== undefined) this.prevEnd = { step, ts: r.endTs };
-    return d;
-  }
-
-  /** durations of the window's steps, continuing from the folded ones (durationOf's rules) */
-  private windowDurations(): { progress: Map<number, number>; beat: Map<number, number> } {
-    const sorted = [...this.recent.entries()].sort((a, b) => a[0] - b[0]);
-    const progress = new Map<number, number>();
-    let prevEnd = this.prevEnd;
-    for (const [step, r] of sorted) {
-      const d = durationOf(step, r, prevEnd);
-      if (d !== null) progress.set(step, d);
-      if (r.endTs !== undefined) prevEnd = { step, ts: r.endTs };
-    }
-    const beat = new Map<number, number>();
-    let prev = this.prevStart;
-    for (const [step, r] of sorted) {
-      if (prev !== null && r.startTs !== undefined && prev.step + 1 === step)
-        beat.set(prev.step, r.startTs - prev.ts);
-      prev = r.startTs === undefined ? null : { step, ts: r.startTs };
-    }
-    return { progress, beat };
+    const d = durationsOf(folded, this.prevEnd, this.prevStart);
+    this.prevEnd = d.prevEnd;
+    this.prevStart = d.prevStart;
+    keep(this.durations, this.candidates, d.progress);
+    keep(this.beatDurations, this.beatCandidates, d.beat);
   }
 
   /**
@@ -206,8 +170,10 @@ export class RankSteps {
    * over the logging interval) where there are any, else from step starts.
    */
   private durationSet() {
-    const w = this.windowDurations();
-    const useProgress = w.progress.size > 0 || this.durations.count > 0;
+    const sorted = [...this.recent.entries()].sort((a, b) => a[0] - b[0]);
+    // the window's steps, continuing from the folded ones
+    const w = durationsOf(sorted, this.prevEnd, this.prevStart);
+    const useProgress = w.progress.length > 0 || this.durations.count > 0;
     return {
       exact: useProgress ? w.progress : w.beat,
       hist: useProgress ? this.durations : this.beatDurations,
@@ -218,8 +184,8 @@ export class RankSteps {
   /** the median and 95th percentile step time in seconds; null before any step has a duration */
   stepTimes(): { median: number; p95: number } | null {
     const { exact, hist } = this.durationSet();
-    const values = [...exact.values()];
-    const med = hist.count === 0 ? quantileOf(values, 0.5) : hist.median(values);
+    const values = exact.map(([, d]) => d);
+    const med = hist.count === 0 ? quantileOf(values, 0.5) : hist.quantile(0.5, values);
     const p95 = hist.count === 0 ? quantileOf(values, 0.95) : hist.quantile(0.95, values);
     return med === null || p95 === null ? null : { median: med, p95 };
   }
@@ -227,9 +193,9 @@ export class RankSteps {
   /** slow steps (≥ SLOW_FACTOR × the rank's median step time) and how many there are */
   slow(rank: number): { steps: SlowStep[]; count: number } {
     const { exact, hist, cand } = this.durationSet();
-    const values = [...exact.values()];
-    const med = hist.count === 0 ? median(values) : hist.median(values);
-    if (med === null || med <= 0 || exact.size + hist.count < 3) return { steps: [], count: 0 };
+    const values = exact.map(([, d]) => d);
+    const med = hist.count === 0 ? median(values) : hist.quantile(0.5, values);
+    if (med === null || med <= 0 || exact.length + hist.count < 3) return { steps: [], count: 0 };
     const out: SlowStep[] = [];
     const limit = SLOW_FACTOR * med;
     for (const c of cand) if (c.seconds >= limit) out.push(slowStep(rank, c.step, c.seconds, med));
@@ -243,7 +209,7 @@ export class RankSteps {
     const exact: number[] = [];
     for (const r of this.recent.values())
       if (r.toksPerS !== undefined && Number.isFinite(r.toksPerS)) exact.push(r.toksPerS);
-    return this.toks.count === 0 ? median(exact) : this.toks.median(exact);
+    return this.toks.count === 0 ? median(exact) : this.toks.quantile(0.5, exact);
   }
 
   /** the first step whose |loss| ≥ EXPLOSION_FACTOR × the median of the 20 finite losses before it */
@@ -277,15 +243,29 @@ function nextLoss(before: number[], step: number, loss: number): LossExplosion |
  * A step's duration: the trainer's own measure where it prints one; else its end minus the previous
  * end, per step between them (log_every > 1), or minus its start.
  */
-function durationOf(
-  step: number,
-  r: StepRecord,
-  prevEnd: { step: number; ts: number } | null,
-): number | null {
+function durationOf(step: number, r: StepRecord, prevEnd: Mark | null): number | null {
   if (r.seconds !== undefined) return r.seconds;
   if (r.endTs === undefined) return null;
   if (prevEnd !== null && step > prevEnd.step) return (r.endTs - prevEnd.ts) / (step - prevEnd.step);
   return r.startTs === undefined ? null : r.endTs - r.startTs;
+}
+
+/**
+ * The durations of steps (ascending), continuing from the step end and start before them: by
+ * durationOf, and from one step's start to the next's; with the last end and start, to continue from.
+ */
+function durationsOf(records: Array<[number, StepRecord]>, prevEnd: Mark | null, prevStart: Mark | null) {
+  const progress: Array<[number, number]> = [];
+  const beat: Array<[number, number]> = [];
+  for (const [step, r] of records) {
+    const d = durationOf(step, r, prevEnd);
+    if (d !== null) progress.push([step, d]);
+    if (r.endTs !== undefined) prevEnd = { step, ts: r.endTs };
+    if (prevStart !== null && r.startTs !== undefined && prevStart.step + 1 === step)
+      beat.push([prevStart.step, r.startTs - prevStart.ts]);
+    prevStart = r.startTs === undefined ? null : { step, ts: r.startTs };
+  }
+  return { progress, beat, prevEnd, prevStart };
 }
 
 /**
@@ -298,7 +278,10 @@ function keep(
   batch: Array<[number, number]>,
 ): void {
   if (batch.length === 0) return;
-  const med = h.median(batch.map(([, d]) => d));
+  const med = h.quantile(
+    0.5,
+    batch.map(([, d]) => d),
+  );
   for (const [step, d] of batch) {
     h.add(d);
     if (med !== null && d >= CANDIDATE_FACTOR * med && cand.length < MAX_CANDIDATES)
