@@ -59,7 +59,7 @@ export function reconcilePastStalls(
     // the same moment, and only what put the rank past where this source left it is progress
     const margin = Math.min(SOURCE_SKEW_S, p.silenceS / 4);
     const spoke = others
-      .flatMap(([, t]) => t.progressedBetween(start + margin, p.resumedTs - margin, fromPosition))
+      .flatMap(([, t]) => t.times.between(start + margin, p.resumedTs - margin, fromPosition))
       .sort((a, b) => a - b);
     if (longestGap(start, spoke, p.resumedTs) <= p.thresholdS) continue;
     const same = kept.findIndex(

@@ -64,6 +64,12 @@ function maxOf(values: readonly number[], floor: number): number {
 }
 
 const PHASE_MSGS = new Set(['boot', 'beat', 'progress', 'step_end']);
+/** the phase each record starts the wait in (step_end's depends on whether steps have beats) */
+const WAITS = new Map<string, StallWhere>([
+  ['boot', 'boot'],
+  ['beat', 'in-step'],
+  ['progress', 'end-of-step'],
+]);
 const GAP_HISTORY = 32;
 /** record times kept at most, to tell whether this source spoke during another's silence */
 export const TIMES_KEPT = 4096;
@@ -89,19 +95,19 @@ export class ProgressTracker {
   readonly gaps: number[] = [];
   memAllocMiB?: number;
   memReservedMiB?: number;
-  /** record times with their positions (progressPosition), the newest `timesKept` of them */
-  private readonly times = new RecordTimes();
+  /**
+   * record times with their positions (progressPosition), the newest `timesKept` of them. An output
+   * line timed by its arrival can come seconds late on a loaded box: a line of a step the other
+   * source had already reported (the step's start, printed with its heartbeat) arriving during that
+   * source's silence is not the rank moving on, so a silence asks which records put the rank past it
+   */
+  readonly times = new RecordTimes();
   /** threshold() until the next record */
   private thresholdMemo: number | null = null;
-  /** the last record's position */
-  private position = Number.NEGATIVE_INFINITY;
+  /** where the last record put the rank (progressPosition) */
+  lastPosition = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly settings: TrackerSettings) {}
-
-  /** where the last record put the rank (progressPosition) */
-  get lastPosition(): number {
-    return this.position;
-  }
 
   /** whether the record moves this tracker (records that are not progress only update memory) */
   static isProgress(msg: string): boolean {
@@ -133,7 +139,7 @@ export class ProgressTracker {
           declaredTs: this.lastTs + threshold,
           resumedTs: r.ts,
           firstStep: this.inFirstStep(),
-          fromPosition: this.position,
+          fromPosition: this.lastPosition,
         };
       if (!this.inFirstStep()) this.learn(this.waiting, interval);
       this.gaps.push(interval);
@@ -145,42 +151,16 @@ export class ProgressTracker {
     this.step = r.step;
     this.phase = r.phase ?? r.msg;
     this.lastTs = r.ts;
-    this.position = position;
+    this.lastPosition = position;
     this.times.push(r.ts, position, timesKept);
     if (r.gpuMemAllocMiB !== undefined) this.memAllocMiB = r.gpuMemAllocMiB;
     if (r.gpuMemReservedMiB !== undefined) this.memReservedMiB = r.gpuMemReservedMiB;
-    switch (r.msg) {
-      case 'boot':
-        this.waiting = 'boot';
-        this.waitingStep = 0;
-        break;
-      case 'beat':
-        this.waiting = 'in-step';
-        this.waitingStep = r.step;
-        this.firstStep ??= r.step;
-        break;
-      case 'progress':
-        this.waiting = 'end-of-step';
-        this.waitingStep = r.step;
-        this.firstStep ??= r.step;
-        break;
-      default:
-        // step_end: without per-step beats nothing marks the next step's start, so we wait in it
-        this.waiting = this.sawBeat ? 'rollover' : 'in-step';
-        this.waitingStep = this.sawBeat ? r.step : r.step + 1;
-        this.firstStep ??= r.step;
-    }
+    const waits = WAITS.get(r.msg);
+    // step_end: without per-step beats nothing marks the next step's start, so we wait in it
+    this.waiting = waits ?? (this.sawBeat ? 'rollover' : 'in-step');
+    this.waitingStep = r.msg === 'boot' ? 0 : waits !== undefined || this.sawBeat ? r.step : r.step + 1;
+    if (r.msg !== 'boot') this.firstStep ??= r.step;
     return ended;
-  }
-
-  /**
-   * the times, oldest first, strictly between two times at which this source put the rank past
-   * `position` (progressPosition). An output line timed by its arrival can come seconds late on a
-   * loaded box: a line of a step the other source had already reported (the step's start, printed
-   * with its heartbeat) arriving during that source's silence is not the rank moving on.
-   */
-  progressedBetween(from: number, to: number, position: number): number[] {
-    return this.times.between(from, to, position);
   }
 
   /** the longest interval expected for the phase waited in now (null before any was learned) */
