@@ -11,7 +11,7 @@ import { culpritOf, stackDiffOf } from './rank-stacks.js';
 import type { CrashReport, StallReport } from './result.js';
 import type { CurrentSilence } from './silences.js';
 import type { StackDiff } from './stack-diff.js';
-import { median, type StepRecord } from './step-stats.js';
+import { median, round2, type StepRecord } from './step-stats.js';
 import { stragglersOf } from './straggler.js';
 
 /** step durations averaged (median) for a rank's step time */
@@ -121,7 +121,7 @@ export function rankRows(s: EvidenceState, steps: Array<{ rank: number; step: nu
       lag,
       stepTimeS: t,
       toksPerS: toks.get(r.rank) ?? null,
-      straggler: ratio === null ? null : Math.round(Math.max(ratio, 1 + lag) * 100) / 100,
+      straggler: ratio === null ? null : round2(Math.max(ratio, 1 + lag)),
       score: sampled.get(r.rank)?.score ?? null,
       namedStraggler: sampled.get(r.rank)?.named === true,
       procState: p?.state ?? null,

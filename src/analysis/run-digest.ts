@@ -17,6 +17,8 @@ import { userFrame } from './user-frame.js';
 /** points kept of each series in a digest (a chart of a whole run, not a step log) */
 export const DIGEST_POINTS = 200;
 const TAIL_LINES = 6;
+/** a record's time, by the rank and step it is of */
+type Mark = { rank: number; step: number; ts: number };
 const MAX_TRACEBACKS = 16;
 
 export interface DumpView {
@@ -58,7 +60,6 @@ export interface RunDigest {
   platform: { gpu?: string; torch?: string; cuda?: string; python?: string };
 }
 
-/** the newest dump: by its time (its own name's second, or its request's), then by path */
 /**
  * The order of dumps by when they were taken. A trainer's own signal dump is timed by the whole
  * second (nsa-vibe names it `stackdump_<second>.txt`, its header says the second): it counts as the
@@ -79,8 +80,8 @@ export class DigestCollector implements ReaderView {
    * else the lowest rank's step lines' arrival times over the steps between them
    */
   readonly stepMs = new Series();
-  private lastArrival: { rank: number; step: number; ts: number } | null = null;
-  private lastBeat: { rank: number; step: number; ts: number } | null = null;
+  private lastArrival: Mark | null = null;
+  private lastBeat: Mark | null = null;
   /** the newest step any source has reported, and the last one completed */
   step = 0;
   done = 0;
@@ -118,13 +119,20 @@ export class DigestCollector implements ReaderView {
       const pri = SOURCE_PRIORITY.output * 1e6 - e.rank;
       if (e.loss !== undefined) this.loss.set(e.step, e.loss, pri);
       if (e.toksPerS !== undefined) this.toks.set(e.step, e.toksPerS, pri);
-      this.stepTime(e.rank, e.step, e.seconds, e.ts, pri);
+      if (e.seconds !== undefined && e.seconds > 0) this.stepMs.set(e.step, e.seconds * 1000, pri);
+      // else the arrivals' over the steps between (a lower priority: the trainer's own time stays)
+      if (e.ts !== undefined)
+        this.lastArrival = this.timePerStep(this.lastArrival, e.rank, e.step, e.ts, pri - 1);
       if (e.rank === 0 && line !== undefined) this.stepLine(line);
     } else if (e.kind === 'beat') {
       this.step = Math.max(this.step, e.step);
       if (e.msg === 'progress' && e.loss !== undefined) {
         const pri = SOURCE_PRIORITY.beat * 1e6 - e.rank;
-        this.beatStepTime(e.rank, e.step, e.ts);
+        // a step's time from the trainer's own clock: progress heartbeats are written as each step
+        // ends; finer than step lines' arrival, which a follower polling a file every 100 ms
+        // quantises; below a time the trainer prints
+        const beatPri = SOURCE_PRIORITY.output * 1e6 - e.rank - 0.5;
+        this.lastBeat = this.timePerStep(this.lastBeat, e.rank, e.step, e.ts, beatPri);
         this.loss.set(e.step, e.loss, pri);
         this.done = Math.max(this.done, e.step);
         if (e.toksPerS !== undefined) this.toks.set(e.step, e.toksPerS, pri);
@@ -155,35 +163,14 @@ export class DigestCollector implements ReaderView {
     }
   }
 
-  private stepTime(
-    rank: number,
-    step: number,
-    seconds: number | undefined,
-    ts: number | undefined,
-    pri: number,
-  ) {
-    if (seconds !== undefined && seconds > 0) this.stepMs.set(step, seconds * 1000, pri);
-    else if (ts !== undefined) {
-      const a = this.lastArrival;
-      if (a !== null && a.rank === rank && step > a.step && ts >= a.ts)
-        this.stepMs.set(step, ((ts - a.ts) / (step - a.step)) * 1000, pri - 1);
-    }
-    if (ts !== undefined && (this.lastArrival === null || rank <= this.lastArrival.rank))
-      this.lastArrival = { rank, step, ts };
-  }
-
   /**
-   * a step's time from the trainer's own clock: the lowest rank's progress heartbeats (each written
-   * as its step ends), over the steps between them. Finer than step lines' arrival, which a
-   * follower polling a file every 100 ms quantises; below a time the trainer prints
+   * the step time since `last`, the lowest rank's previous record of one kind, over the steps
+   * between them, charted at `pri`; the mark to keep is returned (this record, if its rank is as low)
    */
-  private beatStepTime(rank: number, step: number, ts: number): void {
-    const b = this.lastBeat;
-    if (b !== null && b.rank === rank && step > b.step && ts >= b.ts) {
-      const pri = SOURCE_PRIORITY.output * 1e6 - rank - 0.5;
-      this.stepMs.set(step, ((ts - b.ts) / (step - b.step)) * 1000, pri);
-    }
-    if (b === null || rank <= b.rank) this.lastBeat = { rank, step, ts };
+  private timePerStep(last: Mark | null, rank: number, step: number, ts: number, pri: number): Mark {
+    if (last !== null && last.rank === rank && step > last.step && ts >= last.ts)
+      this.stepMs.set(step, ((ts - last.ts) / (step - last.step)) * 1000, pri);
+    return last === null || rank <= last.rank ? { rank, step, ts } : last;
   }
 
   /**

@@ -6,11 +6,12 @@
 import type { DumpEvent, Frame } from '../ingest/events.js';
 import { IN_PYTHON_S } from '../ingest/stack-log.js';
 import { mainThread, mainThreadTop } from '../ingest/stackdump.js';
-import { type EvidenceState, ranksOf } from './evidence-state.js';
+import type { EvidenceState } from './evidence-state.js';
 import { type RankIndex, rankIndex } from './rank-index.js';
 import type { PastStallReport, SuspectReport } from './result.js';
 import type { StallInfo } from './stall-detector.js';
 import { cpuBusy, judgeSilence, type SampledFrame, type SilenceJudgement } from './stall-judge.js';
+import { round2 } from './step-stats.js';
 import { userFrame } from './user-frame.js';
 
 export interface CurrentSilence extends StallInfo {
@@ -24,10 +25,7 @@ export interface CurrentSilence extends StallInfo {
 
 /** The rank a dump belongs to: from the request that produced it, else the only rank there is. */
 export function rankOfDump(s: EvidenceState, file: string): number | undefined {
-  const known = rankIndex(s).rankOfFile.get(file);
-  if (known !== undefined) return known;
-  const ranks = ranksOf(s);
-  return ranks.length <= 1 ? (ranks[0] ?? 0) : undefined;
+  return rankIndex(s).rankOfFile.get(file);
 }
 
 /**
@@ -155,25 +153,16 @@ function judged(s: EvidenceState, st: StallInfo, nowS: number, final: boolean): 
 
 /** Every silence that was checked and found busy (not stuck): past ones and the current ones. */
 export function suspectsOf(s: EvidenceState, current: CurrentSilence[]): SuspectReport[] {
-  const out: SuspectReport[] = [];
-  if (!s.probing) return out;
+  if (!s.probing) return [];
   const past = s.detector.pastStalls().map((p) => ({
     ...p,
     judgement: judge(s, p.rank, p.declaredTs - p.thresholdS, p.resumedTs, p.thresholdS, true),
   }));
-  for (const c of [...past, ...current]) {
-    if (c.judgement?.state !== 'busy') continue;
-    out.push({
-      rank: c.rank,
-      step: c.step,
-      where: c.where,
-      state: 'busy',
-      silenceS: round2(c.silenceS),
-      why: c.judgement.why,
-      evidence: c.judgement.evidence,
-    });
-  }
-  return out;
+  return [...past, ...current].flatMap(({ rank, step, where, silenceS, judgement: j }) =>
+    j?.state === 'busy'
+      ? [{ rank, step, where, state: 'busy', silenceS: round2(silenceS), why: j.why, evidence: j.evidence }]
+      : [],
+  );
 }
 
 /**
@@ -278,8 +267,4 @@ export function hotFramesOf(dumps: Iterable<DumpEvent>): HotFrame[] {
       return { function: g.function, file: g.file, line: lines[0]!.line, count: g.count, lines };
     })
     .sort((a, b) => b.count - a.count || a.file.localeCompare(b.file) || a.line - b.line);
-}
-
-function round2(v: number): number {
-  return Math.round(v * 100) / 100;
 }

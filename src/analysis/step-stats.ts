@@ -53,6 +53,9 @@ export function setToks(r: StepRecord, v: number, pri: number): void {
   }
 }
 
+/** to two decimals, as the verdict's seconds are given */
+export const round2 = (v: number) => Math.round(v * 100) / 100;
+
 export function median(values: number[]): number | null {
   if (values.length === 0) return null;
   const s = values.slice();

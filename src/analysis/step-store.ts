@@ -6,7 +6,9 @@
  * and the loss-explosion check with its window of the 20 losses before. A run that fits the window
  * (WINDOW steps per rank) is judged exactly as before; a longer one with medians good to 0.1 %.
  */
-import { EXPLOSION_FACTOR, median, SLOW_FACTOR, type SlowStep, type StepRecord } from './step-stats.js';
+
+import type { SlowStep, StepRecord } from './step-stats.js';
+import { EXPLOSION_FACTOR, median, round2, SLOW_FACTOR } from './step-stats.js';
 
 /** steps kept exactly per rank (up to 8 ranks); folding starts at twice this */
 export const WINDOW = 8192;
@@ -27,7 +29,6 @@ export function windowFor(ranks: number): number {
 const CANDIDATE_FACTOR = 1.5;
 const MAX_CANDIDATES = 20_000;
 const LN_BIN = Math.log(1.001);
-const round2 = (v: number) => Math.round(v * 100) / 100;
 /** a value's 0.1 %-wide log bin (non-positive values in bin -Infinity) */
 const binOf = (v: number) => (v > 0 ? Math.floor(Math.log(v) / LN_BIN) : Number.NEGATIVE_INFINITY);
 

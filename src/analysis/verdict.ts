@@ -35,7 +35,7 @@ import { crashOf, hasOriginalException, isStopOrSummary } from './root-cause.js'
 import { throughputOf, unrecognisedNote } from './run-rates.js';
 import type { Verdict } from './signatures.js';
 import { currentSilences, hotFramesOf, pastStallReports, suspectsOf } from './silences.js';
-import type { SlowStep } from './step-stats.js';
+import { round2, type SlowStep } from './step-stats.js';
 import { stragglersOf } from './straggler.js';
 import { teardownField } from './teardown.js';
 import { placedOnTimeoutCulprit } from './timeout-culprit.js';
@@ -134,10 +134,9 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   }
 
   let lastPosition: StallReport | null = null;
-  const r2 = (v: number) => Math.round(v * 100) / 100;
   if (headline !== undefined) {
     const { judgement: j, sinceTs: _since, ...at } = headline.stall;
-    lastPosition = { ...at, silenceS: r2(at.silenceS), thresholdS: r2(at.thresholdS) };
+    lastPosition = { ...at, silenceS: round2(at.silenceS), thresholdS: round2(at.thresholdS) };
     if (j !== null && (j.state === 'stuck' || j.state === 'blocked-native')) {
       lastPosition.state = j.state;
       lastPosition.evidence = j.evidence;
@@ -150,8 +149,8 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
     const where = behind === undefined ? undefined : s.detector.position(behind.rank);
     if (behind !== undefined && where !== null && where !== undefined) {
       lastPosition = { rank: behind.rank, step: where.step, where: where.where };
-      if (behind.lastBeatAgeS !== null) lastPosition.silenceS = r2(behind.lastBeatAgeS);
-      if (behind.thresholdS !== null) lastPosition.thresholdS = r2(behind.thresholdS);
+      if (behind.lastBeatAgeS !== null) lastPosition.silenceS = round2(behind.lastBeatAgeS);
+      if (behind.thresholdS !== null) lastPosition.thresholdS = round2(behind.thresholdS);
     }
   }
   if (verdict === 'hang' && lastPosition !== null) lastPosition = placedOnTimeoutCulprit(s, lastPosition);
