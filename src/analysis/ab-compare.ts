@@ -88,10 +88,10 @@ export function abCompare(
   const mb = moments(vb);
   if (ma.mean <= 0 || mb.mean <= 0) return null;
   const ratio = mb.mean / ma.mean;
-  const relVar = ma.varMean / ma.mean ** 2 + mb.varMean / mb.mean ** 2;
-  const se = ratio * Math.sqrt(relVar);
   const ra = ma.varMean / ma.mean ** 2;
   const rb = mb.varMean / mb.mean ** 2;
+  const relVar = ra + rb;
+  const se = ratio * Math.sqrt(relVar);
   const df = relVar > 0 ? relVar ** 2 / (ra ** 2 / (ma.nEff - 1) + rb ** 2 / (mb.nEff - 1)) : ma.n + mb.n - 2;
   const half = t975(df) * se;
   const diff = ratio - 1;

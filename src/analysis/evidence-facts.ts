@@ -6,18 +6,10 @@
  */
 import type { DumpEvent } from '../ingest/events.js';
 import { EXIT_CODE_FILE, exitCodeOf, OUTPUT_HELD_FILE } from '../ingest/launcher-files.js';
+import { type At, compareAt, streamName } from '../ingest/order.js';
 import { mainThreadTop } from '../ingest/stackdump.js';
 import { parseJsonObject } from '../util/json-object.js';
-import {
-  type At,
-  baseName,
-  compareAt,
-  type EvidenceState,
-  type NanHit,
-  type SignatureState,
-  type StepContext,
-  streamName,
-} from './evidence-state.js';
+import { baseName, type EvidenceState, type SignatureState, type StepContext } from './evidence-state.js';
 import type { AnalysisResult, DumpReport } from './result.js';
 import { matchOutput, matchSource } from './signatures.js';
 import { rankOfDump, whereIn } from './silences.js';
@@ -54,7 +46,7 @@ export function resolveTracebackSteps(s: EvidenceState): void {
 
 /** the first non-finite loss: the lowest step, then the canonical order */
 export function firstNan(s: EvidenceState): { rank: number; step: number } | null {
-  const resolved = s.nanHits.map((h: NanHit) => ({
+  const resolved = s.nanHits.map((h) => ({
     rank: h.rank,
     step: h.step ?? stepAt(s, h.rank, h.ctx ?? { rank: null, rank0: null }),
     at: h.at,

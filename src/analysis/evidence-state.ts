@@ -29,8 +29,6 @@ import type { JudgeSettings } from './stall-judge.js';
 import type { StepCadence } from './step-cadence.js';
 import type { RankSteps } from './step-store.js';
 
-export { type At, compareAt, streamName } from '../ingest/order.js';
-
 /** What one stream had said about a rank's step by some point: the last announced and completed step. */
 export interface StepContext {
   announced: number;

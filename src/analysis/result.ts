@@ -6,6 +6,7 @@
 import type { DumpRequestEvent, Frame, OomKillEvent } from '../ingest/events.js';
 import type { MissedCollective } from '../ingest/flight-recorder.js';
 import type { LastWordsReport } from './last-words.js';
+import type { RootCause } from './root-cause.js';
 import type { RunDigest } from './run-digest.js';
 import type { Signature, Verdict } from './signatures.js';
 import type { HotFrame } from './silences.js';
@@ -78,18 +79,11 @@ export interface CrashReport {
    * rank without a traceback), `single` (one process), `signature`, `launcher` (torchrun's summary
    * alone), `launcher-error` (torchrun itself failed before training: its options, its rendezvous)
    */
-  basis?:
-    | 'first-exception'
-    | 'consequence-only'
-    | 'died-silently'
-    | 'single'
-    | 'signature'
-    | 'launcher'
-    | 'launcher-error';
+  basis?: RootCause['basis'] | 'signature' | 'launcher' | 'launcher-error';
   /** every rank that raised the same exception, when more than one did */
   ranks?: number[];
   /** the other ranks' failures that followed (collective / transport errors) */
-  consequences?: Array<{ rank: number; exception: string; message: string }>;
+  consequences?: RootCause['consequences'];
   /** the rank torchrun's summary named "Root Cause (first observed failure)": evidence only */
   torchrunRootCause?: number;
 }

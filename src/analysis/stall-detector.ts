@@ -155,13 +155,11 @@ export class StallDetector {
 
   /** Stalled ranks now, the most likely culprit first: lowest step, then earliest onset, then rank. */
   stalls(nowS: number): StallInfo[] {
-    const out: Array<StallInfo & { onset: number }> = [];
-    for (const rank of this.ranks.keys()) {
-      const st = this.stallWithOnset(rank, nowS);
-      if (st !== null) out.push(st);
-    }
-    out.sort((a, b) => a.step - b.step || a.onset - b.onset || a.rank - b.rank);
-    return out.map(({ onset: _onset, ...s }) => s);
+    return [...this.ranks.keys()]
+      .map((rank) => this.stallWithOnset(rank, nowS))
+      .filter((st) => st !== null)
+      .sort((a, b) => a.step - b.step || a.onset - b.onset || a.rank - b.rank)
+      .map(({ onset: _onset, ...s }) => s);
   }
 
   /** whether any rank is stalled now (stops at the first: asked several times a second) */

@@ -19,23 +19,20 @@ export interface TeardownReport {
   gpuProcesses?: GpuProcess[];
 }
 
-/** the first snapshot of the run (nsa-dbg takes one; a folder re-run into may hold more) */
-export function teardownOf(s: EvidenceState): TeardownReport | null {
+/**
+ * the verdict's `teardown` (the run's first snapshot: nsa-dbg takes one; a folder re-run into may
+ * hold more) and `oomKills` fields, present only when there is something in them
+ */
+export function teardownField(s: EvidenceState): { teardown?: TeardownReport; oomKills?: OomKillEvent[] } {
   const t = [...s.teardowns].sort((a, b) => a.ts - b.ts)[0];
-  if (t === undefined) return null;
-  return {
+  const oom = [...oomKillsOf(s).values()].sort((a, b) => a.rank - b.rank);
+  const teardown: TeardownReport | undefined = t && {
     at: t.ts,
     trigger: t.trigger,
     ranks: [...t.ranks].sort((a, b) => a.rank - b.rank),
     ...(t.gpuProcesses ? { gpuProcesses: t.gpuProcesses } : {}),
   };
-}
-
-/** the verdict's `teardown` and `oomKills` fields, present only when there is something in them */
-export function teardownField(s: EvidenceState): { teardown?: TeardownReport; oomKills?: OomKillEvent[] } {
-  const t = teardownOf(s);
-  const oom = [...oomKillsOf(s).values()].sort((a, b) => a.rank - b.rank);
-  return { ...(t ? { teardown: t } : {}), ...(oom.length ? { oomKills: oom } : {}) };
+  return { ...(teardown ? { teardown } : {}), ...(oom.length ? { oomKills: oom } : {}) };
 }
 
 /** each rank's OOM kill by the kernel (the newest per rank) */
