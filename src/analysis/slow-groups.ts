@@ -107,15 +107,6 @@ function groupOf(members: SlowAt[], cause: string | null): SlowGroup {
   };
 }
 
-/** members far longer than the group's median are not routine */
-function splitOutliers(members: SlowAt[]): { routine: SlowAt[]; outliers: SlowAt[] } {
-  const med = median(members.map((m) => m.seconds)) ?? 0;
-  return {
-    routine: members.filter((m) => m.seconds <= OUTLIER * med),
-    outliers: members.filter((m) => m.seconds > OUTLIER * med),
-  };
-}
-
 /**
  * The slow steps as findings and routine groups. `causes`: what the output said steps did
  * (step-causes.ts), by step.
@@ -125,8 +116,9 @@ export function summariseSlowSteps(slow: SlowStep[], causes: Record<string, stri
   const findings: SlowAt[] = [];
   const groups: SlowGroup[] = [];
   const take = (members: SlowAt[], cause: string | null) => {
-    const { routine, outliers } = splitOutliers(members);
-    findings.push(...outliers);
+    const med = median(members.map((m) => m.seconds)) ?? 0;
+    const routine = members.filter((m) => m.seconds <= OUTLIER * med);
+    findings.push(...members.filter((m) => m.seconds > OUTLIER * med));
     if (routine.length > 0) groups.push(groupOf(routine, cause));
   };
   // steps the output named: one group per cause, two of them are already a pattern

@@ -155,9 +155,10 @@ function judgeEvidence(i: SilenceInput, settings: JudgeSettings): SilenceJudgeme
   };
   const newestSample = all[all.length - 1];
   const newest = newestSample === undefined ? null : (newestSample.user ?? newestSample.top);
-  const out = (state: SilenceState, hang: boolean, why: string): SilenceJudgement => ({
+  // a hang: stuck or blocked outside Python (busy and checking are none yet)
+  const out = (state: SilenceState, why: string): SilenceJudgement => ({
     state,
-    hang,
+    hang: state === 'stuck' || state === 'blocked-native',
     why,
     evidence,
     frame: newest,
@@ -173,17 +174,13 @@ function judgeEvidence(i: SilenceInput, settings: JudgeSettings): SilenceJudgeme
     let first = procs.length - 1;
     while (first > 0 && (procs[first - 1]!.state === 'T' || procs[first - 1]!.state === 't')) first--;
     const span = last!.ts - procs[first]!.ts;
-    if (span >= need) return out('stuck', true, `process stopped (state T) for ${Math.round(span)} s`);
-    return out(
-      'checking',
-      false,
-      `process stopped (state T) for ${Math.round(span)} s of ${Math.round(need)} s`,
-    );
+    if (span >= need) return out('stuck', `process stopped (state T) for ${Math.round(span)} s`);
+    return out('checking', `process stopped (state T) for ${Math.round(span)} s of ${Math.round(need)} s`);
   }
-  if (state === 'Z' || state === 'X') return out('checking', false, 'process exiting');
+  if (state === 'Z' || state === 'X') return out('checking', 'process exiting');
   if (evidence.framesMoved) {
     const hot = [...distinct].slice(-2).join(' → ');
-    return out('busy', false, `busy, not stuck: frames move (${hot.replace(/:(\d+):/g, ':$1 ')})`);
+    return out('busy', `busy, not stuck: frames move (${hot.replace(/:(\d+):/g, ':$1 ')})`);
   }
 
   const busy = cpuBusy(state, cpuPct);
@@ -215,15 +212,11 @@ function judgeEvidence(i: SilenceInput, settings: JudgeSettings): SilenceJudgeme
     )
       first--;
     if (idle && procs.filter((p) => p.ts >= requests[first]!.ts).length >= 2)
-      return out('blocked-native', true, `${what}, ${cpuText}, ${state ?? '?'} in ${evidence.wchan || '?'}`);
+      return out('blocked-native', `${what}, ${cpuText}, ${state ?? '?'} in ${evidence.wchan || '?'}`);
     if (silence > settings.maxStepS)
-      return out(
-        'blocked-native',
-        true,
-        `${what} for ${Math.round(silence)} s > maxStepS ${settings.maxStepS} s`,
-      );
-    if (busy) return out('busy', false, `busy, not stuck: ${what}, ${cpuText} (native op)`);
-    return out('checking', false, `${what}, ${cpuText}`);
+      return out('blocked-native', `${what} for ${Math.round(silence)} s > maxStepS ${settings.maxStepS} s`);
+    if (busy) return out('busy', `busy, not stuck: ${what}, ${cpuText} (native op)`);
+    return out('checking', `${what}, ${cpuText}`);
   }
 
   // a request that went unanswered for 5 s and was answered later, while the CPU was busy: the main
@@ -242,7 +235,6 @@ function judgeEvidence(i: SilenceInput, settings: JudgeSettings): SilenceJudgeme
       inNative === undefined ? 'outside Python' : `in native code, in ${fmt(inNative.user ?? inNative.top)},`;
     return out(
       'busy',
-      false,
       `busy, not stuck: main thread ${where} for ${Math.round(back.ts - late.ts)} s (a native op), ${cpuText}, then back in ${fmt(back.top)}`,
     );
   }
@@ -250,20 +242,18 @@ function judgeEvidence(i: SilenceInput, settings: JudgeSettings): SilenceJudgeme
   if (dumps.length > 0 && idle && dumps.length >= SLEEP_SAMPLES)
     return out(
       'stuck',
-      true,
       `sleeping (${state ?? '?'}, ${cpuText}) in ${fmt(newest)}, ${dumps.length} identical samples`,
     );
   if (dumps.length >= 2 && busy) {
     const span = dumps[dumps.length - 1]!.ts - dumps[0]!.ts;
     if (span >= need)
-      return out('stuck', true, `spinning (${cpuText}) on ${fmt(newest)} for ${Math.round(span)} s`);
+      return out('stuck', `spinning (${cpuText}) on ${fmt(newest)} for ${Math.round(span)} s`);
     return out(
       'checking',
-      false,
       `same frame ${fmt(newest)} for ${Math.round(span)} s of ${Math.round(need)} s, ${cpuText}`,
     );
   }
   if (procs.length === 0 && requests.length === 0 && dumps.length === 0)
-    return out('checking', false, 'taking process facts and stacks');
-  return out('checking', false, `${dumps.length} sample(s), ${cpuText}`);
+    return out('checking', 'taking process facts and stacks');
+  return out('checking', `${dumps.length} sample(s), ${cpuText}`);
 }
