@@ -5,7 +5,7 @@
  * end). This is what keeps the verdict independent of the order in which files were read.
  */
 import type { DumpEvent } from '../ingest/events.js';
-import { EXIT_CODE_FILE, exitCodeOf, OUTPUT_HELD_FILE } from '../ingest/launcher-files.js';
+import { OUTPUT_HELD_FILE } from '../ingest/launcher-files.js';
 import { type At, compareAt, streamName } from '../ingest/order.js';
 import { mainThreadTop } from '../ingest/stackdump.js';
 import { parseJsonObject } from '../util/json-object.js';
@@ -101,11 +101,6 @@ export function missingGradsOf(s: EvidenceState): EvidenceState['missingGrads'] 
     if (d.missingGrads !== undefined && d.missingGrads.length > 0)
       out.push({ rank: 0, missing: d.missingGrads.length });
   return out;
-}
-
-/** the run's exit status as its launcher recorded it (the run folder's own exit_code) */
-export function exitCodeFile(s: EvidenceState): number | null {
-  return exitCodeOf(s.files.get(EXIT_CODE_FILE));
 }
 
 const HOLDS = ' still holds the output';

@@ -63,7 +63,8 @@ function maxOf(values: readonly number[], floor: number): number {
   return m;
 }
 
-const PHASE_MSGS = new Set(['boot', 'beat', 'progress', 'step_end']);
+/** the records that move a tracker (records that are not progress only update memory) */
+export const PHASE_MSGS = new Set(['boot', 'beat', 'progress', 'step_end']);
 /** the phase each record starts the wait in (step_end's depends on whether steps have beats) */
 const WAITS = new Map<string, StallWhere>([
   ['boot', 'boot'],
@@ -108,11 +109,6 @@ export class ProgressTracker {
   lastPosition = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly settings: TrackerSettings) {}
-
-  /** whether the record moves this tracker (records that are not progress only update memory) */
-  static isProgress(msg: string): boolean {
-    return PHASE_MSGS.has(msg);
-  }
 
   /**
    * take a record at its position (progressPosition); returns the silence it ended when that

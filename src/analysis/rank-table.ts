@@ -100,12 +100,7 @@ export function rankRows(s: EvidenceState, steps: Array<{ rank: number; step: nu
     if (cur === undefined || p.ts >= cur.ts) probe.set(p.rank, p);
   }
   const times = new Map<number, number | null>();
-  const toks = new Map<number, number | null>();
-  for (const r of steps) {
-    const recent = s.steps.get(r.rank)?.recent;
-    times.set(r.rank, stepTime(recent, r.step));
-    toks.set(r.rank, newestToks(recent, r.step));
-  }
+  for (const r of steps) times.set(r.rank, stepTime(s.steps.get(r.rank)?.recent, r.step));
   const known = [...times.values()].filter((t): t is number => t !== null && t > 0);
   const par = median(known);
   const sampled = new Map(stragglersOf(s).map((x) => [x.rank, x]));
@@ -120,7 +115,7 @@ export function rankRows(s: EvidenceState, steps: Array<{ rank: number; step: nu
       step: r.step,
       lag,
       stepTimeS: t,
-      toksPerS: toks.get(r.rank) ?? null,
+      toksPerS: newestToks(s.steps.get(r.rank)?.recent, r.step),
       straggler: ratio === null ? null : round2(Math.max(ratio, 1 + lag)),
       score: sampled.get(r.rank)?.score ?? null,
       namedStraggler: sampled.get(r.rank)?.named === true,

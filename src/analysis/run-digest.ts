@@ -211,6 +211,7 @@ export class DigestCollector implements ReaderView {
     const focus = r.stall ? this.newestOfRank(r.stall.rank, r.dumps) : null;
     const d = focus?.view ?? this.newestDump;
     const dumpFile = focus?.path ?? this.newestDumpName;
+    const causes = this.causes.of(r.slowSteps.map((s) => s.step));
     return {
       series: { loss: pairs(this.loss), toks: pairs(this.toks), stepMs: pairs(this.stepMs) },
       excerpts: {
@@ -229,7 +230,7 @@ export class DigestCollector implements ReaderView {
                 .map((f) => `${f.file}:${f.line} in ${f.function}${f.code ? `: ${f.code}` : ''}`),
         ...(d === null ? {} : { dumpFile }),
         crash: tb?.lines ?? [],
-        ...causesOf(this.causes, r.slowSteps),
+        ...(Object.keys(causes).length ? { causes } : {}),
       },
       platform: platformOf(this.env),
     };
@@ -295,14 +296,6 @@ export function downsample<T>(points: T[], max = DIGEST_POINTS): T[] {
   const out: T[] = [];
   for (let i = 0; i < max; i++) out.push(points[Math.round((i * (points.length - 1)) / (max - 1))]!);
   return out;
-}
-
-function causesOf(
-  causes: StepCauses,
-  slow: AnalysisResult['slowSteps'],
-): { causes?: Record<string, string> } {
-  const of = causes.of(slow.map((s) => s.step));
-  return Object.keys(of).length ? { causes: of } : {};
 }
 
 function tracebackLines(e: TracebackEvent): string[] {

@@ -184,11 +184,8 @@ export function pastStallReports(s: EvidenceState): PastStallReport[] {
       resumedTs: p.resumedTs,
     };
     const j = s.probing ? pastJudgement(s, p) : null;
-    if (j?.hang && (j.state === 'stuck' || j.state === 'blocked-native')) {
-      r.state = j.state;
-      r.why = j.why;
-      r.evidence = j.evidence;
-    }
+    if (j?.hang && (j.state === 'stuck' || j.state === 'blocked-native'))
+      Object.assign(r, { state: j.state, why: j.why, evidence: j.evidence });
     return r;
   });
 }
@@ -243,10 +240,7 @@ export function whereIn(d: DumpEvent): Frame | null {
  * function at 40 %, not four rows of 10 %; the lines stay as the detail.
  */
 export function hotFramesOf(dumps: Iterable<DumpEvent>): HotFrame[] {
-  const groups = new Map<
-    string,
-    { function: string; file: string; count: number; lines: Map<number, number> }
-  >();
+  const groups = new Map<string, Omit<HotFrame, 'line' | 'lines'> & { lines: Map<number, number> }>();
   for (const d of dumps) {
     const f = whereIn(d);
     if (f === null) continue;

@@ -23,6 +23,7 @@
 import type { StepSource } from '../ingest/events.js';
 import { type PastStall, type RecordedStall, reconcilePastStalls } from './past-stalls.js';
 import {
+  PHASE_MSGS,
   type ProgressRecord,
   ProgressTracker,
   progressPosition,
@@ -96,7 +97,7 @@ export class StallDetector {
     let bySource = this.ranks.get(r.rank);
     let t = bySource?.get(source);
     if (t !== undefined && r.gpuMemAllocMiB !== undefined) t.memAllocMiB = r.gpuMemAllocMiB;
-    if (!ProgressTracker.isProgress(r.msg)) return; // watchdog_dump, loader records: not progress
+    if (!PHASE_MSGS.has(r.msg)) return; // watchdog_dump, loader records: not progress
     if (!this.started.has(r.rank) || r.msg === 'boot') {
       this.started.set(r.rank, r.ts);
       this.latestStart = Math.max(this.latestStart ?? r.ts, r.ts);

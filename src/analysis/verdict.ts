@@ -13,12 +13,12 @@
  *            still making progress)
  */
 import { missedCollectives } from '../ingest/flight-recorder.js';
+import { EXIT_CODE_FILE, exitCodeOf } from '../ingest/launcher-files.js';
 import {
   allSignatures,
   completedSteps,
   dumpsInOrder,
   dumpsOf,
-  exitCodeFile,
   firstNan,
   memoryOf,
   metricsSeen,
@@ -64,7 +64,7 @@ function nanOf(s: EvidenceState, sigs: SignatureState[]): { rank: number; step: 
 
 export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   const notes: string[] = [];
-  const exitCode = opts.exitCode ?? exitCodeFile(s) ?? s.exitFromLog;
+  const exitCode = opts.exitCode ?? exitCodeOf(s.files.get(EXIT_CODE_FILE)) ?? s.exitFromLog;
   const killed = exitCode !== null && KILLED.has(exitCode);
   const endTs = opts.nowS ?? s.lastEvidenceTs;
   const silences = endTs === null ? [] : currentSilences(s, endTs, !opts.processAlive);
@@ -137,12 +137,8 @@ export function decide(s: EvidenceState, opts: ResultOptions): AnalysisResult {
   if (headline !== undefined) {
     const { judgement: j, sinceTs: _since, ...at } = headline.stall;
     lastPosition = { ...at, silenceS: round2(at.silenceS), thresholdS: round2(at.thresholdS) };
-    if (j !== null && (j.state === 'stuck' || j.state === 'blocked-native')) {
-      lastPosition.state = j.state;
-      lastPosition.evidence = j.evidence;
-      lastPosition.why = j.why;
-      lastPosition.frame = j.frame;
-    }
+    if (j !== null && (j.state === 'stuck' || j.state === 'blocked-native'))
+      Object.assign(lastPosition, { state: j.state, evidence: j.evidence, why: j.why, frame: j.frame });
     if (headline.culprit !== null) lastPosition.rootCause = headline.culprit;
   } else {
     const behind = positions.filter((p) => p.phase !== '').sort((a, b) => a.step - b.step)[0];
