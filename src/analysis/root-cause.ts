@@ -175,14 +175,10 @@ export function crashOf(s: EvidenceState, sigs: SignatureState[]): CrashReport |
     if (torchrunRoot !== null) out.torchrunRootCause = torchrunRoot;
     return out;
   }
-  let rank: number | null = torchrunRoot;
-  if (rank === null && s.torchrunFailed.length > 0) rank = s.torchrunFailed[0]!.rank;
   const crashSig = sigs.find((h) => h.sig.implies === 'crash');
-  if (rank === null && crashSig === undefined) {
-    if (summary === undefined) return null;
-    rank = 0;
-  }
-  rank ??= crashSig?.rank ?? 0;
+  const failed = torchrunRoot ?? s.torchrunFailed[0]?.rank;
+  if (failed === undefined && crashSig === undefined && summary === undefined) return null;
+  const rank = failed ?? crashSig?.rank ?? 0;
   const exitCode = summary?.rootCauseExitCode;
   const out: CrashReport = {
     rank,
