@@ -24,18 +24,8 @@ export type NotebookCommand =
   | 'quit';
 
 export const NOTEBOOK_BINDINGS: readonly Binding<NotebookCommand>[] = [
-  {
-    command: 'down',
-    footer: 'move',
-    keys: ['↓', 'j'],
-    description: 'next cell',
-  },
-  {
-    command: 'up',
-    footer: 'move',
-    keys: ['↑', 'k'],
-    description: 'previous cell',
-  },
+  { command: 'down', footer: 'move', keys: ['↓', 'j'], description: 'next cell' },
+  { command: 'up', footer: 'move', keys: ['↑', 'k'], description: 'previous cell' },
   {
     command: 'open',
     footer: 'open',
@@ -72,12 +62,7 @@ export const NOTEBOOK_BINDINGS: readonly Binding<NotebookCommand>[] = [
     description:
       'env editor: space flips a flag 0↔1, = types a value, f picks a known flag, Enter runs a new cell (queued while one runs)',
   },
-  {
-    command: 'mark',
-    footer: 'mark',
-    keys: ['m'],
-    description: 'mark / unmark the cell for compare',
-  },
+  { command: 'mark', footer: 'mark', keys: ['m'], description: 'mark / unmark the cell for compare' },
   {
     command: 'compare',
     footer: 'compare',
@@ -107,13 +92,7 @@ export const NOTEBOOK_BINDINGS: readonly Binding<NotebookCommand>[] = [
     description: 'write the report (Markdown + SVG) beside the notebook',
   },
   { command: 'palette', footer: 'palette', keys: [':'], description: 'command palette' },
-  {
-    command: 'help',
-    footer: 'help',
-    keys: ['?'],
-    palette: 'help',
-    description: 'show / hide this help',
-  },
+  { command: 'help', footer: 'help', keys: ['?'], palette: 'help', description: 'show / hide this help' },
   { command: 'suspend', ...SUSPEND_KEY },
   {
     command: 'quit',
@@ -183,22 +162,9 @@ export function newBoxOffer(target: string): string {
 export type EnvCommand = 'down' | 'up' | 'flip' | 'value' | 'unset' | 'flags' | 'run' | 'close';
 
 export const ENV_BINDINGS: readonly Binding<EnvCommand>[] = [
-  {
-    command: 'down',
-    keys: ['↓', 'j'],
-    description: 'next variable',
-  },
-  {
-    command: 'up',
-    keys: ['↑', 'k'],
-    description: 'previous variable',
-  },
-  {
-    command: 'flip',
-    keys: ['space', 't'],
-    hint: 'flips 0↔1',
-    description: 'flip the highlighted flag 0↔1',
-  },
+  { command: 'down', keys: ['↓', 'j'], description: 'next variable' },
+  { command: 'up', keys: ['↑', 'k'], description: 'previous variable' },
+  { command: 'flip', keys: ['space', 't'], hint: 'flips 0↔1', description: 'flip the highlighted flag 0↔1' },
   {
     command: 'value',
     keys: ['='],
@@ -206,12 +172,7 @@ export const ENV_BINDINGS: readonly Binding<EnvCommand>[] = [
     description:
       'type a value for the highlighted variable; the values the lanes and the trainer know are offered',
   },
-  {
-    command: 'unset',
-    keys: ['u'],
-    hint: 'unsets',
-    description: 'unset the highlighted variable',
-  },
+  { command: 'unset', keys: ['u'], hint: 'unsets', description: 'unset the highlighted variable' },
   {
     command: 'flags',
     keys: ['f'],
@@ -224,11 +185,7 @@ export const ENV_BINDINGS: readonly Binding<EnvCommand>[] = [
     hint: 'runs a new cell',
     description: 'run the edit as a new cell (queued while another cell runs)',
   },
-  {
-    command: 'close',
-    keys: ['Esc'],
-    description: 'close the editor, nothing runs',
-  },
+  { command: 'close', keys: ['Esc'], description: 'close the editor, nothing runs' },
 ];
 
 export function envCommandForKey(input: string, key: KeyFlags): EnvCommand | null {

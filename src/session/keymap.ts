@@ -76,32 +76,11 @@ export const BINDINGS: readonly DashboardBinding[] = [
     hint: 'terminal',
     unavailable: (s) => (s.ended ? 'the run has ended: its output is in the log pane' : null),
   },
-  {
-    command: 'scrollUp',
-    keys: ['↑', 'k'],
-    description: 'scroll the log up',
-  },
-  {
-    command: 'scrollDown',
-    keys: ['↓', 'j'],
-    description: 'scroll the log down',
-  },
-  {
-    command: 'pageUp',
-    keys: ['PgUp', 'b'],
-    description: 'log page up',
-  },
-  {
-    command: 'pageDown',
-    keys: ['PgDn', 'space'],
-    description: 'log page down',
-  },
-  {
-    command: 'follow',
-    keys: ['G'],
-    description: 'follow the newest output again',
-    hint: 'follow',
-  },
+  { command: 'scrollUp', keys: ['↑', 'k'], description: 'scroll the log up' },
+  { command: 'scrollDown', keys: ['↓', 'j'], description: 'scroll the log down' },
+  { command: 'pageUp', keys: ['PgUp', 'b'], description: 'log page up' },
+  { command: 'pageDown', keys: ['PgDn', 'space'], description: 'log page down' },
+  { command: 'follow', keys: ['G'], description: 'follow the newest output again', hint: 'follow' },
   { command: 'help', keys: ['?'], description: 'show / hide this help', hint: 'help' },
   {
     command: 'cancelJob',
