@@ -11,7 +11,6 @@ import type { Target } from '../targets/target.js';
 import { CLOCK_SLACK_S, HookWindows } from './hook-windows.js';
 import { ProbeFile } from './probe-file.js';
 import { ProcBatcher, type ProcReadingWithSignals, SignalBatcher } from './proc-batch.js';
-import { RankRequests } from './rank-requests.js';
 import { catchesSignal, SIGNUM } from './signals.js';
 import { TrainerDumpLadder, unrecordedRequest } from './trainer-dump-ladder.js';
 
@@ -52,8 +51,10 @@ export class StackSampler {
   /** many ranks' /proc reads and signals, together (src/runs/proc-batch.ts) */
   private readonly procs: ProcBatcher;
   private readonly signals: SignalBatcher;
-  /** per rank: last asked, under way, last answered (src/runs/rank-requests.ts) */
-  private readonly ranks = new RankRequests();
+  /** per rank, when it was last asked (queued requests included), trainer clock */
+  private readonly askedS = new Map<number, number>();
+  /** per rank, when its newest answered request was made (trainer clock) */
+  private readonly answeredS = new Map<number, number>();
 
   constructor(private readonly o: StackSamplerOptions) {
     this.probes = o.probes ?? new ProbeFile(o.target, o.runDir);
@@ -64,7 +65,7 @@ export class StackSampler {
       closed: () => this.closed,
       record: (e) => this.record(e),
       recordSignalled: (e) => this.probes.record(e),
-      answered: (rank, at) => this.ranks.answeredAt(rank, at),
+      answered: (rank, at) => this.answeredS.set(rank, at),
     });
   }
 
@@ -101,12 +102,12 @@ export class StackSampler {
 
   /** whether a stack request of `rank` made at or after `sinceS` (trainer clock) got a dump */
   answeredSince(rank: number, sinceS: number): boolean {
-    return this.ranks.answeredSince(rank, sinceS);
+    return (this.answeredS.get(rank) ?? Number.NEGATIVE_INFINITY) >= sinceS;
   }
 
   /** when `rank` was last asked for its stack (trainer clock), if ever */
   lastAskedS(rank: number): number | undefined {
-    return this.ranks.lastAskedS(rank);
+    return this.askedS.get(rank);
   }
 
   /** resolves once every request asked so far is done and recorded */
@@ -131,7 +132,7 @@ export class StackSampler {
     purpose: DumpRequestEvent['purpose'],
     opts: { batch?: boolean; facts?: ProcReadingWithSignals | null } = {},
   ): Promise<DumpRequestEvent> {
-    this.ranks.askedAt(rank, this.o.trainerNowS());
+    this.askedS.set(rank, this.o.trainerNowS());
     // the stack hook answers at once and names its dumps by rank and pid: a rank that has it is
     // asked now, beside any other; only the trainer's own handler needs one request at a time
     const w = this.hooked(rank, pid);
@@ -208,22 +209,10 @@ export class StackSampler {
     // the box stamped the signal's send before this returned; our estimate of its clock may lag
     this.hookWindows.sent(name);
     const got = await this.until(() => this.o.dumpNamed?.(name) !== undefined, HOOK_WAIT_MS);
-    let ev: DumpRequestEvent;
-    if (!got) ev = { ...unrecorded, outcome: 'none-within-5s' };
     // (a hook's dump is no answer from Python: `answered` counts those, the trainer's own)
-    else {
-      const answeredTs = this.o.trainerNowS();
-      ev = {
-        kind: 'dump-request',
-        ts: at,
-        rank,
-        pid,
-        outcome: 'faulthandler',
-        purpose,
-        file: name,
-        answeredTs,
-      };
-    }
+    const ev: DumpRequestEvent = got
+      ? { ...unrecorded, outcome: 'faulthandler', file: name, answeredTs: this.o.trainerNowS() }
+      : { ...unrecorded, outcome: 'none-within-5s' };
     if (this.closed) return ev;
     await this.record(ev);
     // the trainer's own dump, when its main thread is in Python and it has a handler for it

@@ -118,15 +118,7 @@ export class TrainerDumpLadder {
       file = await this.pySpyDump(pid, at);
       outcome = file === undefined ? 'no-handler' : 'py-spy';
     } else outcome = 'no-handler';
-    const ev: DumpRequestEvent = {
-      kind: 'dump-request',
-      ts: at,
-      rank,
-      pid,
-      outcome,
-      purpose,
-      ...(after === undefined ? {} : { after }),
-    };
+    const ev: DumpRequestEvent = { ...unrecorded, outcome, ...(after === undefined ? {} : { after }) };
     if (file !== undefined) {
       ev.file = file;
       ev.answeredTs = this.o.trainerNowS();
