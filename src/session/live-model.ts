@@ -153,15 +153,16 @@ export class LiveModel {
 
   /**
    * the clock silences are judged at: the trainer's, less how much later than a few ranks' a
-   * many-rank run's heartbeats may be read (run-files.ts, heartbeatReadLagS)
+   * many-rank run's heartbeats may be read (run-files.ts, heartbeatReadLagS); everything read so far
+   * is settled into the evidence first
    */
   private judgedNowS(nowMs: number): number {
+    this.reader.settle();
     return this.trainerNowS(nowMs) - heartbeatReadLagS(this.reader.heartbeatFiles);
   }
 
   /** silent ranks with what the checks found (suspect, busy, stuck, blocked-native) */
   silences(nowMs: number): CurrentSilence[] {
-    this.reader.settle();
     return this.evidence.silences(this.judgedNowS(nowMs));
   }
 
@@ -171,24 +172,20 @@ export class LiveModel {
    * silent rank for them took seconds of the engine's time while a hang of 512 ranks was concluded
    */
   anySilent(nowMs: number): boolean {
-    this.reader.settle();
     return this.evidence.detector.anyStall(this.judgedNowS(nowMs));
   }
 
   /** silent ranks now, not judged (each one's judgement: silenceOf) */
   silentRanks(nowMs: number): SilentRank[] {
-    this.reader.settle();
     return this.evidence.silentRanks(this.judgedNowS(nowMs));
   }
 
   /** one rank's silence now, judged as silences() judges it (null: not silent) */
   silenceOf(rank: number, nowMs: number): CurrentSilence | null {
-    this.reader.settle();
     return this.evidence.silenceOf(rank, this.judgedNowS(nowMs));
   }
 
   ranks(nowMs: number): RankView[] {
-    this.reader.settle();
     const nowS = this.judgedNowS(nowMs);
     const silent = new Map(this.evidence.silences(nowS).map((c) => [c.rank, c]));
     return this.evidence.detector.check(nowS).map((r) => {
@@ -209,7 +206,6 @@ export class LiveModel {
 
   /** the per-rank table of a run with more than one rank */
   manyRanks(nowMs: number, ranks: RankView[]): ManyRanks {
-    this.reader.settle();
     return this.evidence.manyRanks(this.judgedNowS(nowMs), ranks);
   }
 
@@ -228,19 +224,16 @@ export class LiveModel {
 
   /** a silence confirmed as a hang (stuck or blocked-native), or null */
   confirmedStall(nowMs: number): CurrentSilence | null {
-    this.reader.settle();
     return this.evidence.headlineStall(this.judgedNowS(nowMs));
   }
 
   /** the silent ranks that wait for a culprit, as their stacks say now (none while none is told) */
   waitingForCulprit(nowMs: number): number[] {
-    this.reader.settle();
     return this.evidence.waitingForCulprit(this.judgedNowS(nowMs));
   }
 
   /** a confirmed hang of many ranks with nothing more to learn: culprit and waiting ranks known */
   settledStall(nowMs: number): SettledStall | null {
-    this.reader.settle();
     return this.evidence.settledStall(this.judgedNowS(nowMs));
   }
 
