@@ -11,22 +11,19 @@ import { debugLog } from '../util/debug-log.js';
 import { rankSetText } from '../util/rank-set.js';
 import type { LiveModel } from './live-model.js';
 
+/** the status line's words per kind of outcome, in this order */
+const OUTCOME_WORDS: Array<[Array<DumpRequestEvent['outcome']>, (ranks: string) => string]> = [
+  [['faulthandler', 'written', 'py-spy'], (r) => `dumped ${r}`],
+  [['none-within-5s'], (r) => `${r}: no dump within 5 s (blocked outside Python, in a collective?)`],
+  [['no-handler'], (r) => `${r}: no SIGUSR1 handler and no py-spy, not signalled`],
+];
+
 /** one line per outcome, for the status line */
 export function describeDumps(reqs: DumpRequestEvent[]): string {
-  const by = (o: DumpRequestEvent['outcome']) =>
-    reqs
-      .filter((r) => r.outcome === o)
-      .map((r) => r.rank)
-      .sort((a, b) => a - b);
-  const parts: string[] = [];
-  const list = rankSetText;
-  const written = [...by('faulthandler'), ...by('written'), ...by('py-spy')];
-  if (written.length) parts.push(`dumped ${list(written)}`);
-  const blocked = by('none-within-5s');
-  if (blocked.length)
-    parts.push(`${list(blocked)}: no dump within 5 s (blocked outside Python, in a collective?)`);
-  const none = by('no-handler');
-  if (none.length) parts.push(`${list(none)}: no SIGUSR1 handler and no py-spy, not signalled`);
+  const parts = OUTCOME_WORDS.flatMap(([outcomes, words]) => {
+    const ranks = reqs.filter((r) => outcomes.includes(r.outcome)).map((r) => r.rank);
+    return ranks.length ? [words(rankSetText(ranks))] : [];
+  });
   return parts.join('; ') || 'no rank to dump';
 }
 
