@@ -59,37 +59,38 @@ export function parseProcBatch(text: string): Map<number, ProcReadingWithSignals
 }
 
 /** the facts of each pid (absent: gone), one command per node */
-export async function readProcMany(
-  target: Target,
-  pids: number[],
-): Promise<Map<number, ProcReadingWithSignals>> {
-  const out = new Map<number, ProcReadingWithSignals>();
-  if (procIsLocal(target)) {
-    // this machine's /proc is a file read away: nothing to batch
-    await Promise.all(
-      pids.map(async (p) => {
-        const r = await readProc(target, p);
-        const status = r === null ? null : await target.procStatus(p);
-        const sigCgt = /^SigCgt:\s*([0-9a-fA-F]+)/m.exec(status ?? '')?.[1] ?? '';
-        if (r !== null) out.set(p, { ...r, sigCgt });
-      }),
-    );
-    return out;
-  }
-  return readPerNode(target, pids, READ_SCRIPT, parseProcBatch);
+export function readProcMany(target: Target, pids: number[]): Promise<Map<number, ProcReadingWithSignals>> {
+  return readPerNode(target, pids, READ_SCRIPT, parseProcBatch, async (p) => {
+    const r = await readProc(target, p);
+    if (r === null) return null;
+    const status = await target.procStatus(p);
+    return { ...r, sigCgt: /^SigCgt:\s*([0-9a-fA-F]+)/m.exec(status ?? '')?.[1] ?? '' };
+  });
 }
 
 /**
  * One `sh -c SCRIPT sh PID...` per node for the pids on it (a remote box: one command, not one
- * per pid), each node's output parsed by `parse`; a node whose command fails adds nothing.
+ * per pid), each node's output parsed by `parse`; a node whose command fails adds nothing. With
+ * `here`, each pid on this machine is read by it instead (its /proc is a file read away: nothing to
+ * batch); a pid it finds gone (null) is absent.
  */
 export async function readPerNode<T>(
   target: Target,
   pids: number[],
   script: string,
   parse: (stdout: string) => Map<number, T>,
+  here?: (pid: number) => Promise<T | null>,
 ): Promise<Map<number, T>> {
   const out = new Map<number, T>();
+  if (here !== undefined && procIsLocal(target)) {
+    await Promise.all(
+      pids.map(async (p) => {
+        const r = await here(p);
+        if (r !== null) out.set(p, r);
+      }),
+    );
+    return out;
+  }
   await Promise.all(
     groupByNode(target, pids).map(async (group) => {
       const r = await execForPid(target, group[0]!, ['sh', '-c', script, 'sh', ...group.map(String)]).catch(

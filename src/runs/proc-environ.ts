@@ -4,7 +4,7 @@
  * script, `env -i`, torchrun or srun did to the env it was given. A run's flags are proven applied
  * from these, never from what nsa-dbg meant to pass.
  */
-import { procIsLocal, type Target } from '../targets/target.js';
+import type { Target } from '../targets/target.js';
 import { readPerNode } from './proc-batch.js';
 
 export interface ProcessStart {
@@ -53,17 +53,10 @@ export function parseEnvironBatch(text: string): Map<number, ProcessStart> {
 }
 
 /** the start of each pid that is still there, one command per node on a remote target */
-export async function readProcessStarts(target: Target, pids: number[]): Promise<Map<number, ProcessStart>> {
-  const out = new Map<number, ProcessStart>();
-  if (procIsLocal(target)) {
-    await Promise.all(
-      pids.map(async (pid) => {
-        const env = await target.readFile(`/proc/${pid}/environ`).catch(() => null);
-        const argv = await target.readFile(`/proc/${pid}/cmdline`).catch(() => null);
-        if (env !== null) out.set(pid, { pid, env: parseEnviron(env), argv: argv ? parseCmdline(argv) : [] });
-      }),
-    );
-    return out;
-  }
-  return readPerNode(target, pids, READ_SCRIPT, parseEnvironBatch);
+export function readProcessStarts(target: Target, pids: number[]): Promise<Map<number, ProcessStart>> {
+  return readPerNode(target, pids, READ_SCRIPT, parseEnvironBatch, async (pid) => {
+    const env = await target.readFile(`/proc/${pid}/environ`).catch(() => null);
+    const argv = await target.readFile(`/proc/${pid}/cmdline`).catch(() => null);
+    return env === null ? null : { pid, env: parseEnviron(env), argv: argv ? parseCmdline(argv) : [] };
+  });
 }
