@@ -16,11 +16,6 @@ export interface RunPlace {
   localDir?: (spec: RunSpec) => string;
 }
 
-/** the spec as its launch kind runs it (throws when the lane does not suit the kind) */
-export function planRun(spec: RunSpec): RunSpec {
-  return kindOf(spec.launcher).plan(spec);
-}
-
 /** a controller for a new run (start it with `start()`) */
 export function newRun(
   target: Target,

@@ -163,7 +163,7 @@ export class RunController {
   private watch(dir: string): void {
     const w = this.follower(this.target, dir, (name, chunk) => {
       if (name === PID_FILE) this.setPid(chunk);
-      else if (name === EXIT_CODE_FILE) this.setExit(chunk);
+      else if (name === EXIT_CODE_FILE) this.markExited(exitCodeOf(chunk));
       else this.live?.noteFile?.(name, chunk);
       this.events.onFileChunk(name, chunk, 'run');
     });
@@ -182,10 +182,6 @@ export class RunController {
       this._pid = n;
       this.events.onPid(n);
     }
-  }
-
-  private setExit(text: Buffer): void {
-    this.markExited(exitCodeOf(text));
   }
 
   /** the launcher is gone: the run's own exit_code when it wrote one, else what the launcher says */

@@ -12,7 +12,7 @@ import type { Lane } from '../lanes/lane.js';
 import { getLane } from '../lanes/load.js';
 import { kindOf } from '../launch/kinds.js';
 import { replayRun } from '../launch/replay.js';
-import { attachRun, newRun, planRun } from '../launch/run.js';
+import { attachRun, newRun } from '../launch/run.js';
 import { buildRunSpec } from '../runs/build-spec.js';
 import { traceFlightRecorder } from '../runs/flight-recorder-trace.js';
 import type { RunSpec } from '../runs/launcher.js';
@@ -86,12 +86,10 @@ export class LiveRun {
   /** start the lane's run, or pick up the run in `attachDir` */
   async begin(attachDir?: string): Promise<void> {
     if (attachDir !== undefined) return this.attach(attachDir);
-    const spec = await withOutDir(
-      this.o.target,
-      planRun(buildRunSpec({ ...this.o.spec, lane: this.lane.lane })),
-      this.lane.lane,
-      this.o.spec.outDir,
-    );
+    const built = buildRunSpec({ ...this.o.spec, lane: this.lane.lane });
+    // the spec as its launch kind runs it (throws when the lane does not suit the kind)
+    const planned = kindOf(built.launcher).plan(built);
+    const spec = await withOutDir(this.o.target, planned, this.lane.lane, this.o.spec.outDir);
     this.takeModelFor(spec);
     await this.o.prepareRun?.(spec);
     // the trainer command must exist where it will run, where the kind can look from here
