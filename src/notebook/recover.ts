@@ -49,52 +49,45 @@ function ending(c: Cell, dir: string): { ended: string; interrupted: boolean } |
   return { ended: lastWrite(dir, ['stdout.log', PID_FILE, COMMAND_FILE]), interrupted: true };
 }
 
+/** the patch that finishes a cell left running, or null while its run may still be going */
+async function recoveredPatch(c: Cell, notebookDir: string): Promise<Partial<Cell> | null> {
+  if (c.kind === 'check') {
+    // a box check has no run to go on: the nsa-dbg that ran it is gone, and so is its verdict
+    const why = 'interrupted: nsa-dbg ended during the box check; re-run it to check again';
+    return { state: 'failed', interrupted: true, go: false, reasons: [why] };
+  }
+  const dir = resolveEvidenceDir(notebookDir, c);
+  const end = ending(c, dir);
+  if (end === null) return null;
+  let steps: number | undefined;
+  try {
+    steps = readSpec(dir).steps;
+  } catch {}
+  let r: Awaited<ReturnType<typeof analyzeDir>>;
+  try {
+    r = await analyzeDir(dir);
+  } catch (e) {
+    // nothing to judge (its folder is gone): the cell ends as an error, said why
+    const why = `interrupted, and its evidence cannot be read: ${(e as Error).message}`;
+    return { state: 'failed', interrupted: true, reasons: [why] };
+  }
+  const verdict = judge(r, { ...c.lane.acceptance }, steps);
+  const patch = finishedPatch({ ...r, ...verdict }, dir, {}, end.ended);
+  if (end.interrupted) {
+    const why = 'interrupted: nsa-dbg ended while it ran and the trainer is gone; judged from its evidence';
+    patch.interrupted = true;
+    patch.reasons = [why, ...(patch.reasons ?? [])];
+    if (patch.summary) patch.summary = { ...patch.summary, line: `${patch.summary.line} (interrupted)` };
+  }
+  return patch;
+}
+
 export async function recoverCells(store: NotebookStore): Promise<string[]> {
   const done: string[] = [];
   for (const c of store.get().cells) {
     if (c.state !== 'running') continue;
-    if (c.kind === 'check') {
-      // a box check has no run to go on: the nsa-dbg that ran it is gone, and so is its verdict
-      const why = 'interrupted: nsa-dbg ended during the box check; re-run it to check again';
-      store.dispatch({
-        type: 'updateCell',
-        id: c.id,
-        patch: { state: 'failed', interrupted: true, go: false, reasons: [why] },
-      });
-      done.push(c.id);
-      continue;
-    }
-    const dir = resolveEvidenceDir(dirname(store.file), c);
-    const end = ending(c, dir);
-    if (end === null) continue;
-    let steps: number | undefined;
-    try {
-      steps = readSpec(dir).steps;
-    } catch {
-      steps = undefined;
-    }
-    let r: Awaited<ReturnType<typeof analyzeDir>>;
-    try {
-      r = await analyzeDir(dir);
-    } catch (e) {
-      // nothing to judge (its folder is gone): the cell ends as an error, said why
-      const why = `interrupted, and its evidence cannot be read: ${(e as Error).message}`;
-      store.dispatch({
-        type: 'updateCell',
-        id: c.id,
-        patch: { state: 'failed', interrupted: true, reasons: [why] },
-      });
-      done.push(c.id);
-      continue;
-    }
-    const verdict = judge(r, { ...c.lane.acceptance }, steps);
-    const patch = finishedPatch({ ...r, ...verdict }, dir, {}, end.ended);
-    if (end.interrupted) {
-      const why = 'interrupted: nsa-dbg ended while it ran and the trainer is gone; judged from its evidence';
-      patch.interrupted = true;
-      patch.reasons = [why, ...(patch.reasons ?? [])];
-      if (patch.summary) patch.summary = { ...patch.summary, line: `${patch.summary.line} (interrupted)` };
-    }
+    const patch = await recoveredPatch(c, dirname(store.file));
+    if (patch === null) continue;
     store.dispatch({ type: 'updateCell', id: c.id, patch });
     done.push(c.id);
   }
