@@ -51,17 +51,16 @@ export function optionIn(argv: readonly string[], name: string): string | null {
 
 const shown = (name: string, v: string | null) => (v !== null && isSecretName(name) ? MASK : v);
 
+/** one name to check: its intended value and where a process start has it */
+type Check = [name: string, expected: string | null, valueIn: (s: ProcessStartView) => string | null];
+
 export function proofOf(intended: Intended, starts: readonly ProcessStartView[]): RunProof {
   const saw: RunProof['saw'] = {};
   const notApplied: RunProof['notApplied'] = [];
-  const checks: Array<[string, string | null, (s: ProcessStartView) => string | null]> = [
-    ...Object.entries(intended.env).map(
-      ([name, v]) =>
-        [name, v, (s: ProcessStartView) => s.env[name] ?? null] as [string, string | null, never],
-    ),
+  const checks: Check[] = [
+    ...Object.entries(intended.env).map(([name, v]): Check => [name, v, (s) => s.env[name] ?? null]),
     ...Object.entries(intended.options ?? {}).map(
-      ([name, v]) =>
-        [name, v, (s: ProcessStartView) => optionIn(s.argv, name)] as [string, string | null, never],
+      ([name, v]): Check => [name, v, (s) => optionIn(s.argv, name)],
     ),
   ];
   for (const [name, expected, valueIn] of checks) {
