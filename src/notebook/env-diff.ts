@@ -7,3 +7,16 @@ export function envDiff(a: Record<string, string>, b: Record<string, string>): s
   }
   return out;
 }
+
+/** `env` with `edits` applied: a value sets its variable, null unsets it */
+export function withEdits(
+  env: Record<string, string>,
+  edits: Record<string, string | null>,
+): Record<string, string> {
+  const out = { ...env };
+  for (const [k, v] of Object.entries(edits)) {
+    if (v === null) delete out[k];
+    else out[k] = v;
+  }
+  return out;
+}

@@ -4,7 +4,7 @@
  */
 import type { Lane } from '../lanes/lane.js';
 import type { StartRequest } from './controller-types.js';
-import { envDiff } from './env-diff.js';
+import { envDiff, withEdits } from './env-diff.js';
 import type { Cell } from './model.js';
 import { MASK } from './secrets.js';
 
@@ -26,11 +26,7 @@ export function editedRequest(
   edits: Record<string, string | null>,
   lanes: Map<string, Lane>,
 ): StartRequest {
-  const env = envFrom(c, lanes);
-  for (const [k, v] of Object.entries(edits)) {
-    if (v === null) delete env[k];
-    else env[k] = v;
-  }
+  const env = withEdits(envFrom(c, lanes), edits);
   return { lane: c.lane.name, env, parent: c.id, link: 'toggle', phase: c.phase };
 }
 

@@ -3,6 +3,7 @@
  * confirm, lane picker, env editor, flag picker, palette, compare). Pure; the App turns keys into
  * these actions and runs the controller calls itself.
  */
+import { withEdits } from './env-diff.js';
 
 export type NotebookMode =
   | 'list'
@@ -114,12 +115,7 @@ export function editedEnv(
   env: Record<string, string>,
   edits: Record<string, string | null>,
 ): Array<[string, string]> {
-  const out: Record<string, string> = { ...env };
-  for (const [k, v] of Object.entries(edits)) {
-    if (v === null) delete out[k];
-    else out[k] = v;
-  }
-  return Object.entries(out).sort((a, b) => a[0].localeCompare(b[0]));
+  return Object.entries(withEdits(env, edits)).sort((a, b) => a[0].localeCompare(b[0]));
 }
 
 /** what the edits change, one entry per variable: `NSA_FORCE_BRANCH unset → sel`, `NSA_USE_FA2 1 → 0` */
