@@ -6,9 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { COMMAND_FILE } from '../ingest/launcher-files.js';
-import type { Lane } from '../lanes/lane.js';
 import type { RunSpec } from '../runs/launcher.js';
-import { finishedPatch, type Outcome, startedCell } from './cell-build.js';
+import { finishedPatch, type Outcome, type StartFacts, startedCell } from './cell-build.js';
 import type { Cell } from './model.js';
 import type { NotebookStore } from './store.js';
 
@@ -18,24 +17,14 @@ export function readSpec(localDir: string): RunSpec {
 
 export function recordRun(
   store: NotebookStore,
-  o: {
-    outcome: Outcome;
-    lane: Lane;
-    target: string;
-    localDir: string;
-  },
+  o: Pick<StartFacts, 'lane' | 'target' | 'localDir'> & { outcome: Outcome },
 ): Cell {
+  const { outcome, ...facts } = o;
   const spec = readSpec(o.localDir);
-  const cell = startedCell({
-    spec,
-    lane: o.lane,
-    target: o.target,
-    localDir: o.localDir,
-    notebookDir: dirname(store.file),
-  });
+  const cell = startedCell({ ...facts, spec, notebookDir: dirname(store.file) });
   const nb = store.dispatch({
     type: 'addCell',
-    cell: { ...cell, ...finishedPatch(o.outcome, o.localDir, spec.env, new Date().toISOString()) },
+    cell: { ...cell, ...finishedPatch(outcome, o.localDir, spec.env, new Date().toISOString()) },
   });
   return nb.cells[nb.cells.length - 1]!;
 }

@@ -88,21 +88,18 @@ function readNoting(file: string): { nb: Notebook; note: string | null } {
  * in flight and never leaves a half-written file.
  */
 export class NotebookStore {
-  private nb: Notebook;
   private readonly listeners = new Set<(nb: Notebook) => void>();
 
   private constructor(
     readonly file: string,
     private readonly lock: NotebookLock,
-    nb: Notebook,
+    private nb: Notebook,
     /**
      * what was fixed in memory when the file was read (repeated cell ids), for the opener to show;
      * the file itself is left as it is until the next change writes it
      */
     readonly openNote: string | null = null,
-  ) {
-    this.nb = nb;
-  }
+  ) {}
 
   /** open (creating it when missing) and lock; throws NotebookInUse / NotebookFormatError */
   static open(file: string, now = () => new Date()): NotebookStore {
