@@ -5,6 +5,7 @@ import type { SeriesPoint } from '../analysis/chart-series.js';
  */
 import type { ManyRanks } from '../analysis/rank-table.js';
 import type { DumpView } from '../analysis/run-digest.js';
+import type { Verdict } from '../analysis/signatures.js';
 import type { RankStatus, StallWhere } from '../analysis/stall-detector.js';
 import type { SilenceState } from '../analysis/stall-judge.js';
 import type { Frame, GpuProcess, GpuSample } from '../ingest/events.js';
@@ -73,17 +74,8 @@ export interface HotFramesView {
 }
 
 export interface VerdictView {
-  verdict:
-    | 'pass'
-    | 'hang'
-    | 'incomplete'
-    | 'nan'
-    | 'crash'
-    | 'slow'
-    | 'stopped'
-    | 'running'
-    | 'suspect'
-    | 'busy';
+  /** after the end, the run's verdict; live, what the evidence says so far */
+  verdict: Verdict | 'running' | 'suspect' | 'busy';
   /** one line, e.g. "hang at step 6 (in-step), rank 0" */
   summary: string;
   /** after the end: the lane's GO/NO-GO (analysis/acceptance.ts) and why not */
