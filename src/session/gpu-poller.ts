@@ -9,6 +9,7 @@ import {
 import type { StreamHandle, Target } from '../targets/target.js';
 
 export interface GpuUpdate {
+  /** false when nvidia-smi is missing or failing; `message` says why */
   available: boolean;
   message?: string;
   gpus: GpuSample[];

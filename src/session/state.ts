@@ -8,8 +8,10 @@ import type { DumpView } from '../analysis/run-digest.js';
 import type { Verdict } from '../analysis/signatures.js';
 import type { RankStatus, StallWhere } from '../analysis/stall-detector.js';
 import type { SilenceState } from '../analysis/stall-judge.js';
-import type { Frame, GpuProcess, GpuSample } from '../ingest/events.js';
+import type { Frame } from '../ingest/events.js';
+import type { Lane } from '../lanes/lane.js';
 import type { PtyHandle } from '../targets/target.js';
+import type { GpuUpdate } from './gpu-poller.js';
 
 export type RunPhase = 'idle' | 'starting' | 'running' | 'stopping' | 'exited';
 
@@ -33,14 +35,9 @@ export interface RankView extends Omit<RankStatus, 'stall'> {
   stall: StallView | null;
 }
 
-export interface GpuView {
-  /** false when nvidia-smi is missing or failing; `message` says why */
-  available: boolean;
-  message?: string;
+export interface GpuView extends GpuUpdate {
   /** demo mode: numbers come from the simulated nvidia-smi shim */
   simulated: boolean;
-  gpus: GpuSample[];
-  processes: GpuProcess[];
   /** the lane's acceptance limit, if any */
   vramLimitMiB?: number;
   /** torch's own view, from the newest heartbeat */
@@ -137,12 +134,8 @@ export interface DashboardState {
   stepFormat?: string | null;
 }
 
-export interface LaneSummary {
-  name: string;
-  description: string;
-  /** the env the lane sets, for the picker's detail line */
-  env: Record<string, string>;
-}
+/** a lane as the picker lists it (`env`: the env the lane sets, for its detail line) */
+export type LaneSummary = Pick<Lane, 'name' | 'description' | 'env'>;
 
 /** What the UI may ask of the engine. Implemented by src/session/session.ts. */
 export interface SessionController {
