@@ -7,33 +7,23 @@
  */
 import type { DumpRequestEvent, ProbeEvent, WorkerEvent } from '../ingest/events.js';
 import { IN_PYTHON_S, SEEN_WAIT_S, stackDumpName, stackRequestId } from '../ingest/stack-log.js';
-import type { Target } from '../targets/target.js';
-import { CLOCK_SLACK_S, HookWindows } from './hook-windows.js';
+import { CLOCK_SLACK_S, HookWindows, type HookWindowsOptions } from './hook-windows.js';
 import { ProbeFile } from './probe-file.js';
 import { ProcBatcher, type ProcReadingWithSignals, SignalBatcher } from './proc-batch.js';
 import { catchesSignal, SIGNUM } from './signals.js';
-import { TrainerDumpLadder, unrecordedRequest } from './trainer-dump-ladder.js';
+import { type LadderOptions, TrainerDumpLadder, unrecordedRequest } from './trainer-dump-ladder.js';
 
 /** how long the stack hook's dump may take to be read back (written at once; the log is followed) */
 const HOOK_WAIT_MS = 3000;
 
-export interface StackSamplerOptions {
-  target: Target;
+/** the ladder's and the hook windows' options, and what the sampler itself reads */
+export interface StackSamplerOptions extends LadderOptions, HookWindowsOptions {
   /** where nsa-dbg writes its probe file */
   runDir: string;
   /** the probe file's writer when other checks write to it too (default: one of its own) */
   probes?: ProbeFile;
-  /** where the trainer writes its dumps (py-spy output goes there too) */
-  outDir: string;
-  /** dump files seen so far (name → its timestamp, trainer clock) */
-  dumpsSeen: () => Array<{ file: string; ts?: number }>;
-  /** a dump the evidence holds, by its name (a stack hook's dump: `<log>@<request id>`) */
-  dumpNamed?: (name: string) => { inPython?: boolean; inPythonBy?: number } | undefined;
   /** each rank's process as nsa-dbg's stack hook registered it */
   workers?: () => ReadonlyMap<number, WorkerEvent>;
-  /** the trainer's clock now, epoch seconds */
-  trainerNowS: () => number;
-  pollMs?: number;
 }
 
 export class StackSampler {
