@@ -7,7 +7,6 @@
 
 import { type Lane, LaneError } from '../lanes/lane.js';
 import { getLane } from '../lanes/load.js';
-import type { CheckRun } from '../preflight/format.js';
 import { laneSnapshot } from './cell-build.js';
 import { checkedPatch, checkFailedPatch, checkLine, newCheckCell } from './check-cell.js';
 import type { NotebookDeps } from './controller-types.js';
@@ -25,15 +24,6 @@ export interface CheckTaskHost {
   checking(id: string | null): void;
 }
 
-interface CheckTaskOptions {
-  lane: Lane;
-  target: string;
-  demo: boolean;
-  run: (lane: Lane) => Promise<CheckRun>;
-  now: () => Date;
-  parent?: string;
-}
-
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /**
@@ -44,48 +34,44 @@ const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 export function startCheck(
   host: CheckTaskHost,
   deps: Pick<NotebookDeps, 'checkBox' | 'lanes' | 'target' | 'demo' | 'now'>,
-  lane: string,
+  laneName: string,
   parent?: string,
 ): string | null {
-  const run = deps.checkBox;
+  const run = deps.checkBox?.bind(deps);
   if (!run) {
     host.setNotice('the box cannot be checked from here');
     return null;
   }
-  let found: Lane;
+  let lane: Lane;
   try {
-    found = getLane(deps.lanes(), lane);
+    lane = getLane(deps.lanes(), laneName);
   } catch (e) {
-    host.setNotice(e instanceof LaneError ? e.message : `unknown lane "${lane}"`);
+    host.setNotice(e instanceof LaneError ? e.message : `unknown lane "${laneName}"`);
     return null;
   }
   const now = deps.now ?? (() => new Date());
-  const o = { lane: found, target: deps.target, demo: !!deps.demo, run: run.bind(deps), now };
-  return runCheck(host, parent ? { ...o, parent } : o);
-}
-
-function runCheck(host: CheckTaskHost, o: CheckTaskOptions): string | null {
+  const { target } = deps;
   const id = nextCellId(host.store.get());
   // refused while a run or a bisection holds the GPUs: "c3 is running: check the box when it has ended"
   const started = host.runTask('check the box', async (signal) => {
     const cell = newCheckCell({
-      lane: laneSnapshot(o.lane),
-      target: o.target,
-      demo: o.demo,
-      now: o.now(),
-      ...(o.parent ? { parent: o.parent } : {}),
+      lane: laneSnapshot(lane),
+      target,
+      demo: !!deps.demo,
+      now: now(),
+      ...(parent ? { parent } : {}),
     });
     if (host.save({ type: 'addCell', cell }) !== null) return;
     host.checking(id);
-    host.setNotice(`${id} checking ${o.target} for lane ${o.lane.name}…`);
+    host.setNotice(`${id} checking ${target} for lane ${lane.name}…`);
     const closed = new Promise<null>((res) =>
       signal.addEventListener('abort', () => res(null), { once: true }),
     );
     try {
-      const out = await Promise.race([o.run(o.lane), closed]);
+      const out = await Promise.race([run(lane), closed]);
       const patch = out
-        ? checkedPatch(out, o.now())
-        : checkFailedPatch('stopped before its verdict: the notebook was closed', o.now());
+        ? checkedPatch(out, now())
+        : checkFailedPatch('stopped before its verdict: the notebook was closed', now());
       host.save({ type: 'updateCell', id, patch });
       const done = host.store.get().cells.find((c: Cell) => c.id === id);
       if (out && done) host.setNotice(`${id} ${out.verdict}: ${checkLine(done)}`);
@@ -93,7 +79,7 @@ function runCheck(host: CheckTaskHost, o: CheckTaskOptions): string | null {
       host.save({
         type: 'updateCell',
         id,
-        patch: checkFailedPatch(`the check could not run: ${message(e)}`, o.now()),
+        patch: checkFailedPatch(`the check could not run: ${message(e)}`, now()),
       });
       host.setNotice(`${id} box check failed: ${message(e)}`);
     } finally {
