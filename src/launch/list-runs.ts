@@ -1,6 +1,5 @@
 import type { RunStatus } from '../runs/launch-kind.js';
 import type { LaunchKindName } from '../runs/launch-spec.js';
-import type { RunSpec } from '../runs/launcher.js';
 import { readRunSpec } from '../runs/spec-file.js';
 import type { Target } from '../targets/target.js';
 import { kindOf } from './kinds.js';
@@ -22,12 +21,7 @@ export async function listRuns(target: Target, runsRoot: string): Promise<RunLis
   const out: RunListing[] = [];
   for (const runId of ids) {
     const runDir = `${runsRoot}/${runId}`;
-    let spec: RunSpec | null;
-    try {
-      spec = await readRunSpec(target, runDir);
-    } catch {
-      continue;
-    }
+    const spec = await readRunSpec(target, runDir).catch(() => null);
     if (spec === null) continue;
     const { extra, ...state } = await kindOf(spec.launcher).status(target, runDir, spec);
     out.push({

@@ -88,8 +88,7 @@ async function streamFile(path: string, onChunk: (chunk: Buffer) => void): Promi
 
 /** the folder's files the reader takes, by path in the folder: node records first, the output last */
 async function folderFiles(dir: string, layout: RunLayout, withOutput: boolean): Promise<string[]> {
-  const paths: string[] = [];
-  for (const name of (await readdir(dir)).sort()) paths.push(name);
+  const paths = (await readdir(dir)).sort();
   for (const sub of layoutDirs(dir, layout))
     for (const name of (await readdir(join(dir, sub))).sort()) paths.push(`${sub}/${name}`);
   const rank = (p: string) =>

@@ -37,10 +37,8 @@ export async function oomKillsOf(
   pids: number[],
   sinceS: number,
 ): Promise<Map<number, DatedOomKill>> {
-  const out = new Map<number, DatedOomKill>();
-  if (pids.length === 0) return out;
-  const wanted = new Set(pids);
+  if (pids.length === 0) return new Map();
+  // each node's kills are of its own pids already (parseWithClock)
   const found = await readPerNode(target, pids, SCRIPT, parseWithClock);
-  for (const [pid, k] of found) if (wanted.has(pid) && (k.atS === null || k.atS >= sinceS)) out.set(pid, k);
-  return out;
+  return new Map([...found].filter(([, k]) => k.atS === null || k.atS >= sinceS));
 }

@@ -60,7 +60,6 @@ export interface QuitFacts {
   targetLabel: string;
 }
 
-/** One run's launch while nsa-dbg follows it. */
 /** what a dump request did: the words for the user, and whether a dump file will answer it */
 export interface DumpAsk {
   message: string;
@@ -68,6 +67,7 @@ export interface DumpAsk {
   sent: boolean;
 }
 
+/** One run's launch while nsa-dbg follows it. */
 export interface ActiveLaunch {
   /** a file of the run folder as the followers read it: the launch's own (an agent's pid or exit) */
   noteFile?(name: string, chunk: Buffer): void;
