@@ -170,14 +170,43 @@ export class ProcBatcher extends TurnBatcher<number, ProcReadingWithSignals | nu
 const SIGNAL_MANY =
   'id=$1; shift; t=$(date +%s.%N 2>/dev/null); while [ $# -ge 3 ]; do printf "# request %s %s\\n" "$id" "$t" >> "$2" && kill -s "$3" "$1"; shift 3; done';
 
+/** a process to signal, and the stack log its request is marked in */
+export interface SignalAsk {
+  pid: number;
+  log: string;
+  signal: number;
+}
+
+/**
+ * `script` once per node of the processes in `asks`, called with the request id, then a (pid, stack
+ * log, signal) triple per process: per node, how many it was given and its output (null: failed)
+ */
+export function signalPerNode(
+  target: Target,
+  script: string,
+  id: string,
+  asks: SignalAsk[],
+): Promise<Array<{ n: number; stdout: string } | null>> {
+  const pids = asks.map((a) => a.pid);
+  return Promise.all(
+    groupByNode(target, pids).map(async (group) => {
+      const args = group.flatMap((pid) => {
+        const a = asks.find((x) => x.pid === pid)!;
+        return [String(pid), a.log, String(a.signal)];
+      });
+      const r = await execForPid(target, group[0]!, ['sh', '-c', script, 'sh', id, ...args]).catch(
+        () => null,
+      );
+      return r === null ? null : { n: group.length, stdout: r.stdout };
+    }),
+  );
+}
+
 /**
  * Stack-hook signals asked for in the same turn go out together: each process's log gets its
  * `# request <id>` line, then the process its signal, with one command per node.
  */
-export class SignalBatcher extends TurnBatcher<
-  { pid: number; log: string; signal: number; id: string },
-  undefined
-> {
+export class SignalBatcher extends TurnBatcher<SignalAsk & { id: string }, undefined> {
   constructor(private readonly target: Target) {
     super();
   }
@@ -186,27 +215,10 @@ export class SignalBatcher extends TurnBatcher<
     return this.queue({ pid, log, signal, id });
   }
 
-  protected async flush(
-    batch: Array<{ pid: number; log: string; signal: number; id: string }>,
-  ): Promise<undefined[]> {
+  protected async flush(batch: Array<SignalAsk & { id: string }>): Promise<undefined[]> {
     const byId = new Map<string, typeof batch>();
     for (const b of batch) byId.set(b.id, [...(byId.get(b.id) ?? []), b]);
-    await Promise.all(
-      [...byId].flatMap(([id, list]) =>
-        groupByNode(
-          this.target,
-          list.map((b) => b.pid),
-        ).map((group) => {
-          const args = group.flatMap((pid) => {
-            const b = list.find((x) => x.pid === pid)!;
-            return [String(pid), b.log, String(b.signal)];
-          });
-          return execForPid(this.target, group[0]!, ['sh', '-c', SIGNAL_MANY, 'sh', id, ...args]).catch(
-            () => undefined,
-          );
-        }),
-      ),
-    );
+    await Promise.all([...byId].map(([id, list]) => signalPerNode(this.target, SIGNAL_MANY, id, list)));
     return batch.map(() => undefined);
   }
 }

@@ -18,8 +18,9 @@
  */
 import { appendFileSync, readFileSync } from 'node:fs';
 import { SAMPLE_MARK } from '../ingest/stack-log.js';
+import { type SignalAsk, signalPerNode } from '../runs/proc-batch.js';
 import { catchesSignal } from '../runs/signals.js';
-import { execForPid, groupByNode, procIsLocal, type Target } from '../targets/target.js';
+import { procIsLocal, type Target } from '../targets/target.js';
 import type { LiveModel } from './live-model.js';
 
 /**
@@ -62,18 +63,12 @@ const SAMPLE_SCRIPT = [
   'done',
 ].join('\n');
 
-interface Sample {
-  pid: number;
-  log: string;
-  signal: number;
-}
-
 /**
  * SAMPLE_SCRIPT's work on this machine, in this process: each process's status read right before its
  * signal (alive, not ending or stopped, the signal's bit in SigCgt), its log marked, then the
  * signal. Returns how many were passed over.
  */
-function sampleHere(send: Sample[], id: string): number {
+function sampleHere(send: SignalAsk[], id: string): number {
   let skipped = 0;
   for (const s of send) {
     let status = '';
@@ -195,24 +190,6 @@ export class StragglerSampling {
     return settled ? (this.o.slowGapMs ?? SLOW_GAP_MS) : (this.o.fastGapMs ?? FAST_GAP_MS);
   }
 
-  /** the group's signals by one command on its node; it says which processes it passed over */
-  private async sendOnNode(send: Sample[], group: number[], id: string): Promise<void> {
-    const args = group.flatMap((pid) => {
-      const s = send.find((x) => x.pid === pid)!;
-      return [String(pid), s.log, String(s.signal)];
-    });
-    const r = await execForPid(this.o.target, group[0]!, [
-      'sh',
-      '-c',
-      SAMPLE_SCRIPT,
-      'sh',
-      id,
-      ...args,
-    ]).catch(() => null);
-    if (r !== null)
-      this.countSent(group.length, r.stdout.split('\n').filter((l) => l.startsWith('skip ')).length);
-  }
-
   private countSent(n: number, skipped: number): void {
     this.unhandled += skipped;
     this.asked += n - skipped;
@@ -233,20 +210,17 @@ export class StragglerSampling {
     this.training ||= trainingUnderWay(this.o.model.ranks(now));
     if (!this.training) return IDLE_GAP_MS;
     // the signal is whole and low (the script checks the low 32 bits of SigCgt)
-    const send: Sample[] = workers
+    const send: SignalAsk[] = workers
       .map(([, w]) => ({ pid: w.pid, log: w.path, signal: w.sampleSignal ?? w.signal }))
       .filter((w) => Number.isInteger(w.signal) && w.signal >= 1 && w.signal <= 32);
     if (send.length < 2) return IDLE_GAP_MS;
     const id = this.o.model.trainerNowS(Date.now()).toFixed(3);
     // this machine, one node: its /proc and its processes are a call away, no command needed
     if (procIsLocal(this.o.target)) this.countSent(send.length, sampleHere(send, id));
+    // elsewhere one command per node, which says which processes it passed over
     else
-      await Promise.all(
-        groupByNode(
-          this.o.target,
-          send.map((s) => s.pid),
-        ).map((g) => this.sendOnNode(send, g, id)),
-      );
+      for (const r of await signalPerNode(this.o.target, SAMPLE_SCRIPT, id, send))
+        if (r !== null) this.countSent(r.n, r.stdout.split('\n').filter((l) => l.startsWith('skip ')).length);
     this.rounds++;
     // a round signals every rank: past 8 ranks the rounds are spaced by the count (8 ms a rank), so
     // the signals a second, and the dumps nsa-dbg reads, stay bounded (~125 a second) at any size
