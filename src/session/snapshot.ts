@@ -93,15 +93,8 @@ function manyRanksView(i: SnapshotInput, ranks: RankView[]): ManyRanks | null {
 export function buildSnapshot(i: SnapshotInput): DashboardState {
   const m = i.model;
   const same = i.unchanged;
-  const { loss, toks, lossTotal, toksTotal, rateLabel } = same
-    ? {
-        loss: same.loss,
-        toks: same.toks,
-        lossTotal: same.lossTotal ?? 0,
-        toksTotal: same.toksTotal ?? 0,
-        rateLabel: same.rateLabel,
-      }
-    : m.digest.chartSeries();
+  // the previous snapshot's charts were chartSeries() too
+  const { loss, toks, lossTotal, toksTotal, rateLabel } = same ?? m.digest.chartSeries();
   const ranks = m.ranks(i.now);
   return emptyDashboardState({
     target: i.target,
