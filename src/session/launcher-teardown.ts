@@ -19,10 +19,10 @@ export interface LauncherTeardownWait {
   exited: () => boolean;
   nowMs: () => number;
   sleep: (ms: number) => Promise<void>;
-  graceMs?: number;
-  /** how often the end is looked for */
-  pollMs?: number;
 }
+
+/** how often the end is looked for */
+const POLL_MS = 250;
 
 /**
  * Resolves when the stop of a confirmed hang may come: at once when no teardown is under way (or
@@ -31,14 +31,13 @@ export interface LauncherTeardownWait {
 export async function launcherTeardownDone(
   o: LauncherTeardownWait,
 ): Promise<'no teardown' | 'ended' | 'grace over'> {
-  const grace = o.graceMs ?? LAUNCHER_TEARDOWN_GRACE_MS;
   let waited = false;
   for (;;) {
     if (o.exited()) return 'ended';
     const sign = o.sign();
-    const left = sign === null ? 0 : sign.atMs + grace - o.nowMs();
+    const left = sign === null ? 0 : sign.atMs + LAUNCHER_TEARDOWN_GRACE_MS - o.nowMs();
     if (left <= 0) return waited ? 'grace over' : 'no teardown';
     waited = true;
-    await o.sleep(Math.min(left, o.pollMs ?? 250));
+    await o.sleep(Math.min(left, POLL_MS));
   }
 }

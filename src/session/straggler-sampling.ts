@@ -29,13 +29,13 @@ import type { LiveModel } from './live-model.js';
  * box the all_reduce itself takes a share), which takes ~150 samples of each to tell with
  * confidence: 20 steps of half a second (straggler.ts, docs/stragglers.md).
  */
-export const FAST_GAP_MS = 60;
+const FAST_GAP_MS = 60;
 /** rounds are at least this far apart per rank sampled (512 ranks: one round every 4 s) */
 const ROUND_MS_PER_RANK = 8;
 /** a round never starts sooner than this after the one before ended */
 const MIN_GAP_MS = 10;
 /** once settled: a few a minute */
-export const SLOW_GAP_MS = 20_000;
+const SLOW_GAP_MS = 20_000;
 /** a pause (a silent rank, no ranks yet) is looked at again after this */
 const IDLE_GAP_MS = 1000;
 /** samples of every rank after which the ranking counts as settled, a straggler named or not */
@@ -94,10 +94,6 @@ function sampleHere(send: SignalAsk[], id: string): number {
 export interface StragglerSamplingOptions {
   target: Target;
   model: LiveModel;
-  /** a uniform draw in [0, 1) (tests inject a seeded one) */
-  random?: () => number;
-  fastGapMs?: number;
-  slowGapMs?: number;
   /**
    * sample only in every other window of this many seconds, always at the fast rate (the bench:
    * step time with and without sampling in the same run, windows far longer than a step)
@@ -166,7 +162,7 @@ export class StragglerSampling {
   private schedule(meanMs: number, startedMs = Date.now()): void {
     if (this.closed) return;
     // uniform on [0.5, 1.5) × the mean: spread, and never locked to the trainer's step period
-    const gap = meanMs * (0.5 + (this.o.random ?? Math.random)());
+    const gap = meanMs * (0.5 + Math.random());
     const wait = Math.max(MIN_GAP_MS, startedMs + gap - Date.now());
     this.timer = setTimeout(() => {
       const started = Date.now();
@@ -182,12 +178,12 @@ export class StragglerSampling {
   /** the mean gap to the next round: fast while thin, slow once settled */
   private gapNow(): number {
     // the bench's windows measure the fast rate, the costliest, settled or not
-    if (this.o.alternateS !== undefined) return this.o.fastGapMs ?? FAST_GAP_MS;
+    if (this.o.alternateS !== undefined) return FAST_GAP_MS;
     const list = this.o.model.evidence.stragglers();
     const fewest = list.length === 0 ? 0 : Math.min(...list.map((r) => r.samples));
     const settled =
       list.some((r) => r.named && r.confidence >= SETTLED_CONFIDENCE) || fewest >= SETTLED_SAMPLES;
-    return settled ? (this.o.slowGapMs ?? SLOW_GAP_MS) : (this.o.fastGapMs ?? FAST_GAP_MS);
+    return settled ? SLOW_GAP_MS : FAST_GAP_MS;
   }
 
   private countSent(n: number, skipped: number): void {
@@ -202,8 +198,7 @@ export class StragglerSampling {
     // a silent rank is the stall prober's: its samples, and a hang's stacks, are not disturbed
     if (this.o.model.anySilent(now)) return IDLE_GAP_MS;
     const a = this.o.alternateS;
-    if (a !== undefined && Math.floor((now - this.startMs) / (a * 1000)) % 2 === 1)
-      return this.o.fastGapMs ?? FAST_GAP_MS;
+    if (a !== undefined && Math.floor((now - this.startMs) / (a * 1000)) % 2 === 1) return FAST_GAP_MS;
     const workers = [...this.o.model.evidence.workers()].filter(([, w]) => w.path !== '');
     if (workers.length < 2) return IDLE_GAP_MS;
     // training under way (a step done): init and the first compile say nothing of who is slow
