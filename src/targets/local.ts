@@ -6,6 +6,7 @@ import { writeFileAtomic } from '../util/atomic-file.js';
 import { mkdirp } from '../util/fs-errors.js';
 import { LocalTail } from './local-tail.js';
 import type {
+  ExecOptions,
   ExecResult,
   PtyHandle,
   SpawnPtyOptions,
@@ -52,10 +53,7 @@ export class LocalTarget implements Target {
     };
   }
 
-  exec(
-    argv: string[],
-    opts: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {},
-  ): Promise<ExecResult> {
+  exec(argv: string[], opts: ExecOptions = {}): Promise<ExecResult> {
     return new Promise((resolve, reject) => {
       const [file, ...args] = argv;
       if (!file) return reject(new Error('exec: empty argv'));

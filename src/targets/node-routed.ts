@@ -7,6 +7,7 @@
  * Signals only ever go to worker pids from the ranks' heartbeats: never to srun or an agent.
  */
 import type {
+  ExecOptions,
   ExecResult,
   PidRouting,
   PtyHandle,
@@ -82,16 +83,12 @@ export class NodeRoutedTarget implements Target, PidRouting {
   spawnPty(opts: SpawnPtyOptions): Promise<PtyHandle> {
     return this.base.spawnPty(opts);
   }
-  async exec(
-    argv: string[],
-    opts?: { cwd?: string; env?: Record<string, string>; timeoutMs?: number },
-  ): Promise<ExecResult> {
+  async exec(argv: string[], opts?: ExecOptions): Promise<ExecResult> {
     // `py-spy dump --pid N` reads a process from outside: it must run where the process is
     const pid = argv[0] === 'py-spy' ? Number(argv[argv.indexOf('--pid') + 1]) : Number.NaN;
     if (Number.isInteger(pid) && pid > 0) {
       const r = await this.onNodeOf(pid, argv);
-      if (r === null) return { code: 1, stdout: '', stderr: `pid ${pid}: its node is not known yet` };
-      return r;
+      return r ?? { code: 1, stdout: '', stderr: `pid ${pid}: its node is not known yet` };
     }
     return this.base.exec(argv, opts);
   }

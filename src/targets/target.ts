@@ -26,6 +26,12 @@ export interface ExecResult {
   code: number | null;
 }
 
+export interface ExecOptions {
+  cwd?: string;
+  env?: Record<string, string>;
+  timeoutMs?: number;
+}
+
 export interface SpawnPtyOptions {
   /** argv; the first element is the program. Never joined unquoted. */
   argv: string[];
@@ -74,10 +80,7 @@ export interface Target {
   readonly kind: 'local' | 'ssh';
   spawnPty(opts: SpawnPtyOptions): Promise<PtyHandle>;
   /** run argv to completion (no PTY) */
-  exec(
-    argv: string[],
-    opts?: { cwd?: string; env?: Record<string, string>; timeoutMs?: number },
-  ): Promise<ExecResult>;
+  exec(argv: string[], opts?: ExecOptions): Promise<ExecResult>;
   /** run argv without a PTY, delivering stdout chunks as they arrive */
   stream(argv: string[], onStdout: (chunk: Buffer) => void, opts?: StreamOptions): StreamHandle;
   readFile(path: string): Promise<Buffer | null>;

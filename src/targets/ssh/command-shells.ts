@@ -24,6 +24,8 @@ class NotStarted extends Error {}
 
 /** how long a command waits for a free shell before it takes an exec channel */
 const OVERFLOW_MS = 1500;
+/** command shells kept open on a connection */
+const MAX_SHELLS = 3;
 
 interface Job {
   script: string;
@@ -105,7 +107,6 @@ export class CommandShells {
   constructor(
     private readonly conn: SshConnection,
     private readonly downTimeoutMs: number,
-    private readonly max = 3,
   ) {}
 
   /**
@@ -115,8 +116,7 @@ export class CommandShells {
    * shell, and the command with it, is then killed).
    */
   run(script: string, shown: string, timeoutMs?: number, stdin?: Buffer): Promise<ShellReply> | null {
-    if (this.max <= 0 || this.unavailable || this.closed || (stdin?.length ?? 0) > MAX_SHELL_STDIN)
-      return null;
+    if (this.unavailable || this.closed || (stdin?.length ?? 0) > MAX_SHELL_STDIN) return null;
     return new Promise<ShellReply>((resolve, reject) => {
       const job: Job = { script, shown, stdin, timeoutMs, resolve, reject };
       const overflow = () => {
@@ -150,7 +150,7 @@ export class CommandShells {
       if (this.queue.length === 0) return;
       if (!shell.busy) this.start(shell, this.queue.shift()!);
     }
-    if (this.queue.length > this.opening && this.shells.size + this.opening < this.max) void this.open();
+    if (this.queue.length > this.opening && this.shells.size + this.opening < MAX_SHELLS) void this.open();
   }
 
   private fail(job: Job, err: Error): void {

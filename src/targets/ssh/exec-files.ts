@@ -8,7 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import { type CommandShells, ShellUnavailable } from './command-shells.js';
 import type { SshConnection } from './connection.js';
-import { startRemote } from './remote-exec.js';
+import { CommandTimeoutError } from './errors.js';
+import { type StartOptions, startRemote } from './remote-exec.js';
 import type { RemoteFiles } from './remote-files.js';
 import { shQuotePath } from './sh-quote.js';
 
@@ -16,6 +17,57 @@ import { shQuotePath } from './sh-quote.js';
 const MISSING = 44;
 
 export type Limit = <T>(fn: () => Promise<T>) => Promise<T>;
+
+/**
+ * A command on one of the target's command shells, or on an exec channel of its own (every shell
+ * busy, or none can run on this box) under the target's cap on channels: `script` is what a shell
+ * runs, `argv` (in `cwd`, with `env`) what a channel runs. `stdout`: what it printed, unless
+ * `onStdout` took it (at once, or as it came).
+ */
+export async function runCommand(
+  conn: SshConnection,
+  shells: CommandShells,
+  limit: Limit,
+  o: Omit<StartOptions, 'onStdout' | 'onStderr'> & { script: string; argv: string[]; timeoutMs?: number } & {
+    onStdout?: (b: Buffer) => void;
+  },
+): Promise<{ code: number | null; stdout: Buffer; stderr: Buffer }> {
+  const onShell = shells.run(o.script, o.shown, o.timeoutMs, o.stdin);
+  if (onShell) {
+    try {
+      const r = await onShell;
+      // whole: a link lost before the reply leaves the caller's offset where it was
+      if (o.onStdout && r.stdout.length) o.onStdout(r.stdout);
+      return { code: r.code, stdout: o.onStdout ? Buffer.alloc(0) : r.stdout, stderr: r.stderr };
+    } catch (err) {
+      if (!(err instanceof ShellUnavailable)) throw err;
+    }
+  }
+  return limit(async () => {
+    const out: Buffer[] = [];
+    const errOut: Buffer[] = [];
+    const proc = startRemote(conn, o.argv, {
+      ...o,
+      onStdout: o.onStdout ?? ((b) => out.push(b)),
+      onStderr: (b) => errOut.push(b),
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_resolve, reject) => {
+      if (!o.timeoutMs) return;
+      const ms = o.timeoutMs;
+      timer = setTimeout(() => {
+        proc.kill();
+        reject(new CommandTimeoutError(o.shown, ms));
+      }, ms);
+    });
+    try {
+      const code = await Promise.race([proc.exited, timedOut]);
+      return { code, stdout: Buffer.concat(out), stderr: Buffer.concat(errOut) };
+    } finally {
+      clearTimeout(timer);
+    }
+  });
+}
 
 export class ExecFiles implements RemoteFiles {
   /** size requests waiting for the next batched look (one exec for every tailed file) */
@@ -27,41 +79,24 @@ export class ExecFiles implements RemoteFiles {
     private readonly conn: SshConnection,
     private readonly downTimeoutMs: number,
     /** the target's cap on concurrent exec channels (sshd's MaxSessions counts these too) */
-    private readonly limit: Limit = (fn) => fn(),
+    private readonly limit: Limit,
     /** short scripts without stdin go through these when they have room (see command-shell.ts) */
-    private readonly shells?: CommandShells,
+    private readonly shells: CommandShells,
   ) {}
 
-  /** `stdout`: what the script printed, unless `onStdout` took it (at once, or as it came) */
   private async run(
     script: string,
     o: { onStdout?: (b: Buffer) => void; stdin?: Buffer; linkWaitMs?: number } = {},
   ): Promise<{ code: number | null; stderr: string; stdout: Buffer }> {
-    const onShell = this.shells?.run(script, script.split('\n')[0]!, undefined, o.stdin);
-    if (onShell) {
-      try {
-        const r = await onShell;
-        // whole: a link lost before the reply leaves the caller's offset where it was
-        if (o.onStdout && r.stdout.length) o.onStdout(r.stdout);
-        const stdout = o.onStdout ? Buffer.alloc(0) : r.stdout;
-        return { code: r.code, stderr: r.stderr.toString('utf8').trim(), stdout };
-      } catch (err) {
-        if (!(err instanceof ShellUnavailable)) throw err;
-      }
-    }
-    return this.limit(async () => {
-      const out: Buffer[] = [];
-      const errOut: Buffer[] = [];
-      const proc = startRemote(this.conn, ['sh', '-c', script], {
-        shown: script.split('\n')[0]!,
-        downTimeoutMs: o.linkWaitMs ?? this.downTimeoutMs,
-        onStdout: o.onStdout ?? ((b) => out.push(b)),
-        onStderr: (b) => errOut.push(b),
-        stdin: o.stdin,
-      });
-      const code = await proc.exited;
-      return { code, stderr: Buffer.concat(errOut).toString('utf8').trim(), stdout: Buffer.concat(out) };
+    const r = await runCommand(this.conn, this.shells, this.limit, {
+      script,
+      argv: ['sh', '-c', script],
+      shown: script.split('\n')[0]!,
+      downTimeoutMs: o.linkWaitMs ?? this.downTimeoutMs,
+      stdin: o.stdin,
+      onStdout: o.onStdout,
     });
+    return { code: r.code, stderr: r.stderr.toString('utf8').trim(), stdout: r.stdout };
   }
 
   private fail(what: string, path: string, r: { code: number | null; stderr: string }): Error {

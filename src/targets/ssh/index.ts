@@ -41,5 +41,5 @@ export async function connectSshTarget(o: ConnectSshTargetOptions): Promise<SshT
   });
   if (o.onState) conn.onState(o.onState);
   await conn.connect();
-  return new SshTarget(conn, { downTimeoutMs: o.downTimeoutMs, maxConcurrentExecs: o.maxConcurrentExecs });
+  return new SshTarget(conn, { downTimeoutMs: o.downTimeoutMs });
 }

@@ -104,7 +104,7 @@ export class FilesOverSsh implements RemoteFiles {
     downTimeoutMs: number,
     mkdirp: (dir: string) => Promise<void>,
     limit: Limit,
-    shells?: CommandShells,
+    shells: CommandShells,
   ) {
     this.sftp = new SftpFiles(conn, downTimeoutMs, mkdirp);
     this.exec = new ExecFiles(conn, downTimeoutMs, limit, shells);

@@ -7,6 +7,7 @@
  */
 
 import type {
+  ExecOptions,
   ExecResult,
   PtyHandle,
   SpawnPtyOptions,
@@ -16,9 +17,9 @@ import type {
   TailOptions,
   Target,
 } from '../target.js';
-import { CommandShells, ShellUnavailable } from './command-shells.js';
+import { CommandShells } from './command-shells.js';
 import type { SshConnection } from './connection.js';
-import { CommandTimeoutError } from './errors.js';
+import { type Limit, runCommand } from './exec-files.js';
 import { startRemote } from './remote-exec.js';
 import { FilesOverSsh } from './remote-files.js';
 import { RemoteTail } from './remote-tail.js';
@@ -28,13 +29,7 @@ import { openPty } from './ssh-pty.js';
 export interface SshTargetOptions {
   /** how long an operation waits for a down link before rejecting (default 20 s) */
   downTimeoutMs?: number;
-  /** concurrent short exec channels; sshd's MaxSessions (10) caps all channels together */
-  maxConcurrentExecs?: number;
-  /** command shells kept open for short commands (0: every command opens an exec channel) */
-  maxShells?: number;
 }
-
-type ExecOpts = { cwd?: string; env?: Record<string, string>; timeoutMs?: number };
 
 /** A counting semaphore: keeps bursts of execs under sshd's per-connection session limit. */
 class Limiter {
@@ -62,7 +57,7 @@ export class SshTarget implements Target {
   readonly kind = 'ssh' as const;
   readonly label: string;
   private readonly downTimeoutMs: number;
-  private readonly limiter: Limiter;
+  private readonly limit: Limit;
   /** short commands without a login shell each: see command-shell.ts */
   readonly shells: CommandShells;
   private readonly tails = new Set<TailHandle>();
@@ -77,13 +72,14 @@ export class SshTarget implements Target {
     this.downTimeoutMs = opts.downTimeoutMs ?? 20_000;
     // shells and exec channels together stay under sshd's MaxSessions (10) beside the PTY, SFTP
     // and the streams
-    this.limiter = new Limiter(opts.maxConcurrentExecs ?? 4);
-    this.shells = new CommandShells(connection, this.downTimeoutMs, opts.maxShells ?? 3);
+    const limiter = new Limiter(4);
+    this.limit = (fn) => limiter.run(fn);
+    this.shells = new CommandShells(connection, this.downTimeoutMs);
     this.files = new FilesOverSsh(
       connection,
       this.downTimeoutMs,
       (dir) => this.mkdirp(dir),
-      (fn) => this.limiter.run(fn),
+      this.limit,
       this.shells,
     );
   }
@@ -92,56 +88,15 @@ export class SshTarget implements Target {
     return openPty(this.connection, opts, this.downTimeoutMs);
   }
 
-  async exec(argv: string[], opts: ExecOpts = {}): Promise<ExecResult> {
-    const shown = shJoin(argv);
-    const onShell = this.shells.run(
-      shScript(argv, { cwd: opts.cwd, env: opts.env, inline: true }),
-      shown,
-      opts.timeoutMs,
-    );
-    if (onShell) {
-      try {
-        const r = await onShell;
-        return { stdout: r.stdout.toString('utf8'), stderr: r.stderr.toString('utf8'), code: r.code };
-      } catch (err) {
-        if (!(err instanceof ShellUnavailable)) throw err;
-      }
-    }
-    return this.execOnChannel(argv, shown, opts);
-  }
-
-  /** a command on an exec channel of its own (every shell busy, or none can run on this box) */
-  private execOnChannel(argv: string[], shown: string, opts: ExecOpts): Promise<ExecResult> {
-    return this.limiter.run(async () => {
-      const out: Buffer[] = [];
-      const errOut: Buffer[] = [];
-      const proc = startRemote(this.connection, argv, {
-        ...opts,
-        shown,
-        downTimeoutMs: this.downTimeoutMs,
-        onStdout: (b) => out.push(b),
-        onStderr: (b) => errOut.push(b),
-      });
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<never>((_resolve, reject) => {
-        if (!opts.timeoutMs) return;
-        const ms = opts.timeoutMs;
-        timer = setTimeout(() => {
-          proc.kill();
-          reject(new CommandTimeoutError(shown, ms));
-        }, ms);
-      });
-      try {
-        const code = await Promise.race([proc.exited, timedOut]);
-        return {
-          stdout: Buffer.concat(out).toString('utf8'),
-          stderr: Buffer.concat(errOut).toString('utf8'),
-          code,
-        };
-      } finally {
-        clearTimeout(timer);
-      }
+  async exec(argv: string[], opts: ExecOptions = {}): Promise<ExecResult> {
+    const r = await runCommand(this.connection, this.shells, this.limit, {
+      ...opts,
+      script: shScript(argv, { cwd: opts.cwd, env: opts.env, inline: true }),
+      argv,
+      shown: shJoin(argv),
+      downTimeoutMs: this.downTimeoutMs,
     });
+    return { stdout: r.stdout.toString('utf8'), stderr: r.stderr.toString('utf8'), code: r.code };
   }
 
   stream(argv: string[], onStdout: (chunk: Buffer) => void, opts: StreamOptions = {}): StreamHandle {
