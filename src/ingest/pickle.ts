@@ -57,11 +57,15 @@ export function readPickle(buf: Buffer): PickleValue {
     if (v === undefined || v === MARK) throw new PickleError('malformed pickle');
     return v;
   };
-  const append = (l: PickleValue, items: PickleValue[]) => {
+  /** the last n values, in the order they were pushed */
+  const popN = (n: number): PickleValue[] => Array.from({ length: n }, pop).reverse();
+  const append = (items: PickleValue[]) => {
+    const l = top();
     if (!Array.isArray(l)) throw new PickleError('malformed pickle');
     l.push(...items);
   };
-  const setItems = (d: PickleValue, kv: PickleValue[]) => {
+  const setItems = (kv: PickleValue[]) => {
+    const d = top();
     if (d === null || typeof d !== 'object' || Array.isArray(d)) throw new PickleError('malformed pickle');
     for (let k = 0; k + 1 < kv.length; k += 2) d[String(kv[k])] = kv[k + 1]!;
   };
@@ -145,50 +149,26 @@ export function readPickle(buf: Buffer): PickleValue {
         stack.push(memo.get(k)!);
         break;
       }
-      case 0x61: {
-        // APPEND
-        const v = pop();
-        append(top(), [v]);
+      case 0x61: // APPEND
+        append([pop()]);
         break;
-      }
-      case 0x65: {
-        // APPENDS
-        const items = popMark();
-        append(top(), items);
+      case 0x65: // APPENDS
+        append(popMark());
         break;
-      }
-      case 0x73: {
-        // SETITEM
-        const v = pop();
-        const k = pop();
-        setItems(top(), [k, v]);
+      case 0x73: // SETITEM
+        setItems(popN(2));
         break;
-      }
-      case 0x75: {
-        // SETITEMS
-        const items = popMark();
-        setItems(top(), items);
+      case 0x75: // SETITEMS
+        setItems(popMark());
         break;
-      }
       case 0x74: // TUPLE
         stack.push(popMark());
         break;
       case 0x85: // TUPLE1
-        stack.push([pop()]);
+      case 0x86: // TUPLE2
+      case 0x87: // TUPLE3
+        stack.push(popN(op - 0x84));
         break;
-      case 0x86: {
-        // TUPLE2
-        const b = pop();
-        stack.push([pop(), b]);
-        break;
-      }
-      case 0x87: {
-        // TUPLE3
-        const c = pop();
-        const b = pop();
-        stack.push([pop(), b, c]);
-        break;
-      }
       default:
         throw new PickleError(`a pickle opcode nsa-dbg does not read (0x${op.toString(16)}): not plain data`);
     }
