@@ -15,6 +15,9 @@ export const SCAN_EXTRA_KEYS = 4;
 /** some wanted string value contains a backslash escape or non-ASCII bytes */
 export const SCAN_ESCAPED = 8;
 
+/** the bytes after a backslash that make a two-byte escape: " \\ / b f n r t */
+const SIMPLE_ESCAPE = new Set([34, 92, 47, 98, 102, 110, 114, 116]);
+
 // Byte classes inside a string: 0 plain ASCII, 1 quote, 2 backslash, 3 control, 4 non-ASCII.
 const STR_CLASS = new Uint8Array(256);
 for (let c = 0; c < 256; c++) STR_CLASS[c] = c === 34 ? 1 : c === 92 ? 2 : c < 32 ? 3 : c >= 128 ? 4 : 0;
@@ -82,18 +85,8 @@ function scanStringSlow(b: Uint8Array, i: number, end: number): number {
         if (!isHex(b[i + 2]) || !isHex(b[i + 3]) || !isHex(b[i + 4]) || !isHex(b[i + 5]) || i + 5 >= end)
           return -1;
         i += 6;
-      } else if (
-        e === 34 ||
-        e === 92 ||
-        e === 47 ||
-        e === 98 ||
-        e === 102 ||
-        e === 110 ||
-        e === 114 ||
-        e === 116
-      ) {
-        i += 2;
-      } else return -1;
+      } else if (e !== undefined && SIMPLE_ESCAPE.has(e)) i += 2;
+      else return -1;
     } else if (cls === 4) {
       i = scanUtf8(b, i, end, c);
       if (i < 0) return -1;
