@@ -104,8 +104,6 @@ interface LastWordsSegment {
 export class StackLogReader {
   private main: string | null = null;
   private cur: Segment | null = null;
-  private rank: number | null = null;
-  private pid: number | null = null;
   private words: LastWordsSegment | null = null;
   private wordsCount = 0;
   /** the hook writes `# seen` marks: how soon Python ran is timed from them */
@@ -221,15 +219,14 @@ export class StackLogReader {
       this.words = null;
       return true;
     }
-    if (REQUEST.test(line) || MARK.test(line)) {
+    if (REQUEST.test(line)) {
       // nsa-dbg asked for a dump after a record without an end (SIGINT caught by the trainer and
       // a fatal signal's dump are complete when the next thing begins)
-      if (REQUEST.test(line)) {
-        this.emitWords(w, true);
-        this.words = null;
-      }
-      return !REQUEST.test(line);
+      this.emitWords(w, true);
+      this.words = null;
+      return false;
     }
+    if (MARK.test(line)) return true;
     if (w.text.length < MAX_SEGMENT_CHARS) {
       w.text += `${line}\n`;
       w.dirty = true;
@@ -239,13 +236,13 @@ export class StackLogReader {
 
   private emitWords(w: LastWordsSegment, complete: boolean): void {
     w.dirty = false;
-    if (this.rank === null || this.pid === null) return; // no header: whose words they are is unknown
+    if (this.worker === null) return; // no header: whose words they are is unknown
     this.onLastWords({
       kind: 'last-words',
       name: `${this.path}@last-words-${w.n}`,
       file: this.path,
-      rank: this.rank,
-      pid: this.pid,
+      rank: this.worker.rank,
+      pid: this.worker.pid,
       signal: w.signal,
       at: w.at,
       fatal: w.fatal,
@@ -261,8 +258,6 @@ export class StackLogReader {
     const pid = int(o?.pid);
     if (o === null || rank === null || pid === null) return;
     this.main = typeof o.main === 'string' ? o.main.toLowerCase() : null;
-    this.rank = rank;
-    this.pid = pid;
     this.worker = {
       kind: 'worker',
       rank,
@@ -322,7 +317,9 @@ export class StackLogReader {
     if (inPython !== undefined) d.inPython = inPython;
     d.inPythonBy = by;
     if (!s.sample) this.onDump(d);
-    else if (this.rank !== null && this.pid !== null)
-      this.onSample({ kind: 'stack-sample', rank: this.rank, pid: this.pid, ts: s.ts, id: s.id, dump: d });
+    else if (this.worker !== null) {
+      const { rank, pid } = this.worker;
+      this.onSample({ kind: 'stack-sample', rank, pid, ts: s.ts, id: s.id, dump: d });
+    }
   }
 }
