@@ -55,14 +55,7 @@ export class LocalTarget implements Target {
 
   exec(argv: string[], opts: ExecOptions = {}): Promise<ExecResult> {
     return new Promise((resolve, reject) => {
-      const [file, ...args] = argv;
-      if (!file) return reject(new Error('exec: empty argv'));
-      const child = spawnChild(file, args, {
-        cwd: opts.cwd,
-        env: { ...process.env, ...opts.env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-        timeout: opts.timeoutMs,
-      });
+      const child = spawnPiped('exec', argv, opts, opts.timeoutMs);
       const out: Buffer[] = [];
       const err: Buffer[] = [];
       child.stdout.on('data', (c: Buffer) => out.push(c));
@@ -79,13 +72,7 @@ export class LocalTarget implements Target {
   }
 
   stream(argv: string[], onStdout: (chunk: Buffer) => void, opts: StreamOptions = {}): StreamHandle {
-    const [file, ...args] = argv;
-    if (!file) throw new Error('stream: empty argv');
-    const child = spawnChild(file, args, {
-      cwd: opts.cwd,
-      env: { ...process.env, ...opts.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawnPiped('stream', argv, opts);
     child.stdout.on('data', onStdout);
     child.stderr.on('data', (c: Buffer) => opts.onStderr?.(c));
     const done = new Promise<number | null>((resolve) => {
@@ -149,4 +136,16 @@ export class LocalTarget implements Target {
   }
 
   async close(): Promise<void> {}
+}
+
+/** argv without a PTY, stdout and stderr piped (`what` names the caller in an error) */
+function spawnPiped(what: string, argv: string[], opts: StreamOptions, timeout?: number) {
+  const [file, ...args] = argv;
+  if (!file) throw new Error(`${what}: empty argv`);
+  return spawnChild(file, args, {
+    cwd: opts.cwd,
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout,
+  });
 }
