@@ -30,16 +30,12 @@ export class HostKeyError extends Error {
   readonly keyType: string;
   /** the known_hosts file consulted (the first one, where --accept-new would write) */
   readonly file: string;
-  constructor(init: {
-    kind: HostKeyErrorKind;
-    host: string;
-    port: number;
-    fingerprint: string;
-    keyType: string;
-    file: string;
-    message: string;
-    cause?: unknown;
-  }) {
+  constructor(
+    init: Pick<HostKeyError, 'kind' | 'host' | 'port' | 'fingerprint' | 'keyType' | 'file'> & {
+      message: string;
+      cause?: unknown;
+    },
+  ) {
     super(init.message, { cause: init.cause });
     this.name = 'HostKeyError';
     this.kind = init.kind;

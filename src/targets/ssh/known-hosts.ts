@@ -165,20 +165,6 @@ export interface VerifyOptions {
   acceptNew: boolean;
 }
 
-function unreadable(o: VerifyOptions, fingerprint: string, keyType: string, err: unknown): HostKeyError {
-  const file = o.files[0] ?? '';
-  return new HostKeyError({
-    kind: 'unreadable',
-    host: o.host,
-    port: o.port,
-    fingerprint,
-    keyType,
-    file,
-    cause: err,
-    message: `cannot verify the host key of ${hostToken(o.host, o.port)}: known_hosts unreadable (${(err as Error).message}); refusing to connect`,
-  });
-}
-
 /**
  * Decide whether to trust a host key; throws HostKeyError when not. Returns the check, with
  * `added: true` when accept-new appended an unknown key.
@@ -188,14 +174,22 @@ export function verifyHostKey(o: VerifyOptions): HostKeyCheck & { added: boolean
   const keyType = keyTypeOf(o.key);
   const file = o.files[0] ?? '';
   const token = hostToken(o.host, o.port);
+  const base = { host: o.host, port: o.port, fingerprint, keyType };
+  const unreadable = (err: unknown) =>
+    new HostKeyError({
+      ...base,
+      kind: 'unreadable',
+      file,
+      cause: err,
+      message: `cannot verify the host key of ${token}: known_hosts unreadable (${(err as Error).message}); refusing to connect`,
+    });
   let entries: KnownHostEntry[];
   try {
     entries = loadKnownHosts(o.files);
   } catch (err) {
-    throw unreadable(o, fingerprint, keyType, err);
+    throw unreadable(err);
   }
   const check = checkHostKey(entries, o.host, o.port, o.key);
-  const base = { host: o.host, port: o.port, fingerprint, keyType };
   switch (check.status) {
     case 'match':
       return { ...check, added: false };
@@ -232,7 +226,7 @@ export function verifyHostKey(o: VerifyOptions): HostKeyCheck & { added: boolean
       try {
         appendKnownHost(file, o.host, o.port, o.key);
       } catch (err) {
-        throw unreadable(o, fingerprint, keyType, err);
+        throw unreadable(err);
       }
       return { ...check, added: true };
   }
