@@ -6,14 +6,12 @@
  */
 import { parseJsonObject } from '../util/json-object.js';
 import type { DumpOutcome, ProbeEvent } from './events.js';
-import { parseOomKill, parseTeardown, procStateOf } from './teardown-probes.js';
+import { finite, parseOomKill, parseTeardown, procStateOf } from './teardown-probes.js';
 
 export const PROBES_FILE = 'nsa-dbg-probes.jsonl';
 
 const OUTCOMES = new Set<DumpOutcome>(['faulthandler', 'written', 'none-within-5s', 'no-handler', 'py-spy']);
 const PURPOSES = new Set(['suspect', 'hot-frames', 'user']);
-
-const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
 /** One line → a probe event, or null when it is not one (counted as skipped by the caller). */
 export function parseProbeLine(line: string): ProbeEvent | null {

@@ -287,16 +287,17 @@ export class RunFolderReader {
     let r = this.stackLogs.get(path);
     if (r === undefined) {
       const stream = streamName('dump', path);
+      const emit = (e: IngestEvent) => this.emit(e, { stream, seq: 0 });
       r = new StackLogReader(
         path,
-        (w) => this.emit(w, { stream, seq: 0 }),
+        emit,
         (d) => {
-          this.emit(d, { stream, seq: 0 });
+          emit(d);
           this.view.dump?.(d.file, d);
         },
-        (w) => this.emit(w, { stream, seq: 0 }),
+        emit,
         // a straggler sample: counted by the evidence, never shown or kept as a dump
-        (x) => this.emit(x, { stream, seq: 0 }),
+        emit,
       );
       this.stackLogs.set(path, r);
     }

@@ -9,7 +9,7 @@ const STATES = new Set(['R', 'S', 'D', 'T', 't', 'Z', 'X', 'I', 'W', 'P', 'K']);
 /** a snapshot names at most this many ranks and GPU processes (a file is untrusted: bounded) */
 const MAX_ENTRIES = 4096;
 
-const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+export const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
 export function procStateOf(v: unknown): ProcState | null {
   return typeof v === 'string' && STATES.has(v) ? (v as ProcState) : null;
