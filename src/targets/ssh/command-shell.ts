@@ -42,12 +42,10 @@ const SAFE = /[A-Za-z0-9_./-]/;
 
 /** bytes as one word for printf %b: every unsafe byte as `\0ooo` */
 function escapeWord(bytes: Buffer): string {
-  const parts: string[] = [];
-  for (const byte of bytes) {
+  return Array.from(bytes, (byte) => {
     const ch = String.fromCharCode(byte);
-    parts.push(byte < 128 && SAFE.test(ch) ? ch : `\\0${byte.toString(8).padStart(3, '0')}`);
-  }
-  return parts.join('');
+    return byte < 128 && SAFE.test(ch) ? ch : `\\0${byte.toString(8).padStart(3, '0')}`;
+  }).join('');
 }
 
 /** the most stdin a request carries; more takes an exec channel (the loop reads its line bytewise) */

@@ -120,10 +120,7 @@ class RemotePty implements PtyHandle {
 
   onData(cb: (data: string) => void): Disposable {
     this.dataCbs.add(cb);
-    if (this.pending.length) {
-      const backlog = this.pending.splice(0).join('');
-      cb(backlog);
-    }
+    if (this.pending.length) cb(this.pending.splice(0).join(''));
     return { dispose: () => this.dataCbs.delete(cb) };
   }
 

@@ -169,9 +169,8 @@ export class SshTarget implements Target {
   }
 
   async procStatus(pid: number): Promise<string | null> {
-    // /proc files report size 0, so SFTP's readFile would come back empty; cat reads them properly
-    const r = await this.exec(['cat', `/proc/${checkPid(pid)}/status`]);
-    return r.code === 0 ? r.stdout : null;
+    const b = await this.readFile(`/proc/${checkPid(pid)}/status`);
+    return b ? b.toString('utf8') : null;
   }
 
   async close(): Promise<void> {
