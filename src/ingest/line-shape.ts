@@ -68,13 +68,8 @@ export function shapeOf(line: string): LineShape | null {
     const start = m.index;
     const pre = line.slice(last, start);
     const text = m[0];
-    const lower = text.toLowerCase();
-    const value =
-      lower === 'nan'
-        ? Number.NaN
-        : lower.endsWith('inf')
-          ? (lower.startsWith('-') ? -1 : 1) * Infinity
-          : Number(text);
+    // Number() reads every text NUMBER matches but `inf` (a sign before it is not part of the match)
+    const value = text.toLowerCase() === 'inf' ? Infinity : Number(text);
     const integer = /^[-+]?\d+$/.test(text);
     const before = WORD_BEFORE.exec(line.slice(Math.max(0, start - 40), start))?.[1] ?? '';
     let role = roleOf(

@@ -208,8 +208,7 @@ export class CommandShells {
       this.opening--;
       // the loop cannot run here: every command, waiting or to come, takes an exec channel
       if (err instanceof ShellUnavailable) this.unavailable = true;
-      const why = err instanceof ShellUnavailable ? err : (err as Error);
-      for (const job of this.queue.splice(0)) this.fail(job, why);
+      for (const job of this.queue.splice(0)) this.fail(job, err as Error);
       return;
     }
     this.opening--;
