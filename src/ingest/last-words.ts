@@ -59,13 +59,12 @@ const WATCHER = new Set(['watch']);
 export function lastWordsThreads(text: string, main: string | null): DumpThread[] {
   const d = parseStackDump(text, 'last-words');
   if (d === null) return [];
-  const out: DumpThread[] = [];
-  for (const t of d.threads) {
-    if (isHookThread(t)) continue;
-    const cut = t.frames.findIndex((f) => isHookFrame(f, HOOK_HANDLER));
-    const frames = cut < 0 ? t.frames : t.frames.slice(0, cut);
-    const isMain = main !== null && t.ident?.toLowerCase() === main;
-    out.push({ ...t, name: isMain ? 'MainThread' : t.name, frames });
-  }
-  return out;
+  return d.threads
+    .filter((t) => !isHookThread(t))
+    .map((t) => {
+      const cut = t.frames.findIndex((f) => isHookFrame(f, HOOK_HANDLER));
+      const frames = cut < 0 ? t.frames : t.frames.slice(0, cut);
+      const isMain = main !== null && t.ident?.toLowerCase() === main;
+      return { ...t, name: isMain ? 'MainThread' : t.name, frames };
+    });
 }

@@ -94,6 +94,16 @@ interface LineStream {
   lastT?: number | null;
 }
 
+/** the value of `key` in `map`, made and kept there on first use */
+function kept<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let v = map.get(key);
+  if (v === undefined) {
+    v = make();
+    map.set(key, v);
+  }
+  return v;
+}
+
 /** a heartbeat file: its reader, and how many of its skipped lines the sink was told */
 type BeatStream = { reader: HeartbeatReader; stream: string; seq: number; counted: number };
 
@@ -192,17 +202,13 @@ export class RunFolderReader {
   }
 
   private lineStream(path: string, kind: RunFileKind): LineStream {
-    let s = this.lines.get(path);
-    if (s === undefined) {
+    return kept(this.lines, path, () => {
       // a trainer's output: its progress bars' redraws are progress as they arrive
-      const splitter = new LineSplitter({ progress: kind === 'stdout' });
-      const stream: LineStream = { kind, splitter, seq: 0 };
+      const s: LineStream = { kind, splitter: new LineSplitter({ progress: kind === 'stdout' }), seq: 0 };
       if (this.opts.timed && (kind === 'stdout' || kind === 'table'))
-        stream.timed = new TimedBytes((piece, t) => this.piece(path, stream, piece, t));
-      s = stream;
-      this.lines.set(path, s);
-    }
-    return s;
+        s.timed = new TimedBytes((piece, t) => this.piece(path, s, piece, t));
+      return s;
+    });
   }
 
   /** bytes of a line file that arrived at `t` (undefined: the folder keeps no clock) */
@@ -214,11 +220,10 @@ export class RunFolderReader {
 
   /** the output of one stdout file: parsed in order, lines of agents not yet placed held back */
   private output(path: string): HeldOutput {
-    let o = this.outputs.get(path);
-    if (o === undefined) {
+    return kept(this.outputs, path, () => {
       const stream = streamName('output', path);
       let seq = 0;
-      o = new HeldOutput({
+      return new HeldOutput({
         stepRegex: this.opts.stepRegex,
         nodes: this.layout.agentLabels ? this.sink.nodes : undefined,
         onLine: (line) => this.view.line?.(line),
@@ -226,9 +231,7 @@ export class RunFolderReader {
         onEvent: (e, line) => this.emit(e, { stream, seq: seq++ }, line),
         onSkipped: (n) => this.sink.addSkipped(n),
       });
-      this.outputs.set(path, o);
-    }
-    return o;
+    });
   }
 
   /** a line of a line file (`ts`: when it arrived, where the folder keeps a clock) */
@@ -284,11 +287,10 @@ export class RunFolderReader {
   }
 
   private stackLog(path: string): StackLogReader {
-    let r = this.stackLogs.get(path);
-    if (r === undefined) {
+    return kept(this.stackLogs, path, () => {
       const stream = streamName('dump', path);
       const emit = (e: IngestEvent) => this.emit(e, { stream, seq: 0 });
-      r = new StackLogReader(
+      return new StackLogReader(
         path,
         emit,
         (d) => {
@@ -299,19 +301,14 @@ export class RunFolderReader {
         // a straggler sample: counted by the evidence, never shown or kept as a dump
         emit,
       );
-      this.stackLogs.set(path, r);
-    }
-    return r;
+    });
   }
 
   private beatChunk(path: string, chunk: Buffer): void {
-    let b = this.beats.get(path);
-    if (b === undefined) {
-      const base = path.slice(path.lastIndexOf('/') + 1);
-      const reader = new HeartbeatReader(heartbeatFileRank(base));
-      b = { reader, stream: streamName('beat', path), seq: 0, counted: 0 };
-      this.beats.set(path, b);
-    }
+    const b = kept(this.beats, path, () => {
+      const reader = new HeartbeatReader(heartbeatFileRank(path.slice(path.lastIndexOf('/') + 1)));
+      return { reader, stream: streamName('beat', path), seq: 0, counted: 0 };
+    });
     this.beatEvents(b, b.reader.push(chunk));
   }
 

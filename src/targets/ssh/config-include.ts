@@ -87,13 +87,11 @@ export interface LoadContext {
 /** the lines of the files an Include names, in order, each with its own Includes spliced in */
 function included(line: Line, ctx: LoadContext, depth: number): Line[] {
   if (line.type !== LineType.DIRECTIVE) return [];
-  const lines: Line[] = [];
-  for (const raw of directiveValues(line.value)) {
+  return directiveValues(line.value).flatMap((raw) => {
     const expanded = expandTilde(raw, ctx.home);
     const path = isAbsolute(expanded) ? expanded : join(ctx.includeDir, expanded);
-    for (const file of expandGlob(path)) lines.push(...readIncluded(file, ctx, depth));
-  }
-  return lines;
+    return expandGlob(path).flatMap((file) => readIncluded(file, ctx, depth));
+  });
 }
 
 function readIncluded(file: string, ctx: LoadContext, depth: number): Line[] {
