@@ -31,17 +31,8 @@ export interface SshConnectionOptions {
   askPassphrase?: AskPassphrase;
   /** agent socket override (null: no agent); default IdentityAgent, else $SSH_AUTH_SOCK */
   agentSocket?: string | null;
-  /** default: ServerAliveInterval, else 5000 */
-  keepaliveIntervalMs?: number;
-  /** default: ServerAliveCountMax (3) */
-  keepaliveCountMax?: number;
-  /** default: ConnectTimeout, else 20000 */
-  readyTimeoutMs?: number;
   backoff?: { initialMs?: number; maxMs?: number };
   onHostKeyAdded?: DialOptions['onHostKeyAdded'];
-  /** injectable for tests */
-  now?: () => number;
-  random?: () => number;
 }
 
 /** Thrown from a withClient callback to stop the retry (the command may already have run). */
@@ -56,8 +47,6 @@ export class SshConnection {
   readonly label: string;
   private readonly dialOpts: DialOptions;
   private readonly backoff: { initialMs: number; maxMs: number };
-  private readonly now: () => number;
-  private readonly random: () => number;
   private clients: Client[] = [];
   private status: LinkStatus;
   /** the error that ended the connection for good (host key changed while reconnecting, ...) */
@@ -71,22 +60,20 @@ export class SshConnection {
   constructor(opts: SshConnectionOptions) {
     this.host = opts.host;
     this.label = hostLabel(opts.host);
-    this.now = opts.now ?? Date.now;
-    this.random = opts.random ?? Math.random;
     this.backoff = { initialMs: opts.backoff?.initialMs ?? 500, maxMs: opts.backoff?.maxMs ?? 8000 };
     const aliveSec = opts.host.serverAliveIntervalSec;
     this.dialOpts = {
       acceptNew: opts.acceptNew ?? false,
       passphrases: new Map(),
-      keepaliveIntervalMs: opts.keepaliveIntervalMs ?? (aliveSec ? aliveSec * 1000 : 5000),
-      keepaliveCountMax: opts.keepaliveCountMax ?? opts.host.serverAliveCountMax,
-      readyTimeoutMs:
-        opts.readyTimeoutMs ?? (opts.host.connectTimeoutSec ? opts.host.connectTimeoutSec * 1000 : 20_000),
+      // ServerAliveInterval, else 5 s; ServerAliveCountMax; ConnectTimeout, else 20 s
+      keepaliveIntervalMs: aliveSec ? aliveSec * 1000 : 5000,
+      keepaliveCountMax: opts.host.serverAliveCountMax,
+      readyTimeoutMs: opts.host.connectTimeoutSec ? opts.host.connectTimeoutSec * 1000 : 20_000,
       ...(opts.askPassphrase ? { askPassphrase: opts.askPassphrase } : {}),
       ...(opts.agentSocket !== undefined ? { agentSocket: opts.agentSocket } : {}),
       ...(opts.onHostKeyAdded ? { onHostKeyAdded: opts.onHostKeyAdded } : {}),
     };
-    this.status = { state: 'connecting', since: this.now(), attempts: 0 };
+    this.status = { state: 'connecting', since: Date.now(), attempts: 0 };
   }
 
   get state(): LinkStatus {
@@ -106,7 +93,7 @@ export class SshConnection {
       this.attach(await dialChain(this.host, this.dialOpts));
     } catch (err) {
       this.fatal = err as Error;
-      this.setStatus({ state: 'closed', since: this.now(), attempts: 0, error: (err as Error).message });
+      this.setStatus({ state: 'closed', since: Date.now(), attempts: 0, error: (err as Error).message });
       throw err;
     }
   }
@@ -146,9 +133,9 @@ export class SshConnection {
    * (a command that may have started).
    */
   async withClient<T>(fn: (client: Client) => Promise<T>, timeoutMs = 20_000): Promise<T> {
-    const deadline = this.now() + timeoutMs;
+    const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const client = await this.client(Math.max(1, deadline - this.now()));
+      const client = await this.client(Math.max(1, deadline - Date.now()));
       let off = () => {};
       // a request on a link that just died may never be answered: give it up when the link goes, so
       // the retry on the new link starts (a mirror once stood still 10 s after a cut)
@@ -164,7 +151,7 @@ export class SshConnection {
         if (err instanceof NoRetry) throw err.error;
         if (this.isCurrent(client)) throw err; // a real failure, not a lost link
         if (this.status.state === 'closed') throw this.closedError();
-        if (this.now() >= deadline) {
+        if (Date.now() >= deadline) {
           throw new SshError('down', `connection to ${this.label} lost: ${(err as Error).message}`, {
             cause: err,
           });
@@ -224,7 +211,7 @@ export class SshConnection {
     const clients = this.clients;
     this.clients = [];
     for (const c of [...clients].reverse()) c.end();
-    this.setStatus({ state: 'closed', since: this.now(), attempts: 0 });
+    this.setStatus({ state: 'closed', since: Date.now(), attempts: 0 });
     for (const w of this.waiters) w.reject(this.closedError());
     this.waiters.clear();
   }
@@ -255,20 +242,20 @@ export class SshConnection {
       c.on('error', (err: Error) => onDrop(err));
       c.on('close', () => onDrop());
     }
-    this.setStatus({ state: 'up', since: this.now(), attempts: 0 });
+    this.setStatus({ state: 'up', since: Date.now(), attempts: 0 });
     for (const w of this.waiters) w.resolve(target);
     this.waiters.clear();
   }
 
   private startReconnect(err?: Error): void {
-    const since = this.now();
+    const since = Date.now();
     this.setStatus({ state: 'down', since, attempts: 0, ...(err ? { error: err.message } : {}) });
     this.scheduleAttempt(since, 1);
   }
 
   private delayFor(attempt: number): number {
     const base = Math.min(this.backoff.maxMs, this.backoff.initialMs * 2 ** (attempt - 1));
-    return Math.round(base * (0.75 + 0.5 * this.random()));
+    return Math.round(base * (0.75 + 0.5 * Math.random()));
   }
 
   private scheduleAttempt(since: number, attempt: number): void {
@@ -282,7 +269,7 @@ export class SshConnection {
         if (this.closing) return;
         if (err instanceof HostKeyError || (err instanceof SshError && err.kind === 'config')) {
           this.fatal = err;
-          this.setStatus({ state: 'closed', since: this.now(), attempts: attempt, error: err.message });
+          this.setStatus({ state: 'closed', since: Date.now(), attempts: attempt, error: err.message });
           for (const w of this.waiters) w.reject(err);
           this.waiters.clear();
           return;
