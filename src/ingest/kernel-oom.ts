@@ -11,13 +11,11 @@
  * seconds since boot (`[26198.163955]`) or journalctl's `-o short-unix` epoch seconds.
  */
 
-export interface OomKill {
-  pid: number;
-  process: string;
-  anonRssKiB?: number;
-  totalVmKiB?: number;
-  /** a cgroup's memory limit, not the whole machine's memory */
-  memcg: boolean;
+import type { OomKillEvent } from './events.js';
+
+/** a victim as the kernel's lines tell it (the event's facts and the line's time) */
+export interface OomKill
+  extends Pick<OomKillEvent, 'pid' | 'process' | 'anonRssKiB' | 'totalVmKiB' | 'memcg'> {
   /** seconds since boot (dmesg) */
   bootS?: number;
   /** epoch seconds (journalctl -o short-unix) */
