@@ -6,7 +6,7 @@
 import type { Duplex } from 'node:stream';
 import { Client, type ConnectConfig } from 'ssh2';
 import { type AskPassphrase, makeAuthPlan, type PassphraseCache } from './auth.js';
-import { type HostKeyError, SshError } from './errors.js';
+import { type HostKeyError, SshError, type SshErrorKind } from './errors.js';
 import { knownKeyTypes, loadKnownHosts, verifyHostKey } from './known-hosts.js';
 import type { HostSpec } from './ssh-config.js';
 
@@ -67,6 +67,8 @@ export function dialOne(spec: HostSpec, o: DialOptions, sock?: Duplex): Promise<
       client.end();
       reject(err);
     };
+    const failWith = (kind: SshErrorKind, message: string, cause: unknown) =>
+      fail(new SshError(kind, message, { cause }));
     client.once('ready', () => {
       if (settled) return;
       settled = true;
@@ -74,17 +76,11 @@ export function dialOne(spec: HostSpec, o: DialOptions, sock?: Duplex): Promise<
     });
     client.on('error', (err: Error & { level?: string }) => {
       if (hostKeyError) return fail(hostKeyError);
-      if (err.level === 'client-authentication') {
-        return fail(
-          new SshError('auth', `authentication failed for ${where(spec)}: ${auth.describe()}`, {
-            cause: err,
-          }),
-        );
-      }
-      if (err.level === 'client-timeout') {
-        return fail(new SshError('timeout', `timed out connecting to ${where(spec)}`, { cause: err }));
-      }
-      fail(new SshError('connect', `cannot connect to ${where(spec)}: ${err.message}`, { cause: err }));
+      if (err.level === 'client-authentication')
+        return failWith('auth', `authentication failed for ${where(spec)}: ${auth.describe()}`, err);
+      if (err.level === 'client-timeout')
+        return failWith('timeout', `timed out connecting to ${where(spec)}`, err);
+      failWith('connect', `cannot connect to ${where(spec)}: ${err.message}`, err);
     });
     client.on('close', () => {
       fail(hostKeyError ?? new SshError('connect', `connection to ${where(spec)} closed during setup`));
@@ -129,11 +125,7 @@ export function dialOne(spec: HostSpec, o: DialOptions, sock?: Duplex): Promise<
     try {
       client.connect(config);
     } catch (err) {
-      fail(
-        new SshError('connect', `cannot connect to ${where(spec)}: ${(err as Error).message}`, {
-          cause: err,
-        }),
-      );
+      failWith('connect', `cannot connect to ${where(spec)}: ${(err as Error).message}`, err);
     }
   });
 }
