@@ -25,42 +25,35 @@ export function expandTilde(path: string, home: string): string {
 }
 
 function globSegmentRegex(segment: string): RegExp {
-  let re = '';
-  for (const ch of segment) {
-    if (ch === '*') re += '[^/]*';
-    else if (ch === '?') re += '[^/]';
-    else re += ch.replace(/[\\^$.|+()[\]{}]/g, '\\$&');
-  }
+  const re = segment
+    .replace(/[\\^$.|+()[\]{}]/g, '\\$&')
+    .replace(/\*/g, '[^/]*')
+    .replace(/\?/g, '[^/]');
   return new RegExp(`^${re}$`);
 }
 
 /** Expand `*` and `?` in any path segment; a pattern without wildcards is returned as is. */
 export function expandGlob(pattern: string): string[] {
   if (!/[*?]/.test(pattern)) return [pattern];
-  const absolute = pattern.startsWith('/');
-  const segments = pattern.split('/').filter((s) => s !== '');
-  let bases = [absolute ? '/' : '.'];
-  for (const segment of segments) {
-    const next: string[] = [];
-    for (const base of bases) {
-      if (!/[*?]/.test(segment)) {
-        next.push(join(base, segment));
-        continue;
-      }
-      const re = globSegmentRegex(segment);
-      let names: string[] = [];
-      try {
-        names = readdirSync(base);
-      } catch {
-        continue;
-      }
-      for (const name of names.sort()) {
-        // like glob(3): a wildcard does not match a leading dot
-        if (name.startsWith('.') && !segment.startsWith('.')) continue;
-        if (re.test(name)) next.push(join(base, name));
-      }
+  let bases = [pattern.startsWith('/') ? '/' : '.'];
+  for (const segment of pattern.split('/').filter((s) => s !== '')) {
+    if (!/[*?]/.test(segment)) {
+      bases = bases.map((base) => join(base, segment));
+      continue;
     }
-    bases = next;
+    const re = globSegmentRegex(segment);
+    // like glob(3): a wildcard does not match a leading dot
+    const matches = (name: string) => (!name.startsWith('.') || segment.startsWith('.')) && re.test(name);
+    bases = bases.flatMap((base) => {
+      try {
+        return readdirSync(base)
+          .sort()
+          .filter(matches)
+          .map((name) => join(base, name));
+      } catch {
+        return [];
+      }
+    });
   }
   return bases;
 }
