@@ -26,8 +26,7 @@ const int = (v: unknown): v is number => typeof v === 'number' && Number.isInteg
 /** one line → an agent or a worker record, or null */
 export function parseNodeLine(line: string): AgentRecord | WorkerRecord | null {
   const o = parseJsonObject(line);
-  if (o === null) return null;
-  if (!int(o.task) || !int(o.pid) || typeof o.node !== 'string' || o.node === '') return null;
+  if (o === null || !int(o.task) || !int(o.pid) || typeof o.node !== 'string' || o.node === '') return null;
   const agent: AgentRecord = { task: o.task, node: o.node, pid: o.pid };
   if (o.rank === undefined) return agent;
   if (!int(o.rank) || !int(o.localRank)) return null;

@@ -38,11 +38,9 @@ export function parseTqdmBar(line: string): TqdmBar | null {
     const perIt = m[5] === 's/it' ? rate : 1 / rate;
     if (Number.isFinite(perIt) && perIt > 0) bar.secondsPerIt = perIt;
   }
-  if (m[6] !== undefined) {
-    for (const kv of m[6].split(', ')) {
-      const eq = kv.indexOf('=');
-      if (eq > 0) bar.postfix[kv.slice(0, eq)] = kv.slice(eq + 1);
-    }
+  for (const kv of m[6]?.split(', ') ?? []) {
+    const eq = kv.indexOf('=');
+    if (eq > 0) bar.postfix[kv.slice(0, eq)] = kv.slice(eq + 1);
   }
   return bar;
 }

@@ -114,9 +114,8 @@ export class ReplyReader {
       const nl = this.buf.indexOf(10);
       if (nl < 0 || this.broken) return replies;
       const head = this.buf.subarray(0, nl).toString('latin1');
-      const after = this.buf.subarray(nl + 1);
+      rest = this.buf.subarray(nl + 1);
       this.buf = Buffer.alloc(0);
-      rest = after;
       const started = /^@@NSA-S (\d+)$/.exec(head);
       if (started) {
         this.started = Number(started[1]);

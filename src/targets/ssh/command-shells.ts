@@ -40,12 +40,7 @@ interface Job {
 class CommandShell {
   busy = false;
   dead = false;
-  private pending: {
-    id: number;
-    shown: string;
-    reject: (e: Error) => void;
-    resolve: (r: ShellReply) => void;
-  } | null = null;
+  private pending: (Pick<Job, 'shown' | 'resolve' | 'reject'> & { id: number }) | null = null;
   private nextId = 1;
 
   constructor(
