@@ -127,10 +127,7 @@ export function followPolls(
   // counted at the first heartbeat file asked for: a listing with nothing new to follow costs nothing
   let ms: number | undefined;
   const selfTimedMs = (): number => {
-    if (ms !== undefined) return ms;
-    let selfTimed = 0;
-    for (const n of names) if (runFileKind(n) === 'heartbeat') selfTimed++;
-    ms = heartbeatPollMs(selfTimed);
+    ms ??= heartbeatPollMs(names.filter((n) => runFileKind(n) === 'heartbeat').length);
     return ms;
   };
   return (name) =>

@@ -284,10 +284,8 @@ export class StdoutParser {
       this.skippedLines++;
       return true;
     }
-    out.push(stepEvent(p, rank));
+    this.pushSteps([p], rank, out);
     this.lastTag = 'step';
-    // a known format: nothing left to learn (its lines of other shapes are not steps)
-    this.learner = null;
     return true;
   }
 
@@ -333,7 +331,7 @@ export class StdoutParser {
 
   private pushSteps(steps: ParsedStep[], rank: number | undefined, out: IngestEvent[]): void {
     for (const p of steps) out.push(stepEvent(p, rank));
-    // a known format: nothing left to learn
+    // a known format: nothing left to learn (its lines of other shapes are not steps)
     if (steps.length > 0) this.learner = null;
   }
 

@@ -84,10 +84,8 @@ export class TracebackBuilder {
   }
 
   private feedMessage(line: string): FeedResult {
-    if (line.trim() === '') return 'done';
-    if (CHAIN.test(line)) return 'done';
-    if (NOT_MESSAGE.test(line)) return 'done-reprocess';
-    if (this.message.length >= MAX_MESSAGE_LINES) return 'done-reprocess';
+    if (line.trim() === '' || CHAIN.test(line)) return 'done';
+    if (NOT_MESSAGE.test(line) || this.message.length >= MAX_MESSAGE_LINES) return 'done-reprocess';
     this.message.push(line);
     if (line === ROOT_CAUSE_HEADER) this.sawRootCause = true;
     else if (this.sawRootCause && /^=+$/.test(line)) {
