@@ -86,15 +86,9 @@ function hashedMatch(field: string, token: string): boolean {
 /** Whether an entry's host field names token (a negated pattern vetoes the whole line). */
 export function hostsFieldMatches(field: string, token: string): boolean {
   if (field.startsWith('|')) return hashedMatch(field, token);
-  let matched = false;
-  for (const pattern of field.split(',')) {
-    if (pattern.startsWith('!')) {
-      if (wildcardMatch(pattern.slice(1), token)) return false;
-    } else if (wildcardMatch(pattern, token)) {
-      matched = true;
-    }
-  }
-  return matched;
+  const patterns = field.split(',');
+  if (patterns.some((p) => p.startsWith('!') && wildcardMatch(p.slice(1), token))) return false;
+  return patterns.some((p) => !p.startsWith('!') && wildcardMatch(p, token));
 }
 
 export function checkHostKey(

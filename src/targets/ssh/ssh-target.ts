@@ -32,20 +32,19 @@ export interface SshTargetOptions {
 }
 
 /** A counting semaphore: keeps bursts of execs under sshd's per-connection session limit. */
-class Limiter {
-  private active = 0;
-  private readonly queue: Array<() => void> = [];
-  constructor(private readonly max: number) {}
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.active >= this.max) await new Promise<void>((r) => this.queue.push(r));
-    this.active++;
+function limiter(max: number): Limit {
+  let active = 0;
+  const queue: Array<() => void> = [];
+  return async (fn) => {
+    if (active >= max) await new Promise<void>((r) => queue.push(r));
+    active++;
     try {
       return await fn();
     } finally {
-      this.active--;
-      this.queue.shift()?.();
+      active--;
+      queue.shift()?.();
     }
-  }
+  };
 }
 
 function checkPid(pid: number): string {
@@ -72,8 +71,7 @@ export class SshTarget implements Target {
     this.downTimeoutMs = opts.downTimeoutMs ?? 20_000;
     // shells and exec channels together stay under sshd's MaxSessions (10) beside the PTY, SFTP
     // and the streams
-    const limiter = new Limiter(4);
-    this.limit = (fn) => limiter.run(fn);
+    this.limit = limiter(4);
     this.shells = new CommandShells(connection, this.downTimeoutMs);
     this.files = new FilesOverSsh(
       connection,
