@@ -10,26 +10,19 @@ const GRAD_TRACE = /^\[GRAD-TRACE\] \S*?(\d*) arrived=\d+ missing=\d+/;
 const MISSING_GRAD = /^\s*(?:- )?MISSING: \S+$/;
 const TORCHRUN_FAILED = /failed \(exitcode: (-?\d+)\) local_rank: (\d+)/;
 
-/** `[tag]` → LogLineEvent tag. */
-const TAGS: Record<string, string> = {
-  boot: 'boot',
-  'env-guard': 'boot',
-  'env-policy': 'boot',
-  override: 'boot',
-  amp: 'boot',
-  opt: 'boot',
-  train: 'train',
-  fwe: 'train',
-  debug: 'debug',
-  warn: 'warn',
-  watch: 'warn',
-  error: 'error',
-  'GRAD-TRACE': 'grad-trace',
-  DDP: 'ddp',
-  ddp: 'ddp',
-  'ddp-safe': 'ddp',
-  trace: 'trace',
-};
+/** `[tag]` → LogLineEvent tag (written as each log tag's `[tag]`s) */
+const TAGS: Record<string, string> = Object.fromEntries(
+  Object.entries({
+    boot: ['boot', 'env-guard', 'env-policy', 'override', 'amp', 'opt'],
+    train: ['train', 'fwe'],
+    debug: ['debug'],
+    warn: ['warn', 'watch'],
+    error: ['error'],
+    'grad-trace': ['GRAD-TRACE'],
+    ddp: ['DDP', 'ddp', 'ddp-safe'],
+    trace: ['trace'],
+  }).flatMap(([tag, names]) => names.map((name) => [name, tag])),
+);
 
 /** the line's `[tag]` when it is one we know (the caller checked that it starts with `[`) */
 export function knownTag(line: string): string | undefined {
