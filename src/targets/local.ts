@@ -131,8 +131,7 @@ export class LocalTarget implements Target {
   }
 
   async procStatus(pid: number): Promise<string | null> {
-    const b = await this.readFile(`/proc/${pid}/status`);
-    return b ? b.toString('utf8') : null;
+    return (await this.readFile(`/proc/${pid}/status`))?.toString('utf8') ?? null;
   }
 
   async close(): Promise<void> {}

@@ -54,8 +54,7 @@ export class NodeRoutedTarget implements Target, PidRouting {
   }
 
   async procStatus(pid: number): Promise<string | null> {
-    const b = await this.readFile(`/proc/${pid}/status`);
-    return b ? b.toString('utf8') : null;
+    return (await this.readFile(`/proc/${pid}/status`))?.toString('utf8') ?? null;
   }
 
   async signal(pid: number, sig: string): Promise<void> {

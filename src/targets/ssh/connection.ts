@@ -171,6 +171,9 @@ export class SshConnection {
   sftpFor(client: Client): Promise<SFTPWrapper> {
     let p = this.sftpByClient.get(client);
     if (!p) {
+      const forget = () => {
+        if (this.sftpByClient.get(client) === opening) this.sftpByClient.delete(client);
+      };
       const opening = new Promise<SFTPWrapper>((resolve, reject) => {
         client.sftp((err, sftp) => {
           if (err) {
@@ -179,15 +182,11 @@ export class SshConnection {
               return reject(new SftpUnavailable(this.label, err.message));
             return reject(new SshError('connect', `cannot open SFTP on ${this.label}: ${err.message}`));
           }
-          sftp.on('close', () => {
-            if (this.sftpByClient.get(client) === opening) this.sftpByClient.delete(client);
-          });
+          sftp.on('close', forget);
           resolve(sftp);
         });
       });
-      opening.catch(() => {
-        if (this.sftpByClient.get(client) === opening) this.sftpByClient.delete(client);
-      });
+      opening.catch(forget);
       this.sftpByClient.set(client, opening);
       p = opening;
     }

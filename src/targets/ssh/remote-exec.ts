@@ -67,9 +67,7 @@ export function startRemote(conn: SshConnection, argv: string[], o: StartOptions
   const sniffer = new PidSniffer(o.onStderr);
 
   const killByPid = () => {
-    if (sniffer.pid === null) return false;
-    killRemoteGroup(conn, sniffer.pid, o.downTimeoutMs);
-    return true;
+    if (sniffer.pid !== null) killRemoteGroup(conn, sniffer.pid, o.downTimeoutMs);
   };
 
   const kill = () => {

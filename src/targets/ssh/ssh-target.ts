@@ -167,8 +167,7 @@ export class SshTarget implements Target {
   }
 
   async procStatus(pid: number): Promise<string | null> {
-    const b = await this.readFile(`/proc/${checkPid(pid)}/status`);
-    return b ? b.toString('utf8') : null;
+    return (await this.readFile(`/proc/${checkPid(pid)}/status`))?.toString('utf8') ?? null;
   }
 
   async close(): Promise<void> {
