@@ -16,10 +16,6 @@ const MAX_PASSPHRASE_TRIES = 3;
 /** Keys unlocked with a typed passphrase during this process, by key path. Memory only. */
 export type PassphraseCache = Map<string, ParsedKey>;
 
-function needsPassphrase(err: Error): boolean {
-  return /encrypted|passphrase/i.test(err.message);
-}
-
 /** Load a private key for publickey auth; null to skip it (unreadable, not a key, no passphrase). */
 async function loadKey(
   path: string,
@@ -37,7 +33,7 @@ async function loadKey(
   }
   const plain = ssh2.utils.parseKey(data);
   if (!(plain instanceof Error)) return { type: 'publickey', username, key: data };
-  if (!needsPassphrase(plain)) {
+  if (!/encrypted|passphrase/i.test(plain.message)) {
     notes.push(`${path}: ${plain.message}`);
     return null;
   }
