@@ -112,7 +112,6 @@ export interface DumpThread {
 export interface DumpEvent {
   kind: 'dump';
   file: string;
-  /** signal | watchdog | faulthandler | py-spy */
   dumpKind: 'signal' | 'watchdog' | 'faulthandler' | 'py-spy';
   signal?: number;
   ts?: number;

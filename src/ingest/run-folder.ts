@@ -172,11 +172,8 @@ export class RunFolderReader {
    */
   replace(path: string, content: Buffer): void {
     if (this.ended) return;
-    if (classifyRunPath(path, this.layout) !== 'whole') {
-      this.push(path, content);
-      return;
-    }
-    this.wholeFile(path, content.subarray(0, MAX_WHOLE_BYTES).toString('utf8'));
+    if (classifyRunPath(path, this.layout) !== 'whole') this.push(path, content);
+    else this.wholeFile(path, content.subarray(0, MAX_WHOLE_BYTES).toString('utf8'));
   }
 
   /** a small whole file's content so far */

@@ -94,12 +94,11 @@ export class StepShapeLearner {
   /** the end of the output: a shape seen on fewer lines than ADOPT_AFTER is still the best guess */
   finish(): Array<{ step: ParsedStep; ts: number | undefined }> {
     if (this.adopted !== null || !this.adoptShapes) return [];
-    let best: [string, Candidate] | undefined;
-    for (const e of this.candidates)
-      if (e[1].increasing && (best === undefined || e[1].count > best[1].count)) best = e;
+    let best: Candidate | undefined;
+    for (const c of this.candidates.values()) if (c.increasing && c.count > (best?.count ?? 0)) best = c;
     if (best === undefined) return [];
-    const shape = shapeOf(best[1].pending[0]!.line);
-    return shape === null ? [] : this.adopt(shape, best[1]);
+    const shape = shapeOf(best.pending[0]!.line);
+    return shape === null ? [] : this.adopt(shape, best);
   }
 
   /** what the unread lines look like, for the note that says no step line was recognised */
@@ -134,13 +133,12 @@ export class StepShapeLearner {
       };
       this.shapes.set(shape.template, s);
     }
-    const seen = s;
-    seen.count++;
-    values.forEach((v, i) => {
-      if (v > seen.last[i]!) seen.rose[i]!++;
-      else if (v < seen.last[i]!) seen.fell[i] = true;
-    });
-    seen.last = values;
+    s.count++;
+    for (const [i, v] of values.entries()) {
+      if (v > s.last[i]!) s.rose[i]!++;
+      else if (v < s.last[i]!) s.fell[i] = true;
+    }
+    s.last = values;
   }
 }
 
