@@ -21,13 +21,12 @@ export function parseProbeLine(line: string): ProbeEvent | null {
   if (o.kind === 'oom-kill') return parseOomKill(o);
   if (!finite(o.ts) || !finite(o.rank) || !finite(o.pid)) return null;
   if (o.kind === 'proc') {
-    const state = procStateOf(o.state);
     const ev: ProbeEvent = {
       kind: 'proc',
       ts: o.ts,
       rank: o.rank,
       pid: o.pid,
-      state,
+      state: procStateOf(o.state),
       cpuPct: finite(o.cpuPct) ? o.cpuPct : null,
     };
     if (typeof o.wchan === 'string') ev.wchan = o.wchan;

@@ -121,9 +121,7 @@ export function parseStackDump(text: string, file: string): DumpEvent | null {
   else if (lines.some((l) => FH_THREAD.test(l))) {
     ev.dumpKind = 'faulthandler';
     const fatal = lines.find((l) => l.startsWith('Fatal Python error:'));
-    const signame = fatal
-      ? /Segmentation fault|Aborted|Floating point exception|Bus error/.exec(fatal)
-      : null;
+    const signame = /Segmentation fault|Aborted|Floating point exception|Bus error/.exec(fatal ?? '');
     if (signame !== null) {
       ev.signal = { 'Segmentation fault': 11, Aborted: 6, 'Floating point exception': 8, 'Bus error': 7 }[
         signame[0] as 'Aborted'
