@@ -10,8 +10,11 @@ const GRAD_TRACE = /^\[GRAD-TRACE\] \S*?(\d*) arrived=\d+ missing=\d+/;
 const MISSING_GRAD = /^\s*(?:- )?MISSING: \S+$/;
 const TORCHRUN_FAILED = /failed \(exitcode: (-?\d+)\) local_rank: (\d+)/;
 
-/** `[tag]` → LogLineEvent tag (written as each log tag's `[tag]`s) */
-const TAGS: Record<string, string> = Object.fromEntries(
+/**
+ * `[tag]` → LogLineEvent tag (written as each log tag's `[tag]`s). A Map, not an object: a trainer's
+ * `[constructor]` or `[toString]` line must not find Object.prototype's members.
+ */
+const TAGS = new Map<string, string>(
   Object.entries({
     boot: ['boot', 'env-guard', 'env-policy', 'override', 'amp', 'opt'],
     train: ['train', 'fwe'],
@@ -27,12 +30,12 @@ const TAGS: Record<string, string> = Object.fromEntries(
 /** the line's `[tag]` when it is one we know (the caller checked that it starts with `[`) */
 export function knownTag(line: string): string | undefined {
   const name = TAG.exec(line)?.[1];
-  return name !== undefined && TAGS[name] !== undefined ? name : undefined;
+  return name !== undefined && TAGS.has(name) ? name : undefined;
 }
 
 /** A known tag's line → its log tag and announced step; `'malformed'`: a grad-trace line cut short. */
 export function readTagged(line: string, name: string): { tag: string; step?: number } | 'malformed' {
-  let tag = TAGS[name] ?? 'other';
+  let tag = TAGS.get(name) ?? 'other';
   if (name === 'train' && line.startsWith('[train][FATAL]')) tag = 'fatal';
   else if (tag === 'debug') {
     const d = DEBUG_STEP.exec(line);

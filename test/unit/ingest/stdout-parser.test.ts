@@ -81,6 +81,11 @@ describe('StdoutParser: nsa-vibe', () => {
     expect(steps(evs)[0]).toMatchObject({ rank: 1, step: 2 });
   });
 
+  it("a trainer's [constructor] or [toString] line is plain text, not one of Object.prototype's members", () => {
+    const evs = parseAll('[constructor] built 12 layers\n[toString] x\n[hasOwnProperty]\n');
+    expect(logs(evs).map((e) => e.tag)).toEqual(['other', 'other', 'other']);
+  });
+
   it('survives carriage-return progress bars and ANSI escapes in the middle of step lines', () => {
     const text =
       'loading  10%\rloading 100%\r\x1b[32mstep 0001\x1b[0m | loss \x1b[1m5.7014\x1b[0m | lr 2.00e-05 | toks/s 66\n';
