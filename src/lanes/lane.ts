@@ -108,20 +108,26 @@ export class LaneError extends Error {
   }
 }
 
-const DETECTOR_KEYS = new Set(['k', 'floorS', 'firstStepS', 'spinConfirmS', 'maxStepS']);
+/** each detector setting and the least value it takes, in a lane file and in `bisect --detector` */
+export const DETECTOR_MIN: Record<keyof DetectorSettings, number> = {
+  k: 1,
+  floorS: 0.1,
+  firstStepS: 0.1,
+  spinConfirmS: 0,
+  maxStepS: 1,
+};
 
 function detectorSettings(file: string, det: Record<string, unknown>): DetectorSettings {
+  const keys = Object.keys(DETECTOR_MIN);
   for (const k of Object.keys(det))
-    if (!DETECTOR_KEYS.has(k))
-      throw new LaneError(file, `detector.${k}`, `is not a known field (${[...DETECTOR_KEYS].join(', ')})`);
-  const out: DetectorSettings = {
-    k: num(file, 'detector.k', det.k, 1),
-    floorS: num(file, 'detector.floorS', det.floorS, 0.1),
-    firstStepS: num(file, 'detector.firstStepS', det.firstStepS, 0.1),
-    spinConfirmS: num(file, 'detector.spinConfirmS', det.spinConfirmS, 0),
-    maxStepS: num(file, 'detector.maxStepS', det.maxStepS, 1),
-  };
-  return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined)) as DetectorSettings;
+    if (!keys.includes(k))
+      throw new LaneError(file, `detector.${k}`, `is not a known field (${keys.join(', ')})`);
+  const out: DetectorSettings = {};
+  for (const [k, min] of Object.entries(DETECTOR_MIN)) {
+    const v = num(file, `detector.${k}`, det[k], min);
+    if (v !== undefined) out[k as keyof DetectorSettings] = v;
+  }
+  return out;
 }
 
 /** The lane's detector settings as the evidence engine takes them. */
