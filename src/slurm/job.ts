@@ -7,26 +7,10 @@
 import type { Target } from '../targets/target.js';
 import { JOB_ID_FILE, SBATCH_FILE } from './sbatch.js';
 
-export type JobStateName =
-  | 'PENDING'
-  | 'CONFIGURING'
-  | 'RUNNING'
-  | 'COMPLETING'
-  | 'COMPLETED'
-  | 'FAILED'
-  | 'CANCELLED'
-  | 'TIMEOUT'
-  | 'NODE_FAIL'
-  | 'OUT_OF_MEMORY'
-  | 'PREEMPTED'
-  | 'SUSPENDED'
-  | 'BOOT_FAIL'
-  | 'DEADLINE'
-  | string;
-
 export interface JobState {
   jobId: string;
-  state: JobStateName;
+  /** as Slurm names it: PENDING, RUNNING, COMPLETING, COMPLETED, FAILED, CANCELLED, TIMEOUT, … */
+  state: string;
   /** why it waits (PENDING) or why it ended, as Slurm says it; null for `None` */
   reason: string | null;
   /** the nodes it runs on (`node[01-02]`), null while it has none */
@@ -50,7 +34,7 @@ const ENDED = new Set([
   'DEADLINE',
 ]);
 
-export const jobEnded = (s: JobStateName) => ENDED.has(s.split(' ')[0]!);
+export const jobEnded = (s: string) => ENDED.has(s.split(' ')[0]!);
 
 export class SlurmMissingError extends Error {
   constructor(tool: string, where: string) {
@@ -63,27 +47,41 @@ export class SlurmMissingError extends Error {
 const noneToNull = (v: string | undefined) =>
   v === undefined || v === '' || v === 'None' || v === '(null)' ? null : v;
 
-/** `squeue -h -j J -o '%i|%T|%r|%N'` → state, or null when the job is not (or no longer) listed */
-export function parseSqueue(out: string, jobId: string): JobState | null {
-  for (const line of out.split('\n')) {
-    const [id, state, reason, nodes] = line.trim().split('|');
-    if (id !== jobId || !state) continue;
-    return {
-      jobId,
-      state,
-      reason: noneToNull(reason),
-      nodes: noneToNull(nodes),
-      exitCode: null,
-      signal: null,
-      source: 'squeue',
-    };
-  }
-  return null;
-}
-
 function exitPair(v: string | undefined): [number | null, number | null] {
   const m = /^(\d+):(\d+)$/.exec(v ?? '');
   return m ? [Number(m[1]), Number(m[2])] : [null, null];
+}
+
+/** a job's state from what one of the tools printed; its exit status only once it has ended */
+function stateOf(
+  source: JobState['source'],
+  jobId: string,
+  f: { state: string; reason?: string; nodes?: string; exit?: string },
+): JobState {
+  const [exitCode, signal] = exitPair(f.exit);
+  const ended = jobEnded(f.state);
+  return {
+    jobId,
+    state: f.state,
+    reason: noneToNull(f.reason),
+    nodes: noneToNull(f.nodes),
+    exitCode: ended ? exitCode : null,
+    signal: ended ? signal : null,
+    source,
+  };
+}
+
+/** the job's row (`|`-separated, with a state) in squeue's or sacct's output */
+const rowOf = (out: string, jobId: string) =>
+  out
+    .split('\n')
+    .map((l) => l.trim().split('|'))
+    .find(([id, state]) => id === jobId && !!state) ?? [];
+
+/** `squeue -h -j J -o '%i|%T|%r|%N'` → state, or null when the job is not (or no longer) listed */
+export function parseSqueue(out: string, jobId: string): JobState | null {
+  const [, state, reason, nodes] = rowOf(out, jobId);
+  return state ? stateOf('squeue', jobId, { state, reason, nodes }) : null;
 }
 
 /** `scontrol show job -o J` (one line of Key=Value) → state, or null when unknown to it */
@@ -94,37 +92,25 @@ export function parseScontrol(out: string, jobId: string): JobState | null {
   const field = (k: string) => new RegExp(`(?:^|\\s)${k}=(\\S*)`).exec(line)?.[1];
   const state = field('JobState');
   if (!state) return null;
-  const [exitCode, signal] = exitPair(field('ExitCode'));
-  return {
-    jobId,
+  return stateOf('scontrol', jobId, {
     state,
-    reason: noneToNull(field('Reason')),
-    nodes: noneToNull(field('NodeList')),
-    exitCode: jobEnded(state) ? exitCode : null,
-    signal: jobEnded(state) ? signal : null,
-    source: 'scontrol',
-  };
+    reason: field('Reason'),
+    nodes: field('NodeList'),
+    exit: field('ExitCode'),
+  });
 }
 
 /** `sacct -n -P -X -j J -o JobID,State,ExitCode,NodeList,Reason` → state, or null */
 export function parseSacct(out: string, jobId: string): JobState | null {
-  for (const line of out.split('\n')) {
-    const [id, state, exit, nodes, reason] = line.trim().split('|');
-    if (id !== jobId || !state) continue;
-    const [exitCode, signal] = exitPair(exit);
+  const [, state, exit, nodes, reason] = rowOf(out, jobId);
+  if (!state) return null;
+  return stateOf('sacct', jobId, {
     // sacct says `CANCELLED by 0`: the state is the first word
-    const name = state.split(' ')[0]!;
-    return {
-      jobId,
-      state: name,
-      reason: noneToNull(reason),
-      nodes: noneToNull(nodes === 'None assigned' ? undefined : nodes),
-      exitCode: jobEnded(name) ? exitCode : null,
-      signal: jobEnded(name) ? signal : null,
-      source: 'sacct',
-    };
-  }
-  return null;
+    state: state.split(' ')[0]!,
+    reason,
+    exit,
+    nodes: nodes === 'None assigned' ? undefined : nodes,
+  });
 }
 
 /** `sbatch --parsable` prints `123` or `123;cluster` */
