@@ -5,7 +5,7 @@
  */
 
 import { parseHostList } from '../hosts/hosts.js';
-import { HostsTarget } from '../hosts/hosts-target.js';
+import { connectEach, HostsTarget } from '../hosts/hosts-target.js';
 import { DEFAULT_RDZV_PORT, type LaunchSpec } from '../runs/launch-spec.js';
 import type { LinkView } from '../session/session-options.js';
 import { LocalTarget } from '../targets/local.js';
@@ -60,24 +60,6 @@ export function hostConnector(a: HostArgs, sink: LinkSink): (alias: string) => P
   return (alias) => connectFromArgs({ ...a, host: alias }, (v) => report(alias, v));
 }
 
-/** one connection per host (all or none), with each host's home */
-async function connectAll(
-  aliases: string[],
-  connect: (alias: string) => Promise<Target>,
-): Promise<Array<{ alias: string; target: Target; home: string }>> {
-  const conns: Array<{ alias: string; target: Target; home: string }> = [];
-  try {
-    for (const alias of aliases) {
-      const target = await connect(alias);
-      conns.push({ alias, target, home: await remoteHome(target) });
-    }
-  } catch (e) {
-    await Promise.all(conns.map((c) => c.target.close()));
-    throw e;
-  }
-  return conns;
-}
-
 /**
  * `--hosts`: the lane must start torchrun (checked before connecting to every host), then one
  * connection per host and the rendezvous address.
@@ -92,7 +74,11 @@ export async function hostsOpener(
     throw new Error(
       `--hosts starts one torchrun agent per node: lane ${lane.name} has no launcher (add launcher: { torchrun: { nproc_per_node: G } } to it)`,
     );
-  const conns = await connectAll(aliases, hostConnector(a, sink));
+  const connect = hostConnector(a, sink);
+  const conns = await connectEach(aliases, async (alias) => {
+    const target = await connect(alias);
+    return { alias, target, home: await remoteHome(target) };
+  });
   const rdzvHost = a['rdzv-host'] ?? (await rendezvousHost(conns[0]!.target));
   const target = new HostsTarget(new LocalTarget(), conns);
   const launch: LaunchSpec = {

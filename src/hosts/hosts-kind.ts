@@ -11,11 +11,10 @@ import type { ActiveLaunch, LaunchContext, LaunchKind } from '../runs/launch-kin
 import { attachCommand, requireTorchrun, stopWords, WORKER_FAILURE_GRACE_MS } from '../runs/launch-kind.js';
 import type { HostsLaunch } from '../runs/launch-spec.js';
 import { followOutput } from '../runs/process-launch.js';
-import type { Target } from '../targets/target.js';
 import { mirrorSubdir } from './hosts.js';
 import { HostsFollower } from './hosts-follower.js';
 import { followedHosts, hostOfFile, hostsStoppable, launchHosts } from './hosts-run.js';
-import { HostsTarget, hostsTargetOf } from './hosts-target.js';
+import { connectEach, HostsTarget, hostsTargetOf } from './hosts-target.js';
 
 function active(ctx: LaunchContext<HostsLaunch>): ActiveLaunch {
   const { spec, events } = ctx;
@@ -85,13 +84,8 @@ export const hostsKind: LaunchKind<HostsLaunch> = {
   // the GPU panel shows the first host's GPUs (the rendezvous host)
   gpuTarget: (target) => hostsTargetOf(target).hosts[0]!.target,
   async reconnect(base, spec, connect) {
-    const hosts: Array<{ alias: string; target: Target }> = [];
-    try {
-      for (const h of spec.launcher.hosts) hosts.push({ alias: h.alias, target: await connect(h.alias) });
-    } catch (e) {
-      await Promise.all(hosts.map((h) => h.target.close()));
-      throw e;
-    }
+    const aliases = spec.launcher.hosts.map((h) => h.alias);
+    const hosts = await connectEach(aliases, async (alias) => ({ alias, target: await connect(alias) }));
     return new HostsTarget(base, hosts);
   },
   async status(target, runDir, spec) {

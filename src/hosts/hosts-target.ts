@@ -58,3 +58,18 @@ export function hostsTargetOf(t: Target): HostsTarget {
   if (!(t instanceof HostsTarget)) throw new Error('a --hosts run needs a connection to each host');
   return t;
 }
+
+/** one connection per host, made in turn: all or none (a failure closes those already made) */
+export async function connectEach<C extends HostConnection>(
+  aliases: readonly string[],
+  connect: (alias: string) => Promise<C>,
+): Promise<C[]> {
+  const conns: C[] = [];
+  try {
+    for (const alias of aliases) conns.push(await connect(alias));
+  } catch (e) {
+    await Promise.all(conns.map((c) => c.target.close()));
+    throw e;
+  }
+  return conns;
+}
