@@ -18,25 +18,19 @@ import type { SlowStep } from '../analysis/step-stats.js';
 import { type StragglerRank, stragglerText } from '../analysis/straggler.js';
 import type { Cell } from '../notebook/model.js';
 import { rankSetText } from '../util/rank-set.js';
+import { analysisList } from './cells.js';
 
 /** slow steps a cell's line spells out, the longest first; the rest are counted */
 const MAX_SLOW = 3;
 
 const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
-function slowStepsOf(c: Cell): SlowStep[] {
-  const list = c.analysis?.slowSteps;
-  if (!Array.isArray(list)) return [];
-  return list.filter(
-    (s): s is SlowStep =>
-      typeof s === 'object' &&
-      s !== null &&
-      isNum(s.rank) &&
-      isNum(s.step) &&
-      isNum(s.seconds) &&
-      isNum(s.medianSeconds),
+const slowStepsOf = (c: Cell) =>
+  analysisList<SlowStep>(
+    c,
+    'slowSteps',
+    (s) => isNum(s.rank) && isNum(s.step) && isNum(s.seconds) && isNum(s.medianSeconds),
   );
-}
 
 /** "step 572 … 17.7 s (median 0.1 s); 7 evaluations, 0.3–0.4 s, every 50 steps (…)", or null */
 export function slowStepsLine(c: Cell): string | null {
@@ -51,11 +45,7 @@ export function slowStepsLine(c: Cell): string | null {
 
 /** the cell's dumps, identical ones together */
 export function cellDumps(c: Cell): DumpGroup[] {
-  const list = c.analysis?.dumps;
-  if (!Array.isArray(list)) return [];
-  return groupDumps(
-    list.filter((d): d is DumpReport => typeof d === 'object' && d !== null && typeof d.file === 'string'),
-  );
+  return groupDumps(analysisList<DumpReport>(c, 'dumps', (d) => typeof d.file === 'string'));
 }
 
 /**
@@ -64,11 +54,8 @@ export function cellDumps(c: Cell): DumpGroup[] {
  * there are none: the report then has no such section.
  */
 export function lastWordsLines(c: Cell): string[] {
-  const list = c.analysis?.lastWords;
-  if (!Array.isArray(list)) return [];
   const groups = new Map<string, { ranks: number[]; w: LastWordsReport }>();
-  for (const w of list as LastWordsReport[]) {
-    if (typeof w !== 'object' || w === null || typeof w.rank !== 'number') continue;
+  for (const w of analysisList<LastWordsReport>(c, 'lastWords', (x) => typeof x.rank === 'number')) {
     const t = w.mainThreadTop;
     const place =
       t === null
@@ -117,10 +104,10 @@ export function evidenceFilesText(files: readonly string[]): string {
  * each rank's score, least waiting first. Empty when no rank was sampled (a single rank, an old cell).
  */
 export function stragglerLines(c: Cell): string[] {
-  const list = c.analysis?.stragglers;
-  if (!Array.isArray(list)) return [];
-  const ranks = (list as StragglerRank[]).filter(
-    (r) => typeof r === 'object' && r !== null && typeof r.rank === 'number' && typeof r.score === 'number',
+  const ranks = analysisList<StragglerRank>(
+    c,
+    'stragglers',
+    (r) => typeof r.rank === 'number' && typeof r.score === 'number',
   );
   const head = stragglerText(ranks);
   if (head === null) return [];

@@ -67,6 +67,15 @@ export function originOf(cell: Cell, nb: Pick<Notebook, 'cells'>): string | null
   return what.length ? `${what.join(' and ')} on ${cell.parent}` : `the env of ${cell.parent}, unchanged`;
 }
 
+type Obj = Record<string, unknown>;
+export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null;
+
+/** the entries of a list in the cell's analysis that pass `ok` (another nsa-dbg may have written it) */
+export function analysisList<T = Obj>(c: Cell, key: string, ok: (x: Obj) => boolean): T[] {
+  const list = c.analysis?.[key];
+  return Array.isArray(list) ? (list.filter((x) => isObj(x) && ok(x)) as T[]) : [];
+}
+
 /** stopped by the user before it had a verdict: not judged either way */
 export const stoppedByUser = (c: Cell) => c.state === 'done' && c.verdict === 'stopped';
 

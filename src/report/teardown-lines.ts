@@ -6,20 +6,15 @@
  */
 import { rssText, type TeardownReport, teardownSummary } from '../analysis/teardown.js';
 import type { Cell } from '../notebook/model.js';
-
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+import { analysisList, isObj } from './cells.js';
 
 export function oomKillLines(c: Cell): string[] {
-  const list = c.analysis?.oomKills;
-  if (!Array.isArray(list)) return [];
-  return list
-    .filter(isObj)
-    .filter((k) => typeof k.rank === 'number' && typeof k.pid === 'number')
-    .map((k) => {
-      const rss = typeof k.anonRssKiB === 'number' ? `, ${rssText(k.anonRssKiB)}` : '';
-      const limit = k.memcg === true ? ' (a cgroup memory limit)' : '';
-      return `rank ${k.rank} — killed by SIGKILL: the kernel log says OOM killer${limit}${rss} (pid ${k.pid})`;
-    });
+  const kills = analysisList(c, 'oomKills', (k) => typeof k.rank === 'number' && typeof k.pid === 'number');
+  return kills.map((k) => {
+    const rss = typeof k.anonRssKiB === 'number' ? `, ${rssText(k.anonRssKiB)}` : '';
+    const limit = k.memcg === true ? ' (a cgroup memory limit)' : '';
+    return `rank ${k.rank} — killed by SIGKILL: the kernel log says OOM killer${limit}${rss} (pid ${k.pid})`;
+  });
 }
 
 export function teardownLine(c: Cell): string[] {
