@@ -141,10 +141,10 @@ export function envFlagsCheck(p: ProbeOutput): Check {
 
 export function xidCheck(p: ProbeOutput): Check {
   const log = p.kernelLog;
+  const base = { id: 'host.xid', name: 'XID errors in the kernel log' } as const;
   if (log.text === null)
     return {
-      id: 'host.xid',
-      name: 'XID errors in the kernel log',
+      ...base,
       status: 'skip',
       measured: `not readable (${log.error || 'permission'})`,
       expected: 'no XID',
@@ -153,8 +153,7 @@ export function xidCheck(p: ProbeOutput): Check {
   const xids = parseXids(log.text);
   const fatal = xids.filter((x) => FATAL_XIDS.has(x.code));
   return {
-    id: 'host.xid',
-    name: 'XID errors in the kernel log',
+    ...base,
     status: fatal.length ? 'fail' : xids.length ? 'warn' : 'pass',
     measured: xids.length
       ? `${xids.length} XID(s): ${[...new Set(xids.map((x) => `${x.code} on ${x.pci}`))].join(', ')}`

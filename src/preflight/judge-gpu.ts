@@ -111,7 +111,8 @@ function foreignCheck(g: SmiGpu, index: number, apps: ComputeApp[]): Check {
   };
 }
 
-function pcieCheck(g: SmiGpu, index: number, load: PcieLink | undefined): Check {
+function pcieCheck(g: SmiGpu, index: number, loads: PcieLink[] | undefined): Check {
+  const load = loads?.find((l) => l.index === index);
   const l = load ?? { index, ...g.pcie };
   const { genCurrent, genMax, widthCurrent, widthMax } = l;
   const narrow = widthCurrent !== undefined && widthMax !== undefined && widthCurrent < widthMax;
@@ -129,8 +130,8 @@ function pcieCheck(g: SmiGpu, index: number, load: PcieLink | undefined): Check 
   };
 }
 
-function nvlinkCheck(index: number, nv: NvlinkGpu | undefined): Check {
-  const links = nv?.links.filter((l) => l !== undefined) ?? [];
+function nvlinkCheck(index: number, nvlink: NvlinkGpu[]): Check {
+  const links = nvlink.find((n) => n.index === index)?.links.filter((l) => l !== undefined) ?? [];
   const active = links.filter((l) => l !== null).length;
   return {
     id: 'gpu.nvlink',
@@ -155,14 +156,7 @@ export function gpuChecks(
     memoryRowsCheck(g, i),
     ...modeChecks(g, i),
     foreignCheck(g, i, apps),
-    pcieCheck(
-      g,
-      i,
-      load?.find((l) => l.index === i),
-    ),
-    nvlinkCheck(
-      i,
-      nvlink.find((n) => n.index === i),
-    ),
+    pcieCheck(g, i, load),
+    nvlinkCheck(i, nvlink),
   ]);
 }

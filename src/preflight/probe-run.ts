@@ -6,6 +6,7 @@
 import { appendFileSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Lane } from '../lanes/lane.js';
+import type { SlurmLaunch } from '../runs/launch-spec.js';
 import { trainerOutDir } from '../runs/out-dir-of.js';
 import type { Target } from '../targets/target.js';
 import { packageRoot } from '../util/package-root.js';
@@ -20,19 +21,12 @@ export interface ProbeOptions {
   runsRoot?: string;
   cwd?: string;
   outDir?: string;
-  /** the probe's own limit: its measurements stop themselves well before */
-  timeoutMs?: number;
   /** a launcher in front of the probe (`srun …`): each node it starts prints its own line */
   wrap?: string[];
 }
 
 /** `--slurm`: the probe on each node of an allocation like the run's, one task a node */
-export function srunPrefix(l: {
-  nodes: number;
-  partition?: string;
-  time?: string;
-  sbatchArgs: string[];
-}): string[] {
+export function srunPrefix(l: Pick<SlurmLaunch, 'nodes' | 'partition' | 'time' | 'sbatchArgs'>): string[] {
   return [
     'srun',
     `--nodes=${l.nodes}`,
@@ -129,7 +123,8 @@ export async function checkBox(target: Target, lane: Lane, o: ProbeOptions): Pro
     ...(o.demo ? ['--simulate', 'on'] : []),
   ];
   const r = await target
-    .exec(argv, { cwd, env: spec.env, timeoutMs: o.timeoutMs ?? 120_000 })
+    // the probe's own limit: its measurements stop themselves well before
+    .exec(argv, { cwd, env: spec.env, timeoutMs: 120_000 })
     .catch((e: Error) => ({ stdout: '', stderr: e.message, code: null }));
   // for captures (test/device/preflight.sh): the probe's raw lines, as the fixtures keep them
   if (process.env.NSA_DBG_PREFLIGHT_RAW) appendFileSync(process.env.NSA_DBG_PREFLIGHT_RAW, r.stdout);
