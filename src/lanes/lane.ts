@@ -164,7 +164,7 @@ const KNOWN_KEYS = new Set([
 ]);
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function envMap(file: string, field: string, v: unknown): Record<string, string> {
   if (v === undefined || v === null) return {};
@@ -180,7 +180,7 @@ function envMap(file: string, field: string, v: unknown): Record<string, string>
   return out;
 }
 
-function stringList(file: string, field: string, v: unknown): string[] | undefined {
+export function stringList(file: string, field: string, v: unknown): string[] | undefined {
   if (v === undefined || v === null) return undefined;
   if (!Array.isArray(v) || v.some((x) => typeof x !== 'string' && typeof x !== 'number'))
     throw new LaneError(file, field, 'must be a list of strings');

@@ -6,7 +6,7 @@
  * Python interpreter and its flags are dropped, since torchrun starts Python itself.
  */
 
-import { LaneError } from './lane.js';
+import { isObj, LaneError, stringList } from './lane.js';
 import { launchersInCommand } from './launchers.js';
 
 export interface TorchrunLauncher {
@@ -20,9 +20,6 @@ export interface TorchrunLauncher {
 /** torchrun's per-rank logs, inside the run dir */
 export const TORCHRUN_LOG_DIR = 'torchrun-logs';
 const KNOWN = new Set(['command', 'nproc_per_node', 'args']);
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** `launcher:` of a lane file; undefined when the lane runs its command directly */
 export function validateLauncher(file: string, v: unknown): TorchrunLauncher | undefined {
@@ -38,10 +35,8 @@ export function validateLauncher(file: string, v: unknown): TorchrunLauncher | u
   const n = t.nproc_per_node;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 1024)
     throw new LaneError(file, 'launcher.torchrun.nproc_per_node', 'must be a whole number ≥ 1');
-  const args = t.args ?? [];
-  if (!Array.isArray(args) || args.some((a) => typeof a !== 'string' && typeof a !== 'number'))
-    throw new LaneError(file, 'launcher.torchrun.args', 'must be a list of strings');
-  return { command: command.trim().split(/\s+/), nprocPerNode: n, args: args.map(String) };
+  const args = stringList(file, 'launcher.torchrun.args', t.args) ?? [];
+  return { command: command.trim().split(/\s+/), nprocPerNode: n, args };
 }
 
 const PYTHON = /(?:^|\/)python(?:\d+(?:\.\d+)*)?$/;
