@@ -4,6 +4,7 @@
  * under HW Slowdown), so keys are looked up by name anywhere under their section rather than by
  * a fixed path.
  */
+import { numberOf } from './sources.js';
 
 export interface LogNode {
   key: string;
@@ -74,10 +75,6 @@ export interface SmiLog {
 }
 
 const CLOCK_REASONS = ['Clocks Event Reasons', 'Clocks Throttle Reasons'];
-const num = (v: string | undefined): number | undefined => {
-  const n = Number.parseFloat(v ?? '');
-  return Number.isFinite(n) ? n : undefined;
-};
 
 function flatReasons(section: LogNode | undefined, out: Record<string, string> = {}): Record<string, string> {
   for (const c of section?.children ?? []) {
@@ -92,8 +89,8 @@ function uncorrected(section: LogNode | undefined): number | undefined {
   let sum: number | undefined;
   const walk = (n: LogNode) => {
     for (const c of n.children) {
-      if (/uncorrectable|double bit|^total$/i.test(c.key) && num(c.value) !== undefined)
-        sum = (sum ?? 0) + num(c.value)!;
+      if (/uncorrectable|double bit|^total$/i.test(c.key) && numberOf(c.value) !== undefined)
+        sum = (sum ?? 0) + numberOf(c.value)!;
       walk(c);
     }
   };
@@ -121,7 +118,7 @@ function gpuOf(node: LogNode): SmiGpu {
     },
     retiredPending: valueAt(node, ['Retired Pages'], ['Pending Page Blacklist', 'Pending Page Retirement']),
     remapped: {
-      uncorrectable: num(valueAt(remap, ['Uncorrectable Error'])),
+      uncorrectable: numberOf(valueAt(remap, ['Uncorrectable Error'])),
       pending: valueAt(remap, ['Pending']),
       failure: valueAt(remap, ['Remapping Failure Occurred']),
     },
@@ -129,15 +126,15 @@ function gpuOf(node: LogNode): SmiGpu {
       (k) => valueAt(node, [k]) === 'Yes',
     ),
     pcie: {
-      genMax: num(valueAt(gen, ['Max'])),
-      genCurrent: num(valueAt(gen, ['Current'])),
-      widthMax: num(valueAt(width, ['Max'])),
-      widthCurrent: num(valueAt(width, ['Current'])),
+      genMax: numberOf(valueAt(gen, ['Max'])),
+      genCurrent: numberOf(valueAt(gen, ['Current'])),
+      widthMax: numberOf(valueAt(width, ['Max'])),
+      widthCurrent: numberOf(valueAt(width, ['Current'])),
     },
     memory: {
-      totalMiB: num(valueAt(fb, ['Total'])),
-      usedMiB: num(valueAt(fb, ['Used'])),
-      reservedMiB: num(valueAt(fb, ['Reserved'])),
+      totalMiB: numberOf(valueAt(fb, ['Total'])),
+      usedMiB: numberOf(valueAt(fb, ['Used'])),
+      reservedMiB: numberOf(valueAt(fb, ['Reserved'])),
     },
   };
 }

@@ -4,6 +4,12 @@
  * Each is pure, so each is tested on captured real output.
  */
 
+/** a number nvidia-smi printed (`81559`, `4`), undefined for `[N/A]` and the like */
+export function numberOf(s: string | undefined): number | undefined {
+  const v = Number.parseFloat(s ?? '');
+  return Number.isFinite(v) ? v : undefined;
+}
+
 export interface ComputeApp {
   gpuUuid: string;
   pid: number;
@@ -19,13 +25,13 @@ export function parseComputeApps(text: string): ComputeApp[] {
     if (parts.length < 4) continue;
     const pid = Number(parts[1]);
     if (!Number.isInteger(pid) || pid <= 0) continue;
-    const used = Number.parseFloat(parts[parts.length - 1]!);
+    const used = numberOf(parts[parts.length - 1]);
     out.push({
       gpuUuid: parts[0]!,
       pid,
       // a process path may itself hold commas
       name: parts.slice(2, -1).join(','),
-      ...(Number.isFinite(used) ? { usedMiB: used } : {}),
+      ...(used !== undefined ? { usedMiB: used } : {}),
     });
   }
   return out;
@@ -41,20 +47,16 @@ export interface PcieLink {
 
 /** `--query-gpu=index,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max` */
 export function parsePcieQuery(text: string): PcieLink[] {
-  const n = (s: string | undefined) => {
-    const v = Number.parseFloat(s ?? '');
-    return Number.isFinite(v) ? v : undefined;
-  };
   return text
     .split('\n')
     .map((l) => l.split(',').map((p) => p.trim()))
     .filter((p) => p.length === 5 && /^\d+$/.test(p[0]!))
     .map((p) => ({
       index: Number(p[0]),
-      genCurrent: n(p[1]),
-      genMax: n(p[2]),
-      widthCurrent: n(p[3]),
-      widthMax: n(p[4]),
+      genCurrent: numberOf(p[1]),
+      genMax: numberOf(p[2]),
+      widthCurrent: numberOf(p[3]),
+      widthMax: numberOf(p[4]),
     }));
 }
 
