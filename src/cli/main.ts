@@ -63,7 +63,7 @@ export async function main(argv: string[], rawDeps: CliDeps): Promise<void> {
     .command(demoCommand(deps))
     .command(runCommand(deps))
     .command(attachCommand(deps))
-    .command(bisectCommand(deps))
+    .command(bisectCommand)
     .command(checkCommand)
     .command(lanesCommand)
     .command(analyzeCommand)

@@ -33,17 +33,9 @@ export function attachCommand(deps: CliDeps): CommandModule<object, AttachArgs> 
     handler: async (a) => {
       try {
         const sink = linkSink();
-        let target: Target;
-        let runsRoot: string;
-        let home: string | null = null;
-        if (a.host) {
-          target = await connectFromArgs(a, sink.report);
-          home = await remoteHome(target);
-          runsRoot = a['runs-dir'] ?? defaultRemoteRunsRoot(home);
-        } else {
-          target = new LocalTarget();
-          runsRoot = a['runs-dir'] ?? defaultRunsRoot();
-        }
+        const target: Target = a.host ? await connectFromArgs(a, sink.report) : new LocalTarget();
+        const home = a.host ? await remoteHome(target) : null;
+        const runsRoot = a['runs-dir'] ?? (home === null ? defaultRunsRoot() : defaultRemoteRunsRoot(home));
         const runs = await listRuns(target, runsRoot);
         if (!a.run) {
           if (a.json) process.stdout.write(`${JSON.stringify(runs)}\n`);

@@ -109,10 +109,7 @@ export function runCommand(deps: CliDeps): CommandModule<object, RunArgs> {
           outDir: a['out-dir'],
           cwd: a.cwd,
         });
-        if (!a.headless) {
-          await showDashboard(deps, session);
-          return;
-        }
+        if (!a.headless) return await showDashboard(deps, session);
         const out = await runHeadless(session, {
           onProgress: (l) => {
             if (!a.json) process.stderr.write(`nsa-dbg: ${l}\n`);
