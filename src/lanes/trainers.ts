@@ -52,15 +52,9 @@ export function stepsInCommand(flag: string, argv: string[]): number | undefined
   let found: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    const v = flag.endsWith('=')
-      ? a.startsWith(flag)
-        ? a.slice(flag.length)
-        : undefined
-      : a === flag
-        ? argv[i + 1]
-        : a.startsWith(`${flag}=`)
-          ? a.slice(flag.length + 1)
-          : undefined;
+    // `--max_iters=5` for a flag ending in `=`; `--steps 5` or `--steps=5` for one that does not
+    const joined = flag.endsWith('=') ? flag : `${flag}=`;
+    const v = a.startsWith(joined) ? a.slice(joined.length) : a === flag ? argv[i + 1] : undefined;
     if (v !== undefined && /^\d+$/.test(v)) found = Number(v);
   }
   return found;
