@@ -116,7 +116,7 @@ export async function runBisection(port: BisectPort, plan: BisectPlan): Promise<
     if (index === undefined) {
       index = trials.length;
       trialIndex.set(k, index);
-      const fresh = {
+      trials.push({
         index,
         subset: [...subset].sort((a, b) => a - b),
         cells: [],
@@ -124,8 +124,7 @@ export async function runBisection(port: BisectPort, plan: BisectPlan): Promise<
         applied: [],
         outcomes: [],
         outcome,
-      };
-      trials.push(fresh);
+      });
     }
     const t = trials[index]!;
     const outcomes = [...(t.outcomes ?? []), outcome];

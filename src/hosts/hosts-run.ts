@@ -79,20 +79,15 @@ async function agentPids(
 
 /** what a stop acts on: every host's agent */
 export function hostsStoppable(target: HostsTarget, spec: HostsRunSpec): StoppableRun {
+  const eachAgent = async <T>(f: (t: Target, pid: number) => Promise<T>) =>
+    Promise.all((await agentPids(target, spec)).map((a) => f(a.t, a.pid)));
   return {
-    isAlive: async () => {
-      const alive = await Promise.all(
-        (await agentPids(target, spec)).map((a) => a.t.isAlive(a.pid).catch(() => false)),
-      );
-      return alive.some(Boolean);
-    },
+    isAlive: async () => (await eachAgent((t, pid) => t.isAlive(pid).catch(() => false))).some(Boolean),
     interrupt: async () => {
-      await Promise.all(
-        (await agentPids(target, spec)).map((a) => a.t.signal(a.pid, 'INT').catch(() => undefined)),
-      );
+      await eachAgent((t, pid) => t.signal(pid, 'INT').catch(() => undefined));
     },
     kill: async () => {
-      await Promise.all((await agentPids(target, spec)).map((a) => killTree(a.t, a.pid)));
+      await eachAgent(killTree);
     },
     halt: async () => {
       await Promise.all(
