@@ -16,19 +16,14 @@ import { trialKey } from './key.js';
 import type { BisectPlan } from './runner.js';
 import { classOf } from './summary.js';
 
-export interface PlanOptions {
-  /** where trials run, as cells record it */
-  target: string;
+/** `target`: where trials run, as cells record it; the search's settings as the plan takes them */
+export interface PlanOptions
+  extends Pick<BisectPlan, 'target' | 'steps' | 'budget' | 'repeat' | 'confidence' | 'maxRuns'> {
   /** what else of the target decides how a run goes (a Slurm job's nodes) */
   launchKey?: Record<string, unknown>;
-  steps?: number;
   demo: boolean;
   stepMs?: number;
   command?: string[];
-  budget?: number;
-  repeat?: number;
-  confidence?: number;
-  maxRuns?: number;
   detector?: DetectorSettings;
 }
 

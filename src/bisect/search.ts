@@ -11,7 +11,7 @@
  * to test (`applied: false`) is kept in the record and taken as no evidence at all.
  */
 
-import type { Outcome, SearchStatus } from '../notebook/bisection-record.js';
+import type { Outcome, Posterior as PosteriorRecord, SearchStatus } from '../notebook/bisection-record.js';
 import { nextTrial } from './next-trial.js';
 import { Posterior } from './posterior.js';
 
@@ -44,11 +44,6 @@ export interface Trial<D> {
   outcome: Outcome | 'flaky';
 }
 
-export interface Culprit {
-  changes: number[];
-  posterior: number;
-}
-
 export interface SearchResult<D> {
   status: SearchStatus;
   /** the likeliest candidate (empty when the endpoints did not allow a search) */
@@ -61,9 +56,9 @@ export interface SearchResult<D> {
   /** runs made (cache hits excluded) */
   runs: number;
   /** the likeliest candidates, best first */
-  culprits: Culprit[];
+  culprits: PosteriorRecord['culprits'];
   /** posterior means: the culprit's failure rate and the background flake rate */
-  failureRate: { culprit: number; background: number };
+  failureRate: PosteriorRecord['failureRate'];
 }
 
 export interface SearchOptions {
@@ -76,11 +71,7 @@ export interface SearchOptions {
   /** runs of the bad side before it counts as not reproducing the failure (default: a quarter of maxRuns, ≤ 15) */
   reproduceTries?: number;
   /** after every run: the posterior as it stands (a live view shows it) */
-  onPosterior?: (p: {
-    culprits: Culprit[];
-    failureRate: SearchResult<unknown>['failureRate'];
-    evidence: number;
-  }) => void;
+  onPosterior?: (p: PosteriorRecord) => void;
 }
 
 export const DEFAULT_CONFIDENCE = 0.95;
