@@ -1,19 +1,11 @@
 /** `:bisect` in the notebook: two marked cells → a bisection run as the controller's task. */
 
-import type { Lane } from '../lanes/lane.js';
-import type { NotebookController } from '../notebook/controller.js';
-import type { NotebookStore } from '../notebook/store.js';
+import type { NotebookDeps } from '../notebook/controller-types.js';
 import { planFromCells } from './plan.js';
 import { controllerPort } from './port.js';
 import { runBisection } from './runner.js';
 
-export function bisectCells(
-  controller: Pick<NotebookController, 'start' | 'idle' | 'getState' | 'setNotice' | 'runTask'>,
-  store: NotebookStore,
-  o: { lanes: Map<string, Lane>; target: string; launchKey?: Record<string, unknown>; steps?: number },
-  a: string,
-  b: string,
-): boolean {
+export const bisectCells: NotebookDeps['bisectCells'] = (controller, store, o, a, b) => {
   const cells = store.get().cells;
   const ca = cells.find((c) => c.id === a);
   const cb = cells.find((c) => c.id === b);
@@ -32,4 +24,4 @@ export function bisectCells(
     const r = await runBisection(port, { ...planned.plan, signal, onProgress });
     controller.setNotice(`bisect ${r.id}: ${r.result?.conclusion ?? r.error ?? r.state}`);
   });
-}
+};

@@ -18,15 +18,7 @@ import {
   remoteHome,
 } from './open-session.js';
 import { connectFromArgs, type HostArgs } from './remote.js';
-
-export interface HostsArgs extends HostArgs {
-  hosts: string;
-  'rdzv-host'?: string;
-  'rdzv-port'?: number;
-  /** runs root on each host (default: its ~/.nsa-dbg/runs) */
-  'runs-dir'?: string;
-  cwd?: string;
-}
+import type { TargetArgs } from './target-options.js';
 
 /**
  * The address the first host is reached on, as its own sshd saw it (`$SSH_CONNECTION`'s server
@@ -65,7 +57,7 @@ export function hostConnector(a: HostArgs, sink: LinkSink): (alias: string) => P
  * connection per host and the rendezvous address.
  */
 export async function hostsOpener(
-  a: HostsArgs,
+  a: TargetArgs & { hosts: string },
   sink: LinkSink,
   lane?: { name: string; launcher?: unknown },
 ): Promise<Opener> {
