@@ -13,20 +13,13 @@ export function neverApplied(
   b: BisectionRecord,
 ): Array<{ name: string; runs: number; saw: string }> {
   const byId = new Map(nb.cells.map((c) => [c.id, c]));
-  const out: Array<{ name: string; runs: number; saw: string }> = [];
-  for (const [i, change] of b.changes.entries()) {
+  return b.changes.flatMap((change, i) => {
     const cells = b.trials
       .filter((t) => t.subset.includes(i))
       .flatMap((t) => t.cells.map((id) => byId.get(id)));
-    if (cells.length === 0) continue;
     const misses = cells.map((c) => c?.proof?.notApplied.find((x) => x.name === change.name));
-    if (misses.some((m) => m === undefined)) continue;
-    const first = misses[0]!;
-    out.push({
-      name: change.name,
-      runs: cells.length,
-      saw: notAppliedText(first, cells[0]?.proof?.ranks.length ?? 1),
-    });
-  }
-  return out;
+    if (cells.length === 0 || misses.some((m) => m === undefined)) return [];
+    const saw = notAppliedText(misses[0]!, cells[0]?.proof?.ranks.length ?? 1);
+    return [{ name: change.name, runs: cells.length, saw }];
+  });
 }
