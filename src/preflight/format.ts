@@ -41,11 +41,10 @@ function checkLines(c: Check): string[] {
 }
 
 export function formatCheckRun(run: CheckRun): string {
-  const lines: string[] = [];
-  for (const b of run.boxes) {
-    lines.push(`${sanitizeText(b.host)}: lane ${b.lane}, probe ${b.probeS.toFixed(1)} s`);
-    for (const c of b.checks) lines.push(...checkLines(c));
-  }
+  const lines = run.boxes.flatMap((b) => [
+    `${sanitizeText(b.host)}: lane ${b.lane}, probe ${b.probeS.toFixed(1)} s`,
+    ...b.checks.flatMap(checkLines),
+  ]);
   const fails = run.boxes.flatMap((b) => b.checks).filter((c) => c.status === 'fail').length;
   const warns = run.boxes.flatMap((b) => b.checks).filter((c) => c.status === 'warn').length;
   lines.push(

@@ -19,22 +19,15 @@ export interface ComputeApp {
 
 /** `--query-compute-apps=gpu_uuid,pid,process_name,used_memory --format=csv,noheader,nounits` */
 export function parseComputeApps(text: string): ComputeApp[] {
-  const out: ComputeApp[] = [];
-  for (const line of text.split('\n')) {
+  return text.split('\n').flatMap((line) => {
     const parts = line.split(',').map((p) => p.trim());
-    if (parts.length < 4) continue;
     const pid = Number(parts[1]);
-    if (!Number.isInteger(pid) || pid <= 0) continue;
+    if (parts.length < 4 || !Number.isInteger(pid) || pid <= 0) return [];
     const used = numberOf(parts[parts.length - 1]);
-    out.push({
-      gpuUuid: parts[0]!,
-      pid,
-      // a process path may itself hold commas
-      name: parts.slice(2, -1).join(','),
-      ...(used !== undefined ? { usedMiB: used } : {}),
-    });
-  }
-  return out;
+    // a process path may itself hold commas
+    const name = parts.slice(2, -1).join(',');
+    return [{ gpuUuid: parts[0]!, pid, name, ...(used !== undefined ? { usedMiB: used } : {}) }];
+  });
 }
 
 export interface PcieLink {
@@ -121,10 +114,8 @@ export interface Xid {
 
 /** `NVRM: Xid (PCI:0000:04:00): 79, pid=…, GPU has fallen off the bus.` lines of the kernel log */
 export function parseXids(text: string): Xid[] {
-  const out: Xid[] = [];
-  for (const line of text.split('\n')) {
+  return text.split('\n').flatMap((line) => {
     const m = /NVRM: Xid \(PCI:([^)]*)\): (\d+)/.exec(line);
-    if (m) out.push({ pci: m[1]!, code: Number(m[2]), line: line.trim() });
-  }
-  return out;
+    return m ? [{ pci: m[1]!, code: Number(m[2]), line: line.trim() }] : [];
+  });
 }
