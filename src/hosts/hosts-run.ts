@@ -14,7 +14,7 @@ import { installStackHook } from '../runs/run-env.js';
 import { killTree, type StoppableRun } from '../runs/stop.js';
 import type { Target } from '../targets/target.js';
 import { debugLog } from '../util/debug-log.js';
-import { hostLauncherSpec, hostNodeScript, hostRunDir, hostSpec, mirrorSubdir } from './hosts.js';
+import { hostNodeScript, hostRunDir, hostSpec, mirrorSubdir } from './hosts.js';
 import type { FollowedHost } from './hosts-follower.js';
 import type { HostsTarget } from './hosts-target.js';
 
@@ -54,7 +54,9 @@ export async function launchHosts(
     await t.writeFile(`${host.runDir}/${COMMAND_FILE}`, `${JSON.stringify(host, null, 2)}\n`);
     await installStackHook(t, host);
     await t.writeFile(`${host.runDir}/${NODE_SCRIPT}`, hostNodeScript(spec, s, i));
-    const launch = await launchDetached(t, hostLauncherSpec(host), size, 'auto').catch((e: Error) => {
+    // the host's launcher runs its node script, which execs the torchrun agent
+    const agent = { ...host, argv: ['sh', `${host.runDir}/${NODE_SCRIPT}`] };
+    const launch = await launchDetached(t, agent, size, 'auto').catch((e: Error) => {
       throw new Error(`could not start the agent on ${entry.alias}: ${e.message}`);
     });
     debugLog(`hosts: agent ${i} on ${entry.alias} (${launch.mode}) in ${host.runDir}`);

@@ -8,7 +8,7 @@
  */
 
 import { HOSTS_DIR } from '../ingest/run-files.js';
-import { type AgentPlace, NODE_SCRIPT, nodeScript } from '../runs/agent-script.js';
+import { type AgentPlace, nodeScript } from '../runs/agent-script.js';
 import type { HostEntry, HostsLaunch } from '../runs/launch-spec.js';
 import type { RunSpec } from '../runs/launcher.js';
 import { shQuote } from '../util/sh-quote.js';
@@ -69,11 +69,6 @@ export function hostNodeScript(cell: RunSpec, s: HostsSettings, i: number): stri
     id: shQuote(cell.runId),
   };
   return nodeScript(hostSpec(cell, s, i), place);
-}
-
-/** what the host's launcher runs: its node script (which execs the torchrun agent) */
-export function hostLauncherSpec(host: RunSpec): RunSpec {
-  return { ...host, argv: ['sh', `${host.runDir}/${NODE_SCRIPT}`] };
 }
 
 /**

@@ -88,8 +88,7 @@ export function loadLaneFile(file: string): Lane {
     if (!(e instanceof LaneError) || e.at) throw e;
     const offset = fieldOffset(doc, e.field);
     if (offset === undefined) throw e;
-    const { line, col } = lines.linePos(offset);
-    throw new LaneError(e.file, e.field, e.detail, { line, col });
+    throw new LaneError(e.file, e.field, e.detail, lines.linePos(offset));
   }
 }
 

@@ -213,9 +213,6 @@ function legend(lines: Line[], y0: number): string[] {
   return out;
 }
 
-/** the legend's height for `n` cells */
-const legendHeight = (n: number) => 30 + Math.min(n, LEGEND_ROWS) * LEGEND_ROW;
-
 /** the same numbers, point for point */
 const sameSeries = (a: Series, b: Series) =>
   a.length === b.length && a.every((p, i) => p[0] === b[i]![0] && p[1] === b[i]![1]);
@@ -258,7 +255,7 @@ function linesOf(cells: Cell[], labels: string[] | undefined): Line[] {
 export function renderSvg(cells: Cell[], title: string, labels?: string[]): string {
   const lines = linesOf(cells, labels);
   const legendTop = PANEL_H * 2 + 10;
-  const h = legendTop + legendHeight(lines.length);
+  const h = legendTop + 30 + Math.min(lines.length, LEGEND_ROWS) * LEGEND_ROW;
   const xAxis = stepAxis(lines);
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${h}" viewBox="0 0 ${W} ${h}" font-family="sans-serif" font-size="12">`,
