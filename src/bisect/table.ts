@@ -64,12 +64,7 @@ const md = (s: string) => s.replace(/\|/g, '\\|');
 
 /** the report's section for one bisection */
 export function markdownSection(nb: Notebook, b: BisectionRecord): string[] {
-  const rows = trialRows(nb, b).map(
-    (r) =>
-      `| ${rowCells(r, (f) => `\`${f}\``)
-        .map(md)
-        .join(' | ')} |`,
-  );
+  const row = (cells: string[]) => `| ${cells.map(md).join(' | ')} |`;
   const sides = `good \`${b.good.lane}\`${b.good.cell ? ` (${b.good.cell})` : ''}, bad \`${b.bad.lane}\`${b.bad.cell ? ` (${b.bad.cell})` : ''}`;
   return [
     `### Bisection ${b.id}: ${sides}`,
@@ -81,9 +76,9 @@ export function markdownSection(nb: Notebook, b: BisectionRecord): string[] {
     ...(b.posterior ? ['Candidates (posterior):', '', '```', ...posteriorLines(b), '```', ''] : []),
     ...notAppliedLines(nb, b).map((l) => `- ${md(l)}`),
     ...(notAppliedLines(nb, b).length ? [''] : []),
-    `| ${TABLE_HEAD.join(' | ')} |`,
+    row(TABLE_HEAD),
     `|${TABLE_HEAD.map(() => ' --- ').join('|')}|`,
-    ...rows,
+    ...trialRows(nb, b).map((r) => row(rowCells(r, (f) => `\`${f}\``))),
     '',
   ];
 }
