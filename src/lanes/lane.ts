@@ -258,14 +258,12 @@ export function validateLane(doc: unknown, file: string): Lane {
   if (stepRegex !== undefined) {
     if (typeof stepRegex !== 'string') throw new LaneError(file, 'stepRegex', 'must be a string');
     try {
-      const re = new RegExp(stepRegex);
-      if (!/\(\?<step>/.test(stepRegex) || !/\(\?<loss>/.test(stepRegex))
-        throw new LaneError(file, 'stepRegex', 'needs named groups (?<step>...) and (?<loss>...)');
-      void re;
+      new RegExp(stepRegex);
     } catch (e) {
-      if (e instanceof LaneError) throw e;
       throw new LaneError(file, 'stepRegex', `is not a valid regular expression: ${(e as Error).message}`);
     }
+    if (!/\(\?<step>/.test(stepRegex) || !/\(\?<loss>/.test(stepRegex))
+      throw new LaneError(file, 'stepRegex', 'needs named groups (?<step>...) and (?<loss>...)');
   }
   if (doc.stepsFlag !== undefined && (typeof doc.stepsFlag !== 'string' || /\s/.test(doc.stepsFlag)))
     throw new LaneError(file, 'stepsFlag', 'must be a flag such as --steps or --max_iters= (or "" for none)');
