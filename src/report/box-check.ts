@@ -54,14 +54,13 @@ export function boxChecksOf(cells: readonly Cell[]): BoxCheckReport[] {
   });
 }
 
-/** `2026-11-26 14:30 UTC` */
-const when = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
-
 /** the header's line for each checked box */
 export function boxCheckHeader(b: BoxCheckReport): string {
   const counts =
     b.verdict === 'no verdict' ? '' : `: ${b.failed} failed, ${b.warnings} warning(s), ${b.passed} passed`;
-  return `**Box check** \`${sanitizeText(b.target)}\`: **${b.verdict}** (${b.cellId}, lane \`${b.lane}\`, ${when(b.at)}${counts})  `;
+  // `2026-11-26 14:30 UTC`
+  const when = `${b.at.slice(0, 10)} ${b.at.slice(11, 16)} UTC`;
+  return `**Box check** \`${sanitizeText(b.target)}\`: **${b.verdict}** (${b.cellId}, lane \`${b.lane}\`, ${when}${counts})  `;
 }
 
 /** the section listing each checked box's fail and warn lines (none when no box was checked) */

@@ -76,8 +76,7 @@ function sameDumps(c: Cell, file: string | undefined): string {
 export function cellSection(r: ReportRow): string[] {
   const c = r.cell;
   const s = c.summary;
-  const out = [`### ${r.configuration} ${BADGE[r.status]}`, ''];
-  out.push(`- **Lane**: ${r.ran}`);
+  const out = [`### ${r.configuration} ${BADGE[r.status]}`, '', `- **Lane**: ${r.ran}`];
   if (r.origin) out.push(`- **From**: ${r.origin}`);
   out.push(`- **Verdict**: ${c.verdict ?? c.state}${s ? ` — ${s.line}` : ''}`);
   if (c.reasons?.length) out.push(`- **${c.go ? 'Note' : 'Acceptance'}**: ${c.reasons.join('; ')}`);

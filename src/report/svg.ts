@@ -227,13 +227,9 @@ function linesOf(cells: Cell[], labels: string[] | undefined): Line[] {
   const repeats = new Map<string, number>();
   return cells.map((cell, i) => {
     const data = cell.series.loss.length + cell.series.toks.length > 0;
-    const first = data
-      ? cells
-          .slice(0, i)
-          .find(
-            (p) => sameSeries(p.series.loss, cell.series.loss) && sameSeries(p.series.toks, cell.series.toks),
-          )
-      : undefined;
+    const same = (p: Cell) =>
+      sameSeries(p.series.loss, cell.series.loss) && sameSeries(p.series.toks, cell.series.toks);
+    const first = data ? cells.slice(0, i).find(same) : undefined;
     const k = first ? (repeats.get(first.id) ?? 0) + 1 : 0;
     if (first) repeats.set(first.id, k);
     return {

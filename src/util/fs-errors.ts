@@ -95,9 +95,7 @@ export function mkdirpSync(dir: string): void {
 }
 
 export async function mkdirp(dir: string): Promise<void> {
-  try {
-    await mkdir(dir, { recursive: true });
-  } catch (e) {
+  await mkdir(dir, { recursive: true }).catch((e) => {
     throw isFsError(e) ? trueMkdirError(dir, e) : e;
-  }
+  });
 }
