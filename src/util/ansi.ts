@@ -51,14 +51,9 @@ function expandTabs(s: string, width: number): string {
   let out = '';
   let col = 0;
   for (const ch of s) {
-    if (ch === '\t') {
-      const pad = width - (col % width);
-      out += ' '.repeat(pad);
-      col += pad;
-    } else {
-      out += ch;
-      col += 1;
-    }
+    const text = ch === '\t' ? ' '.repeat(width - (col % width)) : ch;
+    out += text;
+    col += ch === '\t' ? text.length : 1;
   }
   return out;
 }
