@@ -6,7 +6,6 @@
 import { DEFAULT_COMMAND, DEFAULT_STOP, type Lane } from '../lanes/lane.js';
 import { buildRunSpec } from '../runs/build-spec.js';
 import type { RunSpec } from '../runs/launcher.js';
-import { DEFAULT_STACK_SIGNAL } from '../runs/run-env.js';
 
 const PYTHON = /(?:^|\/)python(?:\d+(?:\.\d+)*)?$/;
 
@@ -61,5 +60,3 @@ export function specOf(
     ...(o.demo ? { demo: {} } : {}),
   });
 }
-
-export const stackSignalOfLane = (lane: Lane) => lane.stackSignal ?? DEFAULT_STACK_SIGNAL;

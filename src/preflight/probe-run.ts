@@ -8,9 +8,10 @@ import { dirname, join } from 'node:path';
 import type { Lane } from '../lanes/lane.js';
 import type { SlurmLaunch } from '../runs/launch-spec.js';
 import { trainerOutDir } from '../runs/out-dir-of.js';
+import { DEFAULT_STACK_SIGNAL } from '../runs/run-env.js';
 import type { Target } from '../targets/target.js';
 import { packageRoot } from '../util/package-root.js';
-import { laneInterpreter, ranksOf, specOf, stackSignalOfLane } from './lane-ask.js';
+import { laneInterpreter, ranksOf, specOf } from './lane-ask.js';
 import type { LaneAsk, ProbeOutput } from './types.js';
 import { type BoxCheck, judgeBox } from './verdict.js';
 
@@ -102,7 +103,7 @@ export async function checkBox(target: Target, lane: Lane, o: ProbeOptions): Pro
     lane: lane.name,
     ranksPerNode: ranks.n,
     ranksSource: ranks.source,
-    stackSignal: stackSignalOfLane(lane),
+    stackSignal: lane.stackSignal ?? DEFAULT_STACK_SIGNAL,
     // the run's own folder is named when it starts: the runs root is where it will be
     runDir: dirname(spec.runDir),
     outDir: out.from === 'run dir' ? dirname(spec.runDir) : out.dir,
