@@ -35,13 +35,11 @@ export function matmulChecks(m: Measurements | null, smi: SmiLog, deviceNames: s
         status:
           r.tflops === undefined
             ? 'fail'
-            : ratio === undefined
+            : ratio === undefined || ratio >= MATMUL_PASS_RATIO
               ? 'pass'
-              : ratio >= MATMUL_PASS_RATIO
-                ? 'pass'
-                : ratio >= MATMUL_FAIL_RATIO
-                  ? 'warn'
-                  : 'fail',
+              : ratio >= MATMUL_FAIL_RATIO
+                ? 'warn'
+                : 'fail',
         measured:
           r.tflops === undefined
             ? `failed: ${r.error ?? 'no result'}`

@@ -172,13 +172,10 @@ function panel(
       labelled.add(at);
       // a label that would cover another one moves down a line (a stop and a hang a step apart)
       const w = l.end.kind.length * 6;
+      const covered = (top: number) =>
+        boxes.some(([bx, by, bw]) => x + 7 < bx + bw && bx < x + 7 + w && Math.abs(by - top) < 11);
       let ly = y - 6;
-      for (
-        let i = 0;
-        i < 4 && boxes.some(([bx, by, bw]) => x + 7 < bx + bw && bx < x + 7 + w && Math.abs(by - ly) < 11);
-        i++
-      )
-        ly += 12;
+      for (let i = 0; i < 4 && covered(ly); i++) ly += 12;
       boxes.push([x + 7, ly, w]);
       out.push(`<text x="${f1(x + 7)}" y="${f1(ly)}" font-size="10" fill="${l.colour}">${l.end.kind}</text>`);
     }
