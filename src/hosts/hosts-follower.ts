@@ -85,14 +85,9 @@ export class HostsFollower implements Follower {
 
   /** the lines of host `i`'s file the merged file lacks, merged; the bytes after them kept as its partial */
   private mergeRest(i: number, name: string, data: Buffer): void {
-    const end = data.lastIndexOf(10);
-    this.partial.set(`${i}/${name}`, data.subarray(end + 1));
-    if (end < 0) return;
-    const lines = data
-      .subarray(0, end + 1)
-      .toString('utf8')
-      .split('\n')
-      .slice(0, -1);
+    const whole = this.wholeLines(i, name, data);
+    if (!whole) return;
+    const lines = whole.toString('utf8').split('\n').slice(0, -1);
     const top = join(this.cellDir, name);
     const merged = existsSync(top) ? readFileSync(top, 'utf8').split('\n') : [];
     let rest: string[];
@@ -117,12 +112,16 @@ export class HostsFollower implements Follower {
 
   /** append the complete lines of a host's chunk to the merged file, labelled with the host */
   private merge(i: number, name: string, chunk: Buffer): void {
-    const key = `${i}/${name}`;
-    const data = Buffer.concat([this.partial.get(key) ?? Buffer.alloc(0), chunk]);
+    const data = Buffer.concat([this.partial.get(`${i}/${name}`) ?? Buffer.alloc(0), chunk]);
+    const whole = this.wholeLines(i, name, data);
+    if (whole) this.appendLines(i, name, whole);
+  }
+
+  /** `data`'s complete lines (null: none); the bytes after the last newline kept as its partial */
+  private wholeLines(i: number, name: string, data: Buffer): Buffer | null {
     const end = data.lastIndexOf(10);
-    this.partial.set(key, data.subarray(end + 1));
-    if (end < 0) return;
-    this.appendLines(i, name, data.subarray(0, end + 1));
+    this.partial.set(`${i}/${name}`, data.subarray(end + 1));
+    return end < 0 ? null : data.subarray(0, end + 1);
   }
 
   private appendLines(i: number, name: string, lines: Buffer): void {
