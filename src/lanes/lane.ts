@@ -122,19 +122,12 @@ function detectorSettings(file: string, det: Record<string, unknown>): DetectorS
   for (const k of Object.keys(det))
     if (!keys.includes(k))
       throw new LaneError(file, `detector.${k}`, `is not a known field (${keys.join(', ')})`);
-  const out: DetectorSettings = {};
-  for (const [k, min] of Object.entries(DETECTOR_MIN)) {
-    const v = num(file, `detector.${k}`, det[k], min);
-    if (v !== undefined) out[k as keyof DetectorSettings] = v;
-  }
-  return out;
+  const set = Object.entries(DETECTOR_MIN).map(([k, min]) => [k, num(file, `detector.${k}`, det[k], min)]);
+  return Object.fromEntries(set.filter(([, v]) => v !== undefined));
 }
 
 /** The lane's detector settings as the evidence engine takes them. */
-export function evidenceOptionsOf(d: DetectorSettings): {
-  detector: { k?: number; floorS?: number; firstStepAllowanceS?: number };
-  judge: { spinConfirmS?: number; maxStepS?: number };
-} {
+export function evidenceOptionsOf(d: DetectorSettings) {
   return {
     detector: { k: d.k, floorS: d.floorS, firstStepAllowanceS: d.firstStepS },
     judge: { spinConfirmS: d.spinConfirmS, maxStepS: d.maxStepS },
