@@ -1,14 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import {
-  closeSync,
-  linkSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, linkSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { atomicTempName, writeFileAtomic } from '../util/atomic-file.js';
 
 /** a second process on one notebook: the user is told who holds it */
 export class NotebookInUse extends Error {
@@ -67,7 +59,7 @@ function readOwner(file: string): Owner | null {
 
 /** a temp file beside `file` holding `text`, complete before anyone can see it under `file` */
 function tempWith(file: string, text: string): string {
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const tmp = atomicTempName(file);
   const fd = openSync(tmp, 'wx', 0o644);
   try {
     writeSync(fd, text);
@@ -156,13 +148,7 @@ function take(file: string, me: string, depth = 0): Taken {
     if (!t.held) return { held: false, owner: null };
     try {
       if (readOwner(file)?.text !== owner.text) continue; // someone replaced it first: look again
-      const tmp = tempWith(file, me);
-      try {
-        renameSync(tmp, file);
-      } catch (e) {
-        unlinkSync(tmp);
-        throw e;
-      }
+      writeFileAtomic(file, me, { durable: false }); // a lock need not outlive a power cut
       return { held: true };
     } finally {
       removeIf(takeover, me);

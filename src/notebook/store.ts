@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { writeFileAtomic } from '../util/atomic-file.js';
+import { isTempNameOf, writeFileAtomic } from '../util/atomic-file.js';
 import { FileError, fileError, mkdirpSync } from '../util/fs-errors.js';
 import { acquireLock, type NotebookLock } from './lock.js';
 import { migrate, NotebookFormatError, renumberDuplicateIds } from './migrate.js';
@@ -11,13 +11,13 @@ import { type NotebookAction, notebookReducer } from './reducer.js';
 export const DEFAULT_NOTEBOOK = 'nsa-notebook.json';
 
 /**
- * Temp files of writes that were killed before their rename. Only the lock holder writes, and we
- * hold the lock, so every one of them is garbage.
+ * Temp files of the notebook's writes that were killed before their rename. Only the lock holder
+ * writes it, and we hold the lock, so every one of them is garbage. Not the lock's own temp files
+ * (`.NAME.lock.*.tmp`): another process opening the notebook may be writing one at this moment.
  */
 function removeStaleTemps(file: string): void {
-  const prefix = `.${basename(file)}.`;
   for (const f of readdirSync(dirname(file)))
-    if (f.startsWith(prefix) && f.endsWith('.tmp')) rmSync(join(dirname(file), f), { force: true });
+    if (isTempNameOf(file, f)) rmSync(join(dirname(file), f), { force: true });
 }
 
 /** the evidence folder beside a notebook: `runs.json` → `runs.evidence/` */

@@ -22,6 +22,12 @@ export function atomicTempName(path: string): string {
   return join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now().toString(36)}${seq}.tmp`);
 }
 
+/** `name` is one of atomicTempName(`path`)'s temp files (not another file's whose name extends it) */
+export function isTempNameOf(path: string, name: string): boolean {
+  const prefix = `.${basename(path)}.`;
+  return name.startsWith(prefix) && /^\d+\.[0-9a-z]+\.tmp$/.test(name.slice(prefix.length));
+}
+
 function fsyncFolder(dir: string): void {
   try {
     const dfd = openSync(dir, 'r');

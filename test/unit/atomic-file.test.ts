@@ -1,14 +1,14 @@
 /**
  * One atomic write on this machine (src/util/atomic-file.ts): whole files or none, one temp-name
  * scheme that run folders' readers know as temporary, and no other module renames files into place
- * (the notebook lock's link-and-rename is its lock protocol, not a write of data).
+ * (the notebook lock's takeover too writes its lock through it).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isTempFile } from '../../src/ingest/run-files.js';
-import { atomicTempName, writeFileAtomic } from '../../src/util/atomic-file.js';
+import { atomicTempName, isTempNameOf, writeFileAtomic } from '../../src/util/atomic-file.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const dir = mkdtempSync(join(tmpdir(), 'nsa-dbg-atomic-'));
@@ -35,6 +35,15 @@ describe('one atomic write', () => {
     for (const n of [...names].slice(0, 5)) expect(isTempFile(n.slice(dir.length + 1))).toBe(true);
   });
 
+  it("a file's temp names are told from those of a file whose name extends it (the notebook's lock)", () => {
+    const nb = join(dir, 'nb.json');
+    const base = (p: string) => p.slice(dir.length + 1);
+    expect(isTempNameOf(nb, base(atomicTempName(nb)))).toBe(true);
+    expect(isTempNameOf(nb, base(atomicTempName(`${nb}.lock`)))).toBe(false);
+    expect(isTempNameOf(nb, '.nb.json.99999.x.tmp')).toBe(true);
+    expect(isTempNameOf(nb, '.nb.json.tmp')).toBe(false);
+  });
+
   it('a write that cannot happen throws and leaves the old file and no temp file', () => {
     const f = join(dir, 'state.json');
     writeFileAtomic(f, '{"a":1}\n');
@@ -47,6 +56,6 @@ describe('one atomic write', () => {
     const renamers = sources(join(ROOT, 'src'))
       .filter((f) => /\brename(?:Sync)?\s*\(/.test(readFileSync(f, 'utf8')))
       .map((f) => relative(ROOT, f).split('\\').join('/'));
-    expect(renamers.sort()).toEqual(['src/notebook/lock.ts', 'src/util/atomic-file.ts']);
+    expect(renamers).toEqual(['src/util/atomic-file.ts']);
   });
 });
