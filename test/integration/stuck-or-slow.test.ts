@@ -105,7 +105,9 @@ describe('stuck or slow, real processes', () => {
     const { live } = await runMode('native');
     expect(live.verdict).toBe('hang');
     expect(live.stall).toMatchObject({ step: 4, state: 'blocked-native', cpuBusy: true });
-    expect(live.stall.silenceS).toBeGreaterThan(8);
+    // the judge's rule is silence > maxStepS (8 s); the report rounds the silence to 0.01 s, so a
+    // hang judged at 8.003 s reads 8 (CI saw exactly that)
+    expect(live.stall.silenceS).toBeGreaterThanOrEqual(8);
     // the trainer's SIGUSR1 handler never ran; nsa-dbg's stack hook gave the stack at once, from C
     const outcomes = live.dumpRequests.map((r: { outcome: string }) => r.outcome);
     expect(outcomes.every((o: string) => o === 'faulthandler')).toBe(true);
