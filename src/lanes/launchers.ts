@@ -9,23 +9,25 @@
 export type LauncherName = 'torchrun' | 'accelerate' | 'deepspeed' | 'srun' | 'mpirun';
 
 const PYTHON = /^python(?:\d+(?:\.\d+)*)?$/;
+// Maps, not object literals: the keys are words of a user's command, and a plain object would
+// answer `constructor` or `toString` with an Object.prototype function
 /** `python -m <module>` of a launcher */
-const MODULES: Record<string, LauncherName> = {
-  'torch.distributed.run': 'torchrun',
-  'torch.distributed.launch': 'torchrun',
-  'accelerate.commands.launch': 'accelerate',
-  'deepspeed.launcher.launch': 'deepspeed',
-  'deepspeed.launcher.runner': 'deepspeed',
-};
+const MODULES = new Map<string, LauncherName>([
+  ['torch.distributed.run', 'torchrun'],
+  ['torch.distributed.launch', 'torchrun'],
+  ['accelerate.commands.launch', 'accelerate'],
+  ['deepspeed.launcher.launch', 'deepspeed'],
+  ['deepspeed.launcher.runner', 'deepspeed'],
+]);
 /** a launcher's own program (accelerate's only with `launch`) */
-const PROGRAMS: Record<string, LauncherName> = {
-  torchrun: 'torchrun',
-  deepspeed: 'deepspeed',
-  'accelerate-launch': 'accelerate',
-  srun: 'srun',
-  mpirun: 'mpirun',
-  mpiexec: 'mpirun',
-};
+const PROGRAMS = new Map<string, LauncherName>([
+  ['torchrun', 'torchrun'],
+  ['deepspeed', 'deepspeed'],
+  ['accelerate-launch', 'accelerate'],
+  ['srun', 'srun'],
+  ['mpirun', 'mpirun'],
+  ['mpiexec', 'mpirun'],
+]);
 /** launchers that start their workers with RANK set: a process without it is none of the ranks */
 const SETS_RANK = new Set<LauncherName>(['torchrun', 'deepspeed']);
 
@@ -35,7 +37,7 @@ const base = (w: string) => w.slice(w.lastIndexOf('/') + 1);
 function launcherAt(argv: string[], i: number): LauncherName | undefined {
   const word = base(argv[i] ?? '');
   if (word === 'accelerate') return argv[i + 1] === 'launch' ? 'accelerate' : undefined;
-  if (PROGRAMS[word] !== undefined) return PROGRAMS[word];
+  if (PROGRAMS.has(word)) return PROGRAMS.get(word);
   if (!PYTHON.test(word)) return undefined;
   let j = i + 1;
   // the interpreter's own options (`-u`, `-X dev`); `-m mod` (`-um mod`) names the module it runs
@@ -47,12 +49,12 @@ function launcherAt(argv: string[], i: number): LauncherName | undefined {
     const mod = argv[j + 1] ?? '';
     if (mod === 'accelerate.commands.accelerate_cli')
       return argv[j + 2] === 'launch' ? 'accelerate' : undefined;
-    return MODULES[mod];
+    return MODULES.get(mod);
   }
   // a launcher's console script run by an explicit interpreter (`python3 /usr/bin/torchrun`)
   const script = base(opt);
   if (script === 'accelerate') return argv[j + 1] === 'launch' ? 'accelerate' : undefined;
-  return script === 'srun' || script === 'mpirun' || script === 'mpiexec' ? undefined : PROGRAMS[script];
+  return script === 'srun' || script === 'mpirun' || script === 'mpiexec' ? undefined : PROGRAMS.get(script);
 }
 
 /**

@@ -45,6 +45,12 @@ describe('launchers in the command', () => {
       'accelerate config',
       './run.sh',
       'nanogpt/train.py --compile=False',
+      // words that an object literal would answer from Object.prototype
+      'constructor train.py',
+      '/usr/bin/toString train.py',
+      'python3 -m constructor',
+      'python3 -m __proto__ train.py',
+      'python3 hasOwnProperty train.py',
     ])
       expect(launchersInCommand(words(cmd)), cmd).toEqual([]);
     expect(launchersInCommand([])).toEqual([]);

@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import { Client, type ConnectConfig } from 'ssh2';
 import { type AskPassphrase, makeAuthPlan, type PassphraseCache } from './auth.js';
 import { type HostKeyError, SshError, type SshErrorKind } from './errors.js';
-import { knownKeyTypes, loadKnownHosts, verifyHostKey } from './known-hosts.js';
+import { hostKeyAlgorithmsFor, knownKeyTypes, loadKnownHosts, verifyHostKey } from './known-hosts.js';
 import type { HostSpec } from './ssh-config.js';
 
 export interface DialOptions {
@@ -23,15 +23,6 @@ export interface DialOptions {
   onHostKeyAdded?: (info: { host: string; port: number; fingerprint: string; file: string }) => void;
 }
 
-/** host key algorithms per known_hosts key type, so a known type is negotiated first (as ssh does) */
-const ALGOS_FOR_TYPE: Record<string, string[]> = {
-  'ssh-ed25519': ['ssh-ed25519'],
-  'ecdsa-sha2-nistp256': ['ecdsa-sha2-nistp256'],
-  'ecdsa-sha2-nistp384': ['ecdsa-sha2-nistp384'],
-  'ecdsa-sha2-nistp521': ['ecdsa-sha2-nistp521'],
-  'ssh-rsa': ['rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'],
-};
-
 function preferredHostKeyAlgos(spec: HostSpec): string[] {
   let types: string[] = [];
   try {
@@ -39,7 +30,7 @@ function preferredHostKeyAlgos(spec: HostSpec): string[] {
   } catch {
     // unreadable: the verifier reports it
   }
-  return types.flatMap((t) => ALGOS_FOR_TYPE[t] ?? []);
+  return hostKeyAlgorithmsFor(types);
 }
 
 function agentFor(spec: HostSpec, o: DialOptions): string | null {

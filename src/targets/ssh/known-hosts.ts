@@ -119,6 +119,23 @@ export function knownKeyTypes(entries: readonly KnownHostEntry[], host: string, 
   return [...new Set(types)];
 }
 
+/**
+ * Host key algorithms per known_hosts key type, so a known type is negotiated first (as ssh does).
+ * A Map: the type is a word of a file, and a plain object would answer `constructor` with a function.
+ */
+const ALGOS_FOR_TYPE = new Map<string, string[]>([
+  ['ssh-ed25519', ['ssh-ed25519']],
+  ['ecdsa-sha2-nistp256', ['ecdsa-sha2-nistp256']],
+  ['ecdsa-sha2-nistp384', ['ecdsa-sha2-nistp384']],
+  ['ecdsa-sha2-nistp521', ['ecdsa-sha2-nistp521']],
+  ['ssh-rsa', ['rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa']],
+]);
+
+/** the host key algorithms to offer first for the key types known_hosts has for a host */
+export function hostKeyAlgorithmsFor(types: readonly string[]): string[] {
+  return types.flatMap((t) => ALGOS_FOR_TYPE.get(t) ?? []);
+}
+
 /** Read every known_hosts file. Missing files are empty; any other read failure throws. */
 export function loadKnownHosts(files: readonly string[]): KnownHostEntry[] {
   const entries: KnownHostEntry[] = [];

@@ -8,6 +8,7 @@ import { HostKeyError } from '../../../src/targets/ssh/errors.js';
 import {
   checkHostKey,
   fingerprintSha256,
+  hostKeyAlgorithmsFor,
   hostsFieldMatches,
   hostToken,
   keyTypeOf,
@@ -90,6 +91,17 @@ describe('known_hosts', () => {
     // another key type known for the host: a new type is unknown, as in OpenSSH
     expect(checkHostKey(entries, 'gpu5', 22, keyA.blob).status).toBe('unknown');
     expect(knownKeyTypes(entries, 'gpu5', 22)).toEqual(['ssh-rsa']);
+  });
+
+  it('offers the known key types’ algorithms first; a type it does not know (even `constructor`) adds none', () => {
+    expect(hostKeyAlgorithmsFor(['ssh-rsa', 'ssh-ed25519'])).toEqual([
+      'rsa-sha2-512',
+      'rsa-sha2-256',
+      'ssh-rsa',
+      'ssh-ed25519',
+    ]);
+    // the type is a word read from a file: an object literal would answer these from Object.prototype
+    expect(hostKeyAlgorithmsFor(['constructor', 'toString', '__proto__', 'unknown'])).toEqual([]);
   });
 
   it('refuses unknown hosts with the fingerprint and how to accept; accept-new appends', () => {
