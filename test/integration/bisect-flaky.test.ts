@@ -6,7 +6,7 @@
  * drops one variable (`env -u`) is caught as "change not applied", directly and under torchrun.
  *
  * The lanes' quick detector (a 1 s silence floor) stops each hang in seconds; a bisection takes
- * ~40 runs of a few seconds each, so this file runs for minutes on a loaded machine.
+ * ~70 runs, most of them under a second, so this file runs for minutes on a loaded machine.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,9 +44,19 @@ writeFileSync(join(cwd, '.nsa-dbg', 'presets', 'flaky-bad.yaml'), lane('flaky-ba
 type Json = Record<string, any>;
 const lastJson = (stdout: string): Json => JSON.parse(stdout.trim().split('\n').pop() || '{}');
 const cellsOf = (file: string): Cell[] => readNotebook(file).cells;
+/**
+ * The randomness is real, so the test's own odds are set by its options: at 0.9999 and 300 runs
+ * (the bad side tried up to 75 times), 1,400 seeded simulations of this bisection
+ * (a 30 % culprit among 16) all named FLAG_11 alone, in a median of 71 runs (p99 160, most 225).
+ * At 0.95 and 100 runs (the bad side tried 15 times) 58 of 3,000 failed this test's former checks:
+ * a pair claimed, the bad side not failing, the budget spent, every run with FLAG_11 hanging.
+ * A hang costs ~7 s (samples 2 s apart) and a pass ~1 s: 45 runs took 103 s on an idle machine, so
+ * 225 runs on a loaded one fit in the 25 minutes the test allows.
+ */
+const CONFIDENCE = '0.9999';
 
 describe('nsa-dbg bisect of a flaky hang (real processes, true randomness)', () => {
-  it('names FLAG_11 among sixteen flags with the confidence it states', { timeout: 900_000 }, async () => {
+  it('names FLAG_11 among sixteen flags with the confidence it states', { timeout: 1_500_000 }, async () => {
     const nb = join(work, 'flaky.json');
     const t0 = Date.now();
     const r = await runCli(
@@ -60,35 +70,47 @@ describe('nsa-dbg bisect of a flaky hang (real processes, true randomness)', () 
           '--json',
           '--notebook',
           nb,
+          '--confidence',
+          CONFIDENCE,
           '--max-runs',
-          '100',
+          '300',
         ],
         '--',
         'python3',
         '-u',
         TRAINER,
       ],
-      { cwd, env, timeoutMs: 890_000 },
+      { cwd, env, timeoutMs: 1_490_000 },
     );
     const out = lastJson(r.stdout);
     console.log(
       `flaky bisection: ${out.status} ${JSON.stringify(out.culprits?.[0])} after ${out.runs} runs in ${(Date.now() - t0) / 1000} s; rates ${JSON.stringify(out.failureRate)}`,
     );
     expect(r.code, r.stderr).toBe(0);
-    expect(out).toMatchObject({ status: 'found', proven: true, verdictClass: 'hang', confidence: 0.95 });
+    expect(out).toMatchObject({
+      status: 'found',
+      proven: true,
+      verdictClass: 'hang',
+      confidence: Number(CONFIDENCE),
+    });
     expect(out.minimal).toEqual([{ name: 'FLAG_11', good: '0', bad: '1' }]);
     expect(out.culprits[0].changes).toEqual(['FLAG_11']);
-    expect(out.culprits[0].posterior).toBeGreaterThanOrEqual(0.95);
-    // a flaky culprit: its rate is estimated well below 1, the background near 0
-    expect(out.failureRate.culprit).toBeGreaterThan(0.05);
-    expect(out.failureRate.culprit).toBeLessThan(0.9);
+    expect(out.culprits[0].posterior).toBeGreaterThanOrEqual(Number(CONFIDENCE));
     expect(out.failureRate.background).toBeLessThan(0.1);
     expect(out.conclusion).toMatch(
-      /^FLAG_11 0→1 → hang at step 3 in-step \(`wait_forever`\); alone sufficient; flaky:/,
+      /^FLAG_11 0→1 → hang at step 3 in-step \(`wait_forever`\); alone sufficient/,
     );
-    // some subset with FLAG_11 both hung and passed: runs disagree and every one is evidence
+    // the runs with FLAG_11 hung and (in all but 0.3^n of bisections) passed too: where they
+    // disagreed, the culprit is flaky, its rate estimated well below 1 and said so
     const withCulprit = out.trials.filter((t: Json) => t.subset.includes('FLAG_11'));
-    expect(withCulprit.some((t: Json) => t.fails > 0)).toBe(true);
+    const hung = withCulprit.reduce((n: number, t: Json) => n + t.fails, 0);
+    const passed = withCulprit.reduce((n: number, t: Json) => n + t.passes, 0);
+    expect(hung).toBeGreaterThan(0);
+    if (passed > 0) {
+      expect(out.failureRate.culprit).toBeGreaterThan(0.05);
+      expect(out.failureRate.culprit).toBeLessThan(0.9);
+      expect(out.conclusion).toMatch(/; alone sufficient; flaky:/);
+    }
     expect(out.trials.reduce((n: number, t: Json) => n + t.cells.length, 0)).toBe(out.runs);
     // every run's env was read from its process, and the process saw what the trial meant
     const cells = cellsOf(nb);

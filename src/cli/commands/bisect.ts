@@ -57,7 +57,8 @@ export const bisectCommand: CommandModule<object, BisectArgs> = {
         .option('max-runs', {
           type: 'number',
           default: DEFAULT_MAX_RUNS,
-          describe: 'stop after this many runs (status uncertain when below --confidence)',
+          describe:
+            'stop after this many runs (status uncertain when below --confidence); the bad side is tried a quarter as often before it counts as not reproduced',
         })
         .option('notebook', {
           type: 'string',

@@ -103,6 +103,25 @@ describe('flaky bisection, simulated', () => {
     expect(r.minimal).toEqual(r.culprits[0]!.changes);
   });
 
+  it('the bad side is tried a quarter of the budget before it counts as not reproduced', async () => {
+    let runs = 0;
+    const never: Oracle<null> = async (_s, _a, mayRun) => {
+      if (!mayRun) return null;
+      runs++;
+      return { outcome: 'pass', ran: true, detail: null };
+    };
+    for (const [maxRuns, tries] of [
+      [60, 15],
+      [200, 50],
+      [3, 1],
+    ] as const) {
+      runs = 0;
+      const r = await flakySearch(16, never, { maxRuns });
+      expect(r.status).toBe('not-reproduced');
+      expect(runs, `--max-runs ${maxRuns}`).toBe(tries);
+    }
+  });
+
   it('runs whose process did not see the change are kept in the record and are no evidence', async () => {
     // change 3 is the culprit, but every run that applies it is reported as not applied
     const oracle: Oracle<null> = async (subset, _a, mayRun) => {
