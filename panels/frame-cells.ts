@@ -117,6 +117,22 @@ export function sgrTransition(a: string, b: string): string {
 
 const SGR = /^\x1b\[([0-9;:]*)m/;
 
+/**
+ * One string per narrow code point, made once: a changed line is parsed every frame, and a fresh
+ * string for each braille or box-drawing cell (String.fromCodePoint allocates for every code point
+ * past Latin-1) is garbage that outlives the frame and is promoted.
+ */
+const NARROW_CHARS = new Array<string | undefined>(0x2900);
+function charOf(cp: number): string {
+  if (!narrow(cp)) return String.fromCodePoint(cp);
+  let ch = NARROW_CHARS[cp];
+  if (ch === undefined) {
+    ch = String.fromCodePoint(cp);
+    NARROW_CHARS[cp] = ch;
+  }
+  return ch;
+}
+
 export function parseLine(raw: string): CellLine {
   const chars: string[] = [];
   const styles: string[] = [];
@@ -134,7 +150,7 @@ export function parseLine(raw: string): CellLine {
     }
     const cp = raw.codePointAt(i)!;
     if (!narrow(cp)) complex = true;
-    const ch = String.fromCodePoint(cp);
+    const ch = charOf(cp);
     chars.push(ch);
     styles.push(key);
     i += ch.length;
