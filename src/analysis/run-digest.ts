@@ -5,14 +5,13 @@
  * live dashboard draws from it while the run goes, and the notebook cell and the report keep what
  * it says at the end (live, or `analyze` of the folder: the same reader, the same digest).
  */
-import type { DumpEvent, Frame, IngestEvent, TracebackEvent } from '../ingest/events.js';
+import type { DumpEvent, IngestEvent, TracebackEvent } from '../ingest/events.js';
 import { SOURCE_PRIORITY } from '../ingest/events.js';
 import type { ReaderView } from '../ingest/run-folder.js';
-import { mainThread, mainThreadTop } from '../ingest/stackdump.js';
 import { Series, type SeriesPoint } from './chart-series.js';
+import { type DumpView, toDumpView } from './dump-view.js';
 import type { AnalysisResult } from './result.js';
 import { StepCauses } from './step-causes.js';
-import { userFrame } from './user-frame.js';
 
 /** points kept of each series in a digest (a chart of a whole run, not a step log) */
 export const DIGEST_POINTS = 200;
@@ -20,17 +19,6 @@ const TAIL_LINES = 6;
 /** a record's time, by the rank and step it is of */
 type Mark = { rank: number; step: number; ts: number };
 const MAX_TRACEBACKS = 16;
-
-export interface DumpView {
-  file: string;
-  kind: 'signal' | 'watchdog' | 'faulthandler' | 'py-spy';
-  signal?: number;
-  /** the main thread's frames, innermost first, from where the program was (the handler left out) */
-  mainThread: Frame[];
-  /** index in mainThread of the innermost frame in the user's code (not site-packages/torch) */
-  userFrame?: number;
-  otherThreads: { name: string; top?: Frame }[];
-}
 
 export interface RunExcerpts {
   /** the first and last step lines of the output */
@@ -262,29 +250,6 @@ export class DigestCollector implements ReaderView {
       if (tail.length > 3) tail.shift();
     }
   }
-}
-
-/** the view of a dump: main-thread frames innermost first, from the interrupted frame */
-export function toDumpView(d: DumpEvent): DumpView {
-  const main = mainThread(d);
-  const top = mainThreadTop(d);
-  let frames = main ? [...main.frames].reverse() : [];
-  if (top) {
-    const i = frames.indexOf(top);
-    if (i > 0) frames = frames.slice(i);
-  }
-  const user = userFrame([...frames].reverse());
-  const userIdx = user ? frames.indexOf(user) : -1;
-  return {
-    file: d.file,
-    kind: d.dumpKind,
-    ...(d.signal === undefined ? {} : { signal: d.signal }),
-    mainThread: frames,
-    ...(userIdx > 0 ? { userFrame: userIdx } : {}),
-    otherThreads: d.threads
-      .filter((t) => t !== main)
-      .map((t) => ({ name: t.name, top: t.frames[t.frames.length - 1] })),
-  };
 }
 
 /**

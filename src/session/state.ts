@@ -1,10 +1,10 @@
 import type { SeriesPoint } from '../analysis/chart-series.js';
+import type { DumpView } from '../analysis/dump-view.js';
 /**
  * The live state object the UI reads. The engine (src/session/session.ts) owns it and publishes an
  * immutable snapshot at most every 50 ms; panels in `panels/` are pure views of it.
  */
 import type { ManyRanks } from '../analysis/rank-table.js';
-import type { DumpView } from '../analysis/run-digest.js';
 import type { Verdict } from '../analysis/signatures.js';
 import type { RankStatus, StallWhere } from '../analysis/stall-detector.js';
 import type { SilenceState } from '../analysis/stall-judge.js';
