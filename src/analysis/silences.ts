@@ -4,7 +4,7 @@
  * each silence say whether it was stuck or slow (stall-judge.ts). Also the run's hot frames.
  */
 import type { DumpEvent, Frame } from '../ingest/events.js';
-import { IN_PYTHON_S } from '../ingest/stack-log.js';
+import { IN_PYTHON_S } from '../ingest/stack-log-format.js';
 import { mainThread, mainThreadTop } from '../ingest/stackdump.js';
 import type { EvidenceState } from './evidence-state.js';
 import { type RankIndex, rankIndex } from './rank-index.js';

@@ -6,7 +6,7 @@
  * a hook that marks `# seen` is timed from that mark (a second), which a loaded box delays; without
  * the dump read back, a second after the send at the latest.
  */
-import { IN_PYTHON_S, SEEN_WAIT_S } from '../ingest/stack-log.js';
+import { IN_PYTHON_S, SEEN_WAIT_S } from '../ingest/stack-log-format.js';
 
 /** how far our estimate of the trainer's clock may lag it (it is bounded by the files' arrival) */
 export const CLOCK_SLACK_S = 0.5;

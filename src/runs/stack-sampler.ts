@@ -6,7 +6,7 @@
  * the same record.
  */
 import type { DumpRequestEvent, ProbeEvent, WorkerEvent } from '../ingest/events.js';
-import { IN_PYTHON_S, SEEN_WAIT_S, stackDumpName, stackRequestId } from '../ingest/stack-log.js';
+import { IN_PYTHON_S, SEEN_WAIT_S, stackDumpName, stackRequestId } from '../ingest/stack-log-format.js';
 import { CLOCK_SLACK_S, HookWindows, type HookWindowsOptions } from './hook-windows.js';
 import { ProbeFile } from './probe-file.js';
 import { ProcBatcher, type ProcReadingWithSignals, SignalBatcher } from './proc-batch.js';

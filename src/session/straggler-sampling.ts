@@ -17,7 +17,7 @@
  * silent (the stall prober's samples and the hang's stacks are left alone) and ends with the run.
  */
 import { appendFileSync, readFileSync } from 'node:fs';
-import { SAMPLE_MARK } from '../ingest/stack-log.js';
+import { SAMPLE_MARK } from '../ingest/stack-log-format.js';
 import { type SignalAsk, signalPerNode } from '../runs/proc-batch.js';
 import { catchesSignal } from '../runs/signals.js';
 import { procIsLocal, type Target } from '../targets/target.js';
