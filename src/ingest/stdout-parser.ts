@@ -10,6 +10,7 @@
 import { stripTerminalEscapes } from '../util/ansi.js';
 import { BarSteps } from './bar-steps.js';
 import type { IngestEvent, LogLineEvent } from './events.js';
+import { LinePrefixes, type SrunTasks } from './line-prefixes.js';
 import { isRedraw, truncatedLine } from './line-splitter.js';
 import { MetricsBlock } from './metrics-block.js';
 import {
@@ -36,10 +37,6 @@ import {
   parseMinGpt,
 } from './trainer-formats.js';
 
-// torchrun's per-rank prefixes: `[rankN]:` (--local-ranks-filter / log_line_prefix_template) and
-// `[defaultN]:` (--tee / --redirects: role name + local rank, the rank on a single node); some
-// versions add one space after the colon, others none
-const RANK_PREFIX = /^\[(?:rank|default)(\d+)\]:(?: (?=\S))?/;
 const CONTROL_OR_ESC = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 /** tqdm draws a bar below another (position > 0) and moves the cursor back up after it */
 const CURSOR_UP = '\u001b[A';
@@ -47,25 +44,18 @@ const CURSOR_UP = '\u001b[A';
 export interface StdoutParserOptions {
   /** a lane's step-line regex: named groups `step`, `loss`, optional `toks`, `lr` */
   stepRegex?: RegExp;
-  /**
-   * Output of `srun --label` (a Slurm run): each line starts with the task that printed it (`1: `),
-   * one torchrun agent per task, so `[default0]:` is local rank 0 of that task's node; this gives
-   * its global rank.
-   */
-  srunTasks?: { globalRank(task: number, localRank: number): number };
+  /** output of `srun --label` (a Slurm run): the global rank of a task's local rank */
+  srunTasks?: SrunTasks;
 }
 
-/** srun --label: the task id, right-aligned to the widest one, then `: ` */
-const SRUN_LABEL = /^ *(\d+): /;
 const TOKENS_PER_ITER = 'tokens per iteration will be: ';
 /** with no step line recognised this long after the first line, say what the lines look like */
 const UNRECOGNISED_AFTER_S = 60;
 
 export class StdoutParser {
   private readonly stepRegex: RegExp | undefined;
-  private readonly srunTasks: StdoutParserOptions['srunTasks'];
-  /** the srun task of the line being handled (Slurm runs) */
-  private task: number | undefined;
+  /** the current line's srun task and rank */
+  private readonly prefixes: LinePrefixes;
   /** active traceback per rank (-1: lines without a rank prefix) */
   private readonly tracebacks = new Map<number, TracebackBuilder>();
   /** inside the pretty-printed final metrics JSON */
@@ -91,21 +81,15 @@ export class StdoutParser {
 
   constructor(opts: StdoutParserOptions = {}) {
     this.stepRegex = opts.stepRegex;
-    this.srunTasks = opts.srunTasks;
+    this.prefixes = new LinePrefixes(opts.srunTasks);
     // with the lane's own regex nothing is adopted; the shapes are still counted for the note
     this.learner = new StepShapeLearner(opts.stepRegex === undefined);
   }
 
-  /** a local rank as printed by the current line's torchrun agent → the global rank */
-  private globalOf(local: number): number {
-    return this.task === undefined || this.srunTasks === undefined
-      ? local
-      : this.srunTasks.globalRank(this.task, local);
-  }
-
   /** tracebacks are kept per rank; lines of an agent itself (no rank) per task */
   private tbKey(rank: number | undefined): number {
-    return rank ?? (this.task === undefined ? -1 : -2 - this.task);
+    const task = this.prefixes.task;
+    return rank ?? (task === undefined ? -1 : -2 - task);
   }
 
   push(rawLine: string, ts?: number): IngestEvent[] {
@@ -131,29 +115,8 @@ export class StdoutParser {
     }
     const controls = CONTROL_OR_ESC.test(rawLine);
     this.nested = controls && rawLine.includes(CURSOR_UP);
-    let line = controls ? stripTerminalEscapes(rawLine) : rawLine;
-    let rank: number | undefined;
-    this.task = undefined;
-    if (this.srunTasks !== undefined) {
-      const m = SRUN_LABEL.exec(line);
-      if (m !== null) {
-        this.task = Number(m[1]);
-        line = line.slice(m[0].length);
-      }
-    }
-    // torchrun's prefixes, nested on a current torch: `[default2]:[rank2]: ` (--tee around the
-    // worker's own `[rankN]:`); `[rankN]` is global, `[defaultN]` the agent's local rank: the
-    // innermost global one names the rank
-    let global = false;
-    while (line.charCodeAt(0) === 91 && (line.startsWith('[rank') || line.startsWith('[default'))) {
-      const m = RANK_PREFIX.exec(line);
-      if (m === null) break;
-      if (line.startsWith('[rank')) {
-        rank = Number(m[1]);
-        global = true;
-      } else if (!global) rank = this.globalOf(Number(m[1]));
-      line = line.slice(m[0].length);
-    }
+    const line = this.prefixes.strip(controls ? stripTerminalEscapes(rawLine) : rawLine);
+    const rank = this.prefixes.rank;
     if (this.metrics !== null && this.feedMetrics(line, out)) return out;
     const key = this.tbKey(rank);
     const tb = this.tracebacks.get(key);
@@ -271,7 +234,7 @@ export class StdoutParser {
     const other = untaggedLine(line, c, this.lastTag);
     if (other !== null) {
       log.tag = other.tag;
-      if (other.localRank !== undefined) log.rank = this.globalOf(other.localRank);
+      if (other.localRank !== undefined) log.rank = this.prefixes.globalOf(other.localRank);
     }
     this.lastTag = log.tag;
     out.push(log);
