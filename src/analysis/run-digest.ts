@@ -7,7 +7,7 @@
  */
 import type { DumpEvent, IngestEvent, TracebackEvent } from '../ingest/events.js';
 import { SOURCE_PRIORITY } from '../ingest/events.js';
-import type { ReaderView } from '../ingest/run-folder.js';
+import type { ReaderView } from '../ingest/reader-view.js';
 import { Series, type SeriesPoint } from './chart-series.js';
 import { type DumpView, toDumpView } from './dump-view.js';
 import type { AnalysisResult } from './result.js';

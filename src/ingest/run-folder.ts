@@ -8,15 +8,15 @@
  */
 
 import { parseClockLine, TimedBytes } from './clock.js';
-import type { BeatEvent, DumpEvent, GpuSample, IngestEvent } from './events.js';
+import type { BeatEvent, IngestEvent } from './events.js';
 import { type FlightRecorderEvent, parseFlightRecorder } from './flight-recorder.js';
 import { HeartbeatReader } from './heartbeat.js';
 import { HeldOutput } from './held-output.js';
 import { LineSplitter } from './line-splitter.js';
-import type { NodeMap } from './node-map.js';
 import { parseNvidiaSmiLine } from './nvidia-smi.js';
 import { type At, streamName } from './order.js';
 import { parseProbeLine } from './probes.js';
+import type { EvidenceSink, ReaderOptions, ReaderView } from './reader-view.js';
 import {
   classifyRunPath,
   heartbeatFileRank,
@@ -27,56 +27,6 @@ import {
 } from './run-files.js';
 import { StackLogReader } from './stack-log.js';
 import { parseStackDump } from './stackdump.js';
-
-/** What the reader feeds: the run's evidence (src/analysis/evidence.ts implements it). */
-export interface EvidenceSink {
-  addEvent(e: IngestEvent, at: At): void;
-  addTableRow(step: number, loss: number, toksPerS: number, ts?: number): void;
-  addGpuSample(g: GpuSample): void;
-  setFile(path: string, content: string): void;
-  addSkipped(n: number): void;
-  readonly nodes: NodeMap;
-}
-
-/** What a view may want besides the evidence (the live dashboard's log, charts and dump pane). */
-export interface ReaderView {
-  /** a line of the trainer's output as it arrives (before parsing: the log pane) */
-  line?(text: string): void;
-  /** a line of the output as it is parsed, before its events (in order, also when held back) */
-  outputLine?(text: string): void;
-  /** an event, after the evidence took it; `line`: the output line it came from */
-  event?(e: IngestEvent, line?: string): void;
-  /** a dump file was (re)parsed */
-  dump?(path: string, d: DumpEvent): void;
-  /** a small whole file's content so far */
-  file?(path: string, content: string): void;
-}
-
-const VIEW_METHODS = ['line', 'outputLine', 'event', 'dump', 'file'] as const satisfies (keyof ReaderView)[];
-
-/** several views of one reader, each told everything in the same order */
-export function views(...list: ReaderView[]): ReaderView {
-  const all = list as Array<Record<keyof ReaderView, ((a: unknown, b?: unknown) => void) | undefined>>;
-  const out: ReaderView = {};
-  for (const m of VIEW_METHODS) {
-    out[m] = (a: unknown, b?: unknown) => {
-      for (const v of all) v[m]?.(a, b);
-    };
-  }
-  return out;
-}
-
-export interface ReaderOptions {
-  layout?: RunLayout;
-  /** a lane's step regex for trainers with another log format */
-  stepRegex?: RegExp;
-  view?: ReaderView;
-  /**
-   * nsa-dbg's clock of the folder (nsa-dbg-clock.jsonl) is part of it: output and CSV lines wait for
-   * their arrival time. Live: the session writes the clock; offline: when the folder has one.
-   */
-  timed?: boolean;
-}
 
 const TABLE_ROW = /^(\d+),([^,]+),([^,]+),([^,]+)$/;
 /** a Flight Recorder dump is some kilobytes; past this it is not read */

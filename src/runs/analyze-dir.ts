@@ -12,8 +12,9 @@ import { Evidence, type EvidenceOptions } from '../analysis/evidence.js';
 import type { AnalysisResult } from '../analysis/result.js';
 import { DigestCollector } from '../analysis/run-digest.js';
 import { COMMAND_FILE, LAUNCH_FILE } from '../ingest/launcher-files.js';
+import { type ReaderView, views } from '../ingest/reader-view.js';
 import { CLOCK_FILE, classifyRunPath, NODES_FILE, type RunLayout } from '../ingest/run-files.js';
-import { type ReaderView, RunFolderReader, views } from '../ingest/run-folder.js';
+import { RunFolderReader } from '../ingest/run-folder.js';
 import { evidenceOptionsOf } from '../lanes/lane.js';
 import { parseRunSpec } from './spec-file.js';
 
