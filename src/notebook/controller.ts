@@ -5,21 +5,19 @@
  * runs is queued and starts when the one before it has ended. Sessions come from the CLI
  * (injected), so this file knows nothing of targets or terminals.
  */
-import { dirname } from 'node:path';
 import { type Lane, LaneError } from '../lanes/lane.js';
 import { getLane } from '../lanes/load.js';
 import type { SessionController } from '../session/state.js';
 import { FileError } from '../util/fs-errors.js';
-import { shJoin } from '../util/sh-quote.js';
-import { isStale, resolveEvidenceDir } from './cell-build.js';
+import { isStale } from './cell-build.js';
 import { CellRun, laneFor } from './cell-run.js';
-import { asCellView } from './cell-view.js';
 import { boxSeen } from './check-cell.js';
 import { startCheck } from './check-task.js';
-import type { CellSession, NotebookDeps, NotebookViewState, StartRequest } from './controller-types.js';
+import type { NotebookDeps, NotebookViewState, StartRequest } from './controller-types.js';
 import type { Cell } from './model.js';
+import { openCellView } from './open-cell.js';
 import { type NotebookAction, nextCellId } from './reducer.js';
-import { describeRequest, editedRequest, rerunRequest } from './requests.js';
+import { describeRequest, editedRequest, laneCommand, rerunRequest } from './requests.js';
 import { RunQueue } from './run-queue.js';
 import type { NotebookStore } from './store.js';
 
@@ -86,20 +84,9 @@ export class NotebookController {
     return [...this.deps.lanes().values()].sort((a, b) => a.name.localeCompare(b.name));
   }
 
-  /**
-   * What a new cell of this lane will run, and in which folder, as a shell would show it: a plain
-   * `nsa-dbg` runs the lane's own command, else nsa-vibe's trainer, from the current folder.
-   */
+  /** what a new cell of this lane will run, and in which folder (requests.ts) */
   commandFor(lane: Lane): { command: string; cwd: string } | null {
-    const steps = lane.phases?.[0]?.steps ?? this.deps.steps;
-    try {
-      const c = this.deps.commandFor?.(lane, steps);
-      return c ? { command: shJoin(c.argv), cwd: c.cwd } : null;
-    } catch (e) {
-      // a lane that refuses the command (its own torchrun around a torchrun typed in it): said in
-      // the picker, not thrown at the whole notebook
-      return { command: `refused: ${(e as Error).message}`, cwd: '' };
-    }
+    return laneCommand(this.deps, lane);
   }
 
   private cell(id: string): Cell | undefined {
@@ -237,41 +224,13 @@ export class NotebookController {
 
   /**
    * A dashboard for a cell: the live session for the running one, else a re-attach to its run
-   * dir. Leaving the dashboard never stops the run; the lane cannot be switched from inside a cell.
+   * dir (open-cell.ts).
    */
   async openCell(id: string): Promise<SessionController | null> {
     const c = this.cell(id);
-    if (!c) return null;
-    if (c.kind === 'check') throw new Error(`${id} is a box check: its checks are shown below the list`);
-    const live = this.active;
-    if (live?.id === id) {
-      // the live session itself, kept open past the run's end for as long as it is shown
-      this.shown.add(live);
-      const close = live.openView();
-      return asCellView(live.session, null, () => {
-        close();
-        this.shown.delete(live);
-      });
-    }
-    const lanes = this.deps.lanes();
-    let session: CellSession;
-    if (c.state !== 'running') {
-      // its folder here holds the whole run: read to its end, nothing on its target asked
-      const dir = resolveEvidenceDir(dirname(this.store.file), c);
-      session = this.deps.openFinished({ lane: c.lane.name, lanes, dir });
-    } else if (c.target === this.deps.target) {
-      // left running by an nsa-dbg that is gone: followed live again on its own target
-      session = this.deps.openSession({
-        lane: c.lane.name,
-        lanes,
-        evidenceRoot: this.store.evidenceDir,
-        attachRunDir: c.runDir,
-      });
-    } else {
-      throw new Error(`it runs on ${c.target}: open the notebook with that target to follow it`);
-    }
-    await session.start();
-    return asCellView(session, session);
+    return c
+      ? openCellView(c, { active: this.active, shown: this.shown, store: this.store, deps: this.deps })
+      : null;
   }
 
   /** the report (Markdown + SVG) beside the notebook; returns the Markdown file */

@@ -1,9 +1,11 @@
 /**
- * Requests for new cells made from other cells (a re-run, an env edit), and the words a queued
- * request goes by. Pure: the lanes and cells are handed in.
+ * Requests for new cells made from other cells (a re-run, an env edit), the words a queued
+ * request goes by, and the command a new cell of a lane will run. Pure: the lanes, cells and the
+ * CLI's command builder are handed in.
  */
 import type { Lane } from '../lanes/lane.js';
-import type { StartRequest } from './controller-types.js';
+import { shJoin } from '../util/sh-quote.js';
+import type { NotebookDeps, StartRequest } from './controller-types.js';
 import { envDiff, withEdits } from './env-diff.js';
 import type { Cell } from './model.js';
 import { MASK } from './secrets.js';
@@ -37,4 +39,23 @@ export function describeRequest(req: StartRequest, cells: readonly Cell[]): stri
   const how = req.link === 'phase' ? `phase ${(req.phase ?? 0) + 1} after` : `${req.link ?? 'from'} of`;
   const d = p && req.env && req.link !== 'rerun' ? envDiff(p.env, req.env) : [];
   return `${how} ${req.parent}${d.length ? `: ${d.join(' ')}` : ''}`;
+}
+
+/**
+ * What a new cell of this lane will run, and in which folder, as a shell would show it: a plain
+ * `nsa-dbg` runs the lane's own command, else nsa-vibe's trainer, from the current folder.
+ */
+export function laneCommand(
+  deps: Pick<NotebookDeps, 'commandFor' | 'steps'>,
+  lane: Lane,
+): { command: string; cwd: string } | null {
+  const steps = lane.phases?.[0]?.steps ?? deps.steps;
+  try {
+    const c = deps.commandFor?.(lane, steps);
+    return c ? { command: shJoin(c.argv), cwd: c.cwd } : null;
+  } catch (e) {
+    // a lane that refuses the command (its own torchrun around a torchrun typed in it): said in
+    // the picker, not thrown at the whole notebook
+    return { command: `refused: ${(e as Error).message}`, cwd: '' };
+  }
 }
