@@ -123,8 +123,8 @@ const SGR = /^\x1b\[([0-9;:]*)m/;
  * past Latin-1) is garbage that outlives the frame and is promoted.
  */
 const NARROW_CHARS = new Array<string | undefined>(0x2900);
-function charOf(cp: number): string {
-  if (!narrow(cp)) return String.fromCodePoint(cp);
+/** the string of a code point that `narrow` accepts */
+function narrowChar(cp: number): string {
   let ch = NARROW_CHARS[cp];
   if (ch === undefined) {
     ch = String.fromCodePoint(cp);
@@ -149,8 +149,12 @@ export function parseLine(raw: string): CellLine {
       continue;
     }
     const cp = raw.codePointAt(i)!;
-    if (!narrow(cp)) complex = true;
-    const ch = charOf(cp);
+    let ch: string;
+    if (narrow(cp)) ch = narrowChar(cp);
+    else {
+      complex = true;
+      ch = String.fromCodePoint(cp);
+    }
     chars.push(ch);
     styles.push(key);
     i += ch.length;
