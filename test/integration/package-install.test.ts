@@ -65,7 +65,8 @@ describe('the packed package', () => {
     expectDemoPasses(asUser(bin, DEMO, elsewhere));
     // the bundled lanes ship too
     expect(asUser(bin, ['lanes'], elsewhere).stdout).toMatch(/batched-prefill/);
-    // the installed program runs node with its young-generation cap (bin/nsa-dbg's second line)
+    // the installed program runs node with its young-generation cap and old-generation growth
+    // (bin/nsa-dbg's second line)
     const log = join(elsewhere, 'debug.log');
     const prev = process.env.NSA_DBG_LOG;
     process.env.NSA_DBG_LOG = log;
@@ -75,7 +76,7 @@ describe('the packed package', () => {
       if (prev === undefined) delete process.env.NSA_DBG_LOG;
       else process.env.NSA_DBG_LOG = prev;
     }
-    expect(readFileSync(log, 'utf8')).toMatch(/nsa-dbg lanes \(node v\d+\S* --max-semi-space-size=4\)/);
+    expect(readFileSync(log, 'utf8')).toMatch(/nsa-dbg lanes \(node v\d+\S* --max-semi-space-size=4 --heap-growing-percent=150\)/);
   }, 120_000);
 
   it('runs as `npx nsa-dbg` in a project that depends on it', () => {
