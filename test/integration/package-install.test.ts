@@ -76,7 +76,9 @@ describe('the packed package', () => {
       if (prev === undefined) delete process.env.NSA_DBG_LOG;
       else process.env.NSA_DBG_LOG = prev;
     }
-    expect(readFileSync(log, 'utf8')).toMatch(/nsa-dbg lanes \(node v\d+\S* --max-semi-space-size=4 --heap-growing-percent=150\)/);
+    expect(readFileSync(log, 'utf8')).toMatch(
+      /nsa-dbg lanes \(node v\d+\S* --max-semi-space-size=4 --heap-growing-percent=150\)/,
+    );
   }, 120_000);
 
   it('runs as `npx nsa-dbg` in a project that depends on it', () => {
